@@ -1,0 +1,56 @@
+// FORMAT.md §5: content-defined chunking, FastCDC (Xia et al., USENIX ATC 2016)
+// with normalized chunking level 2. Cut points depend only on the bytes near
+// them, so an insertion changes only the chunks around it.
+//
+// GEAR[i] = first 4 bytes (big-endian) of SHA-256("rotree-gear" || byte i). It is
+// pinned as a constant so the chunker needs no hash at load time; test/format
+// recomputes it from that definition.
+import { CHUNK_MIN, CHUNK_AVG, CHUNK_MAX } from './limits.js'
+import { GEAR } from './gear.js'
+
+const BITS = Math.log2(CHUNK_AVG) // 18
+// the fingerprint shifts left, so its top bits depend on the last 32 bytes; masks test the top bits
+const MASK_S = (~0 << (32 - (BITS + 2))) >>> 0 // 20 bits before the average size: harder to cut
+const MASK_L = (~0 << (32 - (BITS - 2))) >>> 0 // 16 bits after it: easier to cut
+
+/**
+ * Length of the next chunk at the start of buf[start..end).
+ * @param {Uint8Array} buf @param {number} start @param {number} end
+ * @param {boolean} final true when no more data follows end (the last chunk may be short)
+ * @returns {number} chunk length, or 0 when more data is needed to decide
+ */
+export function nextCut (buf, start, end, final) {
+  const n = end - start
+  if (n <= CHUNK_MIN) return final ? n : 0
+  if (n < CHUNK_MAX && !final) {
+    // deciding needs up to CHUNK_MAX bytes unless a cut point turns up sooner
+    const cut = scan(buf, start, end)
+    return cut === end - start ? 0 : cut
+  }
+  return scan(buf, start, Math.min(end, start + CHUNK_MAX))
+}
+
+function scan (buf, start, end) {
+  const normal = Math.min(end, start + CHUNK_AVG)
+  let fp = 0
+  let i = start + CHUNK_MIN
+  for (; i < normal; i++) {
+    fp = ((fp << 1) + GEAR[buf[i]]) >>> 0
+    if ((fp & MASK_S) === 0) return i + 1 - start
+  }
+  for (; i < end; i++) {
+    fp = ((fp << 1) + GEAR[buf[i]]) >>> 0
+    if ((fp & MASK_L) === 0) return i + 1 - start
+  }
+  return end - start
+}
+
+/** Split a whole buffer into chunk lengths (tests, small inputs). */
+export function chunkLengths (buf) {
+  const out = []
+  for (let pos = 0; pos < buf.length;) {
+    const len = nextCut(buf, pos, buf.length, true)
+    out.push(len); pos += len
+  }
+  return out
+}

@@ -1,0 +1,130 @@
+// FORMAT.md §4.2: one directory entry. An entry is the SFSRO inode folded into
+// its directory (bulk stat: a listing needs no further fetches).
+//
+//   entry := lbytes(name) u8(kind) u8(flags) sint(mtime ms) uint(size) body
+//   kind 1 file, inline   body := size bytes of content (size ≤ INLINE_MAX)
+//   kind 2 file, chunks   body := uint(n) n × (hash[32] uint(len))   (Σlen = size)
+//   kind 3 file, index    body := uint(levels) hash[32] uint(blobSize)
+//   kind 4 directory      body := hash[32] uint(blobSize)   (size = entry count)
+//   kind 5 symlink        body := size bytes of target (UTF-8)
+//   flags bit 0: executable (files only); other bits must be zero.
+import { BadFormatError } from '../errors.js'
+import { toHex, fromHex, utf8, decodeUtf8 } from './bytes.js'
+import {
+  HASH_LEN, MAX_NAME, MAX_SYMLINK, INLINE_MAX, MAX_DIRECT_CHUNKS, CHUNK_MAX, MAX_BLOB, MAX_INDEX_LEVELS
+} from './limits.js'
+
+export const KIND = { INLINE: 1, CHUNKS: 2, INDEX: 3, DIR: 4, SYMLINK: 5 }
+const FLAG_EXEC = 1
+
+/** A name is 1..255 bytes of UTF-8 with no '/' or NUL, and not '.' or '..'. */
+export function checkName (name, bytes = utf8.encode(name)) {
+  if (bytes.length === 0 || bytes.length > MAX_NAME) return false
+  if (name === '.' || name === '..') return false
+  for (const b of bytes) if (b === 0 || b === 0x2f) return false
+  return true
+}
+
+/**
+ * @typedef {{ hash: string, size: number }} Ref  hash: 64 lowercase hex; size: exact blob bytes
+ * @typedef {{ name: string, type: 'file'|'dir'|'symlink', size: number, mtime: number,
+ *   exec: boolean, inline?: Uint8Array, chunks?: Ref[], index?: Ref & { levels: number },
+ *   dir?: Ref, target?: string }} Entry
+ */
+
+/** @param {import('./bytes.js').Writer} w @param {Entry} e */
+export function writeEntry (w, e) {
+  const nameBytes = utf8.encode(e.name)
+  if (!checkName(e.name, nameBytes)) throw new RangeError('bad entry name: ' + JSON.stringify(e.name))
+  w.lbytes(nameBytes)
+  if (e.type === 'file') {
+    const kind = e.inline ? KIND.INLINE : e.index ? KIND.INDEX : KIND.CHUNKS
+    w.byte(kind); w.byte(e.exec ? FLAG_EXEC : 0); w.sint(e.mtime); w.uint(e.size)
+    if (kind === KIND.INLINE) {
+      if (e.inline.length !== e.size || e.size > INLINE_MAX) throw new RangeError('bad inline size')
+      w.bytes(e.inline)
+    } else if (kind === KIND.INDEX) {
+      w.uint(e.index.levels); w.bytes(fromHex(e.index.hash)); w.uint(e.index.size)
+    } else {
+      if (e.chunks.length < 1 || e.chunks.length > MAX_DIRECT_CHUNKS) throw new RangeError('bad chunk count')
+      w.uint(e.chunks.length)
+      for (const c of e.chunks) { w.bytes(fromHex(c.hash)); w.uint(c.size) }
+    }
+  } else if (e.type === 'dir') {
+    w.byte(KIND.DIR); w.byte(0); w.sint(e.mtime); w.uint(e.size)
+    w.bytes(fromHex(e.dir.hash)); w.uint(e.dir.size)
+  } else if (e.type === 'symlink') {
+    const t = utf8.encode(e.target)
+    if (t.length === 0 || t.length > MAX_SYMLINK) throw new RangeError('bad symlink target')
+    w.byte(KIND.SYMLINK); w.byte(0); w.sint(e.mtime); w.uint(t.length); w.bytes(t)
+  } else {
+    throw new RangeError('bad entry type: ' + e.type)
+  }
+}
+
+/** @param {import('./bytes.js').Reader} r @returns {Entry & { nameBytes: Uint8Array }} */
+export function readEntry (r) {
+  const nameBytes = r.lbytes(MAX_NAME)
+  const name = decodeUtf8(nameBytes)
+  if (!checkName(name, nameBytes)) r.fail('bad entry name')
+  const kind = r.byte()
+  const flags = r.byte()
+  const mtime = r.sint()
+  if (flags & ~FLAG_EXEC || (flags && kind > KIND.INDEX)) r.fail('bad entry flags')
+  const e = { name, nameBytes, type: 'file', size: 0, mtime, exec: flags === FLAG_EXEC }
+  switch (kind) {
+    case KIND.INLINE:
+      e.size = r.uint(INLINE_MAX)
+      e.inline = r.bytes(e.size)
+      break
+    case KIND.CHUNKS: {
+      e.size = r.uint()
+      const n = r.uint(MAX_DIRECT_CHUNKS)
+      if (n === 0) r.fail('empty chunk list')
+      e.chunks = new Array(n)
+      let sum = 0
+      for (let i = 0; i < n; i++) {
+        const hash = toHex(r.bytes(HASH_LEN))
+        const size = r.uint(CHUNK_MAX)
+        if (size === 0) r.fail('empty chunk')
+        e.chunks[i] = { hash, size }; sum += size
+      }
+      if (sum !== e.size) r.fail('chunk sizes do not add up to file size')
+      break
+    }
+    case KIND.INDEX: {
+      e.size = r.uint()
+      const levels = r.uint(MAX_INDEX_LEVELS)
+      if (levels === 0) r.fail('index with zero levels')
+      const hash = toHex(r.bytes(HASH_LEN))
+      const size = r.uint(MAX_BLOB)
+      if (e.size === 0 || size === 0) r.fail('empty index')
+      e.index = { hash, size, levels }
+      break
+    }
+    case KIND.DIR:
+      e.type = 'dir'
+      e.size = r.uint()
+      e.dir = { hash: toHex(r.bytes(HASH_LEN)), size: r.uint(MAX_BLOB) }
+      if (e.dir.size === 0) r.fail('empty directory blob')
+      break
+    case KIND.SYMLINK:
+      e.type = 'symlink'
+      e.size = r.uint(MAX_SYMLINK)
+      if (e.size === 0) r.fail('empty symlink target')
+      e.target = decodeUtf8(r.bytes(e.size))
+      if (e.target.includes('\0')) r.fail('NUL in symlink target')
+      break
+    default:
+      r.fail('unknown entry kind ' + kind)
+  }
+  return e
+}
+
+/** The blob references an entry holds, in file order (for fetchers and pull). */
+export function entryRefs (e) {
+  if (e.type === 'dir') return [e.dir]
+  if (e.chunks) return e.chunks
+  if (e.index) return [e.index]
+  return []
+}

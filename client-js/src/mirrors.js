@@ -1,0 +1,79 @@
+// Trust rule 4: try mirrors in turn; a mirror that errors, stalls or serves
+// bytes that fail verification is skipped for the next and reported. When all
+// fail, the error names each mirror and what it did. Nothing here decides what
+// is valid: the caller's `check` (from verify.js) does.
+import { AllMirrorsFailedError, MIRROR_FAULT_CODES } from './errors.js'
+
+const PENALTY_MS = 30_000
+
+export class Mirrors {
+  /** @param {string[]} urls base URLs ending in '/' @param {{ transport, timeoutMs: number }} o */
+  constructor (urls, { transport, timeoutMs }) {
+    this.list = urls.map(url => ({ url, ok: 0, failed: 0, lastError: null, penaltyUntil: 0 }))
+    this.transport = transport
+    this.timeoutMs = timeoutMs
+  }
+
+  /** Healthy mirrors first, in the order given; penalised ones after. */
+  _order () {
+    const now = Date.now()
+    return [...this.list].sort((a, b) => (a.penaltyUntil > now) - (b.penaltyUntil > now))
+  }
+
+  /**
+   * Fetch `path` from the first mirror whose answer passes `check`.
+   * @template T
+   * @param {string} path relative to the mirror base ('fsinfo.json', 'h/<hex>')
+   * @param {number} cap most bytes to accept
+   * @param {(bytes: Uint8Array, mirror: string) => Promise<T>|T} check verifies, throws a typed error on bad data
+   * @param {AbortSignal} [signal]
+   * @returns {Promise<T>}
+   */
+  async fetch (path, cap, check, signal) {
+    const errors = []
+    for (const m of this._order()) {
+      try {
+        const bytes = await this.transport.get(m.url + path, { cap, timeoutMs: this.timeoutMs, signal })
+        const value = await check(bytes, m.url)
+        m.ok++
+        return value
+      } catch (err) {
+        if (!MIRROR_FAULT_CODES.has(err.code)) throw err
+        this.fault(m, err)
+        errors.push({ mirror: m.url, code: err.code, message: err.message })
+      }
+    }
+    throw allFailed(path, errors)
+  }
+
+  /** Fetch from every mirror at once; returns the settled results (fsinfo: pick the newest). */
+  async fetchAll (path, cap, check, signal) {
+    return Promise.all(this.list.map(async m => {
+      try {
+        const bytes = await this.transport.get(m.url + path, { cap, timeoutMs: this.timeoutMs, signal })
+        const value = await check(bytes, m.url)
+        m.ok++
+        return { mirror: m.url, value }
+      } catch (err) {
+        if (!MIRROR_FAULT_CODES.has(err.code)) throw err
+        this.fault(m, err)
+        return { mirror: m.url, error: { mirror: m.url, code: err.code, message: err.message, err } }
+      }
+    }))
+  }
+
+  fault (m, err) {
+    m.failed++
+    m.lastError = { code: err.code, message: err.message, at: new Date().toISOString() }
+    m.penaltyUntil = Date.now() + PENALTY_MS
+  }
+
+  health () {
+    return this.list.map(({ url, ok, failed, lastError, penaltyUntil }) => ({ url, ok, failed, lastError, healthy: penaltyUntil <= Date.now() }))
+  }
+}
+
+export function allFailed (path, errors) {
+  const what = errors.map(e => `${e.mirror}: ${e.code} (${e.message})`).join('; ')
+  return new AllMirrorsFailedError(`all mirrors failed for ${path}: ${what}`, { details: { errors } })
+}

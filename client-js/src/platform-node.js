@@ -1,0 +1,18 @@
+// What differs between Node and browsers, chosen by the package's "imports"
+// conditions (not by sniffing at run time).
+import { Readable } from 'node:stream'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+export { createTransport } from './transport-node.js'
+
+/** DESIGN.md: $ROTREE_STATE, else $XDG_STATE_HOME/rotree, else ~/.local/state/rotree */
+export function defaultStateDir (env = process.env) {
+  if (env.ROTREE_STATE) return env.ROTREE_STATE
+  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'rotree')
+  return join(homedir(), '.local', 'state', 'rotree')
+}
+
+export function stateLocation (dir) { return join(dir, 'seq.db') }
+
+/** @param {AsyncIterable<Uint8Array>} iter */
+export function toStream (iter) { return Readable.from(iter, { objectMode: false, highWaterMark: 1 }) }

@@ -1,0 +1,341 @@
+// A verified view of one tree: resolves paths, lists directories and reads
+// file bytes, fetching blobs through Mirrors and accepting them only through
+// verify.js. Every public read pins one root for its whole duration (trust rule 6).
+import {
+  NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError, BadRangeError, AllMirrorsFailedError
+} from './errors.js'
+import {
+  verifyFsinfo, verifyBlob, verifyDirPage, verifyChunkIndex, checkPagePlacement, checkChunkIndexPlacement, DEFAULT_SKEW_MS
+} from './verify.js'
+import { compareBytes, utf8, concat } from './format/bytes.js'
+import { MAX_FSINFO, MAX_SYMLINK_HOPS } from './format/limits.js'
+import { splitPath, joinPath } from './path.js'
+import { Mirrors, allFailed } from './mirrors.js'
+import { LRU, limiter } from './cache.js'
+import { SeqStore } from './state.js'
+import { parseAddress, mirrorUrl } from './address.js'
+import { createTransport, defaultStateDir, stateLocation, toStream } from '#platform'
+
+/**
+ * Open a tree and verify its current fsinfo.json.
+ * @param {string} address '<mirror-url>#<64-hex public key>'
+ * @param {object} [opts]
+ * @param {string[]} [opts.mirrors] more mirror base URLs
+ * @param {string|null} [opts.stateDir] where the highest sequence per key persists; null: memory only
+ * @param {number} [opts.timeoutMs=30000] per request
+ * @param {number} [opts.concurrency=8] parallel blob fetches
+ * @param {number} [opts.readAhead=4] chunks fetched ahead of a streaming read
+ * @param {number} [opts.cacheBytes=33554432] verified-blob cache
+ * @param {number} [opts.skewMs=300000] how far in the future fsinfo.json may be issued
+ * @param {number} [opts.graceMs=0] how long after expiry fsinfo.json is still accepted
+ * @param {() => number} [opts.now] clock, for tests
+ */
+export async function openTree (address, opts = {}) {
+  const tree = new Tree(address, opts)
+  await tree.refresh()
+  return tree
+}
+
+export class Tree {
+  constructor (address, opts = {}) {
+    const { url, publicKey } = parseAddress(address)
+    this.publicKey = publicKey
+    this.opts = { timeoutMs: 30_000, concurrency: 8, readAhead: 4, cacheBytes: 32 << 20, skewMs: DEFAULT_SKEW_MS, graceMs: 0, now: Date.now, ...opts }
+    this.transport = opts.transport ?? createTransport({ maxSockets: this.opts.concurrency * 2 })
+    const urls = [...new Set([url, ...(opts.mirrors ?? []).map(mirrorUrl)])]
+    this.mirrors = new Mirrors(urls, { transport: this.transport, timeoutMs: this.opts.timeoutMs })
+    const dir = opts.stateDir === undefined ? defaultStateDir() : opts.stateDir
+    this.state = new SeqStore(dir === null ? null : stateLocation(dir))
+    this.cache = new LRU(this.opts.cacheBytes)
+    this.inflight = new Map()
+    this.limit = limiter(this.opts.concurrency)
+    this.current = null
+  }
+
+  /** The accepted fsinfo.json: { key, seq, issued, expires, root, mirror }. */
+  get info () {
+    const i = this.current
+    return i && { key: i.key, seq: i.seq, issued: i.issued, expires: i.expires, root: i.root.hash, rootSize: i.root.size, mirror: i.mirror }
+  }
+
+  get stats () { return { ...this.transport.stats, cache: this.cache.stats(), mirrors: this.mirrors.health() } }
+
+  /**
+   * Fetch fsinfo.json from every mirror and adopt the newest one that verifies
+   * (so one stale mirror cannot hold a reader back). Returns true when the root changed.
+   */
+  async refresh () {
+    const now = this.opts.now()
+    const check = bytes => verifyFsinfo(bytes, { publicKey: this.publicKey, now, skewMs: this.opts.skewMs, graceMs: this.opts.graceMs })
+    const results = await this.mirrors.fetchAll('fsinfo.json', MAX_FSINFO, check)
+    const errors = results.filter(r => r.error).map(r => r.error)
+    const good = results.filter(r => r.value).sort((a, b) => b.value.seq - a.value.seq)
+    for (const { mirror, value } of good) {
+      try {
+        await this.state.accept(this.publicKey, value) // rollback / fork check against persisted state
+      } catch (err) {
+        if (err.code !== 'ROTREE_ROLLBACK' && err.code !== 'ROTREE_FORK') throw err
+        const m = this.mirrors.list.find(x => x.url === mirror)
+        this.mirrors.fault(m, err)
+        errors.push({ mirror, code: err.code, message: err.message, err })
+        continue
+      }
+      const changed = !this.current || this.current.root.hash !== value.root.hash
+      if (!this.current || value.seq >= this.current.seq) this.current = { ...value, mirror }
+      return changed
+    }
+    throw allFailed('fsinfo.json', errors)
+  }
+
+  /** The root to use for one operation; an expired one is refreshed first. */
+  async _root () {
+    const c = this.current
+    if (c && this.opts.now() <= c.expiresMs + this.opts.graceMs) return c
+    await this.refresh()
+    return this.current
+  }
+
+  // ---- blobs ------------------------------------------------------------
+
+  /**
+   * Fetch and verify one blob (decoded for 'dir' and 'cindex'), sharing in-flight
+   * fetches and caching the result. The cache key carries the kind: one blob may
+   * be both a file chunk and a directory page (a tree that holds a tree).
+   */
+  _blob (ref, kind, cache = true) {
+    const key = kind + ref.hash
+    const hit = this.cache.get(key)
+    if (hit !== undefined) return Promise.resolve(hit)
+    let p = this.inflight.get(key)
+    if (p) return p
+    const check = VERIFY[kind]
+    p = this.limit(() => this.mirrors.fetch('h/' + ref.hash, ref.size, bytes => check(bytes, ref)))
+      .then(v => { if (cache) this.cache.set(key, v, ref.size); return v })
+      .finally(() => this.inflight.delete(key))
+    this.inflight.set(key, p)
+    return p
+  }
+
+  async _dirPage (ref, expect) {
+    const page = await this._blob(ref, 'dir')
+    checkPagePlacement(page, expect)
+    return page
+  }
+
+  async _chunkIndex (ref, expect) {
+    const idx = await this._blob(ref, 'cindex')
+    checkChunkIndexPlacement(idx, expect)
+    return idx
+  }
+
+  // ---- directories ------------------------------------------------------
+
+  /** Find `name` in a directory entry; null when the verified pages prove it absent. */
+  async _lookup (dirEntry, name) {
+    const nameBytes = utf8.encode(name)
+    let page = await this._dirPage(dirEntry.dir, { entries: dirEntry.entries })
+    for (;;) {
+      if (page.kind === 'leaf') return bsearch(page.entries, nameBytes, e => e.nameBytes)
+      // FORMAT.md §4.4: the child whose range [firstName, next firstName) holds the name
+      const cs = page.children
+      let lo = 0; let hi = cs.length - 1
+      if (compareBytes(nameBytes, cs[0].firstNameBytes) < 0) return null
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1
+        if (compareBytes(cs[mid].firstNameBytes, nameBytes) <= 0) lo = mid; else hi = mid - 1
+      }
+      const c = cs[lo]
+      page = await this._dirPage(c, { level: page.level - 1, firstNameBytes: c.firstNameBytes, nextNameBytes: cs[lo + 1]?.firstNameBytes, entries: c.entries })
+    }
+  }
+
+  /** Every entry of a directory in name order, one verified page at a time. */
+  async * _entries (dirEntry) {
+    async function * walk (self, ref, expect) {
+      const page = await self._dirPage(ref, expect)
+      if (page.kind === 'leaf') { yield * page.entries; return }
+      const cs = page.children
+      for (let i = 0; i < cs.length; i++) {
+        yield * walk(self, cs[i], { level: page.level - 1, firstNameBytes: cs[i].firstNameBytes, nextNameBytes: cs[i + 1]?.firstNameBytes, entries: cs[i].entries })
+      }
+    }
+    yield * walk(this, dirEntry.dir, { entries: dirEntry.entries })
+  }
+
+  /**
+   * Resolve a path to its entry under one root, following symlinks inside the tree.
+   * @returns {Promise<{ entry: object, path: string }>}
+   */
+  async _resolve (root, path, follow) {
+    const rootEntry = { name: '', type: 'dir', dir: root.root, entries: undefined, mtime: 0, size: 0 }
+    const queue = splitPath(path)
+    const stack = [rootEntry]
+    const names = []
+    let hops = 0
+    while (queue.length) {
+      const c = queue.shift()
+      if (c === '.' || c === '') continue
+      if (c === '..') {
+        if (stack.length === 1) throw new SymlinkLoopError(`symlink in ${path} leads above the tree root`)
+        stack.pop(); names.pop(); continue
+      }
+      const dir = stack.at(-1)
+      if (dir.type !== 'dir') throw new NotADirectoryError(`${joinPath(names)} is not a directory`)
+      const e = await this._lookup(dir, c)
+      if (!e) throw new NotFoundError(`${joinPath([...names, c])} does not exist`, { details: { path: joinPath([...names, c]) } })
+      if (e.type === 'symlink' && (queue.length > 0 || follow)) {
+        if (++hops > MAX_SYMLINK_HOPS) throw new SymlinkLoopError(`more than ${MAX_SYMLINK_HOPS} symlinks resolving ${path}`)
+        // FORMAT.md §4.6: targets resolve inside the tree; a leading '/' means the tree root
+        if (e.target.startsWith('/')) { stack.length = 1; names.length = 0 }
+        queue.unshift(...e.target.split('/'))
+        continue
+      }
+      stack.push(e.type === 'dir' ? { ...e, entries: e.size } : e); names.push(c)
+    }
+    return { entry: stack.at(-1), path: joinPath(names) }
+  }
+
+  // ---- public API -------------------------------------------------------
+
+  /** Metadata of a path, following symlinks. */
+  async stat (path) { const r = await this._root(); const { entry } = await this._resolve(r, path, true); return toStat(entry) }
+
+  /** Metadata of a path; a final symlink is described, not followed. */
+  async lstat (path) { const r = await this._root(); const { entry } = await this._resolve(r, path, false); return toStat(entry) }
+
+  /**
+   * Names in a directory (as fs.readdir), or stat objects with { withFileTypes: true }.
+   * For huge directories prefer list(), which streams page by page.
+   */
+  async readdir (path, { withFileTypes = false } = {}) {
+    const out = []
+    for await (const s of this.list(path)) out.push(withFileTypes ? s : s.name)
+    return out
+  }
+
+  /** Stream a directory's entries (lstat objects) in name order. */
+  async * list (path) {
+    const r = await this._root()
+    const { entry } = await this._resolve(r, path, true)
+    if (entry.type !== 'dir') throw new NotADirectoryError(`${path} is not a directory`)
+    for await (const e of this._entries(entry)) yield toStat(e)
+  }
+
+  /** A whole file's verified bytes. */
+  async readFile (path) {
+    const r = await this._root()
+    const { entry } = await this._resolve(r, path, true)
+    if (entry.type === 'dir') throw new IsADirectoryError(`${path} is a directory`)
+    const out = new Uint8Array(entry.size)
+    let o = 0
+    for await (const b of this._read(entry, 0, entry.size, true)) { out.set(b, o); o += b.length }
+    return out
+  }
+
+  /**
+   * Verified bytes of a file, as fs.createReadStream: { start, end } inclusive.
+   * A Node Readable in Node, a ReadableStream in browsers. Only verified bytes
+   * are ever pushed; a failure ends the stream with the typed error.
+   */
+  createReadStream (path, opts = {}) { return toStream(this.readRange(path, opts)) }
+
+  /** Async iterator of verified bytes for { start, end } (end inclusive). */
+  async * readRange (path, { start = 0, end } = {}) {
+    const r = await this._root() // pinned: the stream finishes on the root it started on
+    const { entry } = await this._resolve(r, path, true)
+    if (entry.type === 'dir') throw new IsADirectoryError(`${path} is a directory`)
+    const last = end === undefined ? entry.size - 1 : Math.min(end, entry.size - 1)
+    if (!Number.isSafeInteger(start) || start < 0 || (end !== undefined && (!Number.isSafeInteger(end) || end < start - 1))) {
+      throw new BadRangeError(`bad range ${start}-${end} for ${path}`)
+    }
+    if (start > last) return
+    // stream big reads past the cache, so one large file does not flush every directory
+    yield * this._read(entry, start, last + 1, last + 1 - start <= this.opts.cacheBytes / 8)
+  }
+
+  /** Verified bytes of file `entry` in [start, end), in order, with read-ahead. */
+  async * _read (entry, start, end, cache) {
+    if (entry.inline) { if (end > start) yield entry.inline.subarray(start, end); return }
+    if (end <= start) return
+    const window = []
+    const spans = this._spans(entry, start, end)
+    const fill = async () => {
+      while (window.length < this.opts.readAhead) {
+        const n = await spans.next()
+        if (n.done) return
+        const s = n.value
+        const p = this._blob(s.ref, 'data', cache)
+        p.catch(() => {}) // surfaced when awaited in order below
+        window.push({ s, p })
+      }
+    }
+    await fill()
+    try {
+      while (window.length) {
+        const { s, p } = window.shift()
+        const bytes = await p
+        const from = Math.max(start - s.offset, 0)
+        const to = Math.min(end - s.offset, bytes.length)
+        await fill()
+        yield bytes.subarray(from, to)
+      }
+    } finally {
+      await spans.return?.()
+    }
+  }
+
+  /** The chunks of `entry` that overlap [start, end): { ref, offset }, fetching index blobs as needed. */
+  async * _spans (entry, start, end) {
+    if (entry.chunks) {
+      let off = 0
+      for (const c of entry.chunks) {
+        if (off + c.size > start && off < end) yield { ref: c, offset: off }
+        off += c.size
+      }
+      return
+    }
+    const self = this
+    async function * walk (ref, level, bytes, base) {
+      const idx = await self._chunkIndex(ref, { level, bytes })
+      let off = base
+      for (const c of idx.children) {
+        if (off >= end) return
+        if (off + c.bytes > start) {
+          if (level === 1) yield { ref: { hash: c.hash, size: c.size }, offset: off }
+          else yield * walk(c, level - 1, c.bytes, off)
+        }
+        off += c.bytes
+      }
+    }
+    yield * walk(entry.index, entry.index.levels, entry.size, 0)
+  }
+
+  close () { this.transport.close() }
+}
+
+const VERIFY = { data: verifyBlob, dir: verifyDirPage, cindex: verifyChunkIndex }
+
+function bsearch (arr, key, get) {
+  let lo = 0; let hi = arr.length - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    const c = compareBytes(get(arr[mid]), key)
+    if (c === 0) return arr[mid]
+    if (c < 0) lo = mid + 1; else hi = mid - 1
+  }
+  return null
+}
+
+/** The public shape of an entry. */
+export function toStat (e) {
+  const s = {
+    name: e.name, type: e.type, size: e.size, mtimeMs: e.mtime, mtime: new Date(e.mtime), exec: !!e.exec,
+    mode: e.type === 'dir' ? 0o755 : e.type === 'symlink' ? 0o777 : e.exec ? 0o755 : 0o644
+  }
+  if (e.type === 'symlink') s.target = e.target
+  if (e.type === 'dir') { s.entries = e.size; s.hash = e.dir?.hash }
+  if (e.type === 'file') s.hash = e.inline ? null : e.chunks?.length === 1 ? e.chunks[0].hash : e.index ? e.index.hash : null
+  return s
+}
+
+export { concat, AllMirrorsFailedError }

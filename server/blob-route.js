@@ -1,0 +1,250 @@
+// GET|HEAD /h/<64 hex>: the hot path (DESIGN.md P1). Bare node:http, no framework.
+//
+// Blobs are immutable and named by the SHA-256 of their bytes, so the name is a
+// strong validator: ETag = the name, cache forever, and a cached Buffer can never
+// go stale. Small blobs (≤ SMALL_MAX) are kept in a byte-bounded LRU with their
+// response headers precomputed, so a hit is one Map lookup and one writeHead.
+
+import { createHash } from 'node:crypto'
+import { constants as C } from 'node:fs'
+import { open } from 'node:fs/promises'
+import { join } from 'node:path'
+import { pipeline } from 'node:stream'
+
+const BLOB_PATH = /^\/h\/[0-9a-f]{64}$/
+export const SMALL_MAX = 1 << 20 // blobs up to 1 MiB are cacheable; bigger ones stream
+
+// Headers every response from a hot route carries. CORS so browsers on other
+// origins can read blobs (and see a 404 as a 404, not an opaque network error).
+export const CORS = [
+  'Access-Control-Allow-Origin', '*',
+  'Access-Control-Expose-Headers', 'Content-Length, Content-Range, ETag, Accept-Ranges'
+]
+const IMMUTABLE = 'public, max-age=31536000, immutable'
+const BLOB_COMMON = [
+  'Cache-Control', IMMUTABLE,
+  'Accept-Ranges', 'bytes',
+  // octet-stream + nosniff: a browser never renders a hostile blob as HTML.
+  'X-Content-Type-Options', 'nosniff',
+  ...CORS
+]
+
+/** Plain-text error response with CORS, used by both hot routes. */
+export function sendStatus (res, status, body) {
+  const buf = Buffer.from(body)
+  res.writeHead(status, [
+    'Content-Type', 'text/plain; charset=utf-8',
+    'Content-Length', String(buf.length),
+    ...CORS
+  ])
+  res.end(buf)
+}
+
+/**
+ * RFC 9110 §13.1.2: If-None-Match uses weak comparison; `*` matches any
+ * existing representation. `etag` is our quoted strong tag.
+ */
+export function etagMatches (inm, etag) {
+  if (inm === etag) return true // the common case: a client echoing our tag
+  for (let tag of inm.split(',')) {
+    tag = tag.trim()
+    if (tag === '*' || tag === etag || tag === 'W/' + etag) return true
+  }
+  return false
+}
+
+/**
+ * RFC 9110 §14.2: one `bytes=` range → [start, end] inclusive, 'unsatisfiable',
+ * or null (ignore the header and send 200: malformed, multi-range, other unit,
+ * empty representation).
+ */
+export function parseRange (header, size) {
+  const m = /^bytes=(\d*)-(\d*)$/i.exec(header)
+  if (m === null || size === 0) return null
+  const [, a, b] = m
+  if (a === '') { // suffix: the last n bytes
+    if (b === '') return null
+    const n = Number(b)
+    if (n === 0) return 'unsatisfiable'
+    return [Math.max(0, size - n), size - 1]
+  }
+  const start = Number(a)
+  if (b !== '' && Number(b) < start) return null // invalid range-spec, ignored
+  if (start >= size) return 'unsatisfiable'
+  return [start, b === '' ? size - 1 : Math.min(Number(b), size - 1)]
+}
+
+// One cached blob: its bytes and the 200/304 header arrays, built once.
+function _entry (hex, buf) {
+  const etag = `"${hex}"`
+  return {
+    buf,
+    etag,
+    h200: ['Content-Type', 'application/octet-stream', 'Content-Length', String(buf.length), 'ETag', etag, ...BLOB_COMMON],
+    h304: ['ETag', etag, ...BLOB_COMMON]
+  }
+}
+
+/**
+ * @param {{ dir: string, cacheBytes: number, log?: { error?: Function } | null }} opts
+ *   dir: the published folder (absolute); blobs are read from dir/h/<hex> only.
+ * @returns {(req, res) => void} handler for GET/HEAD requests whose URL starts with /h/
+ */
+export function createBlobRoute ({ dir, cacheBytes, log = null }) {
+  const hdir = join(dir, 'h') + '/'
+  const cache = new Map() // hex → entry; Map order = recency, oldest first
+  let cached = 0 // bytes held by cache
+  const loading = new Map() // hex → Promise<entry|null>: one disk read per miss burst
+
+  function _remember (hex, entry) {
+    if (entry.buf.length > cacheBytes) return
+    cache.set(hex, entry)
+    cached += entry.buf.length
+    for (const [k, e] of cache) { // evict oldest until within budget
+      if (cached <= cacheBytes) break
+      cache.delete(k)
+      cached -= e.buf.length
+    }
+  }
+
+  // Open without following a symlink at h/<hex>: the builder writes regular
+  // files, and the regex already keeps the name inside h/.
+  async function _open (hex) {
+    let fh
+    try {
+      fh = await open(hdir + hex, C.O_RDONLY | C.O_NOFOLLOW)
+      const st = await fh.stat()
+      if (st.isFile()) return { fh, size: st.size }
+    } catch (err) {
+      if (!['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR'].includes(err.code)) throw err
+    }
+    await fh?.close()
+    return null
+  }
+
+  // Read a small blob fully and cache it if its bytes match its name. A
+  // corrupt blob is still served (readers verify; fsck reports it) but never
+  // pinned in memory, so a repair on disk takes effect at once.
+  async function _load (hex, fh, size) {
+    let buf
+    try { buf = await fh.readFile() } finally { await fh.close() }
+    const entry = _entry(hex, buf)
+    if (buf.length === size && createHash('sha256').update(buf).digest('hex') === hex) _remember(hex, entry)
+    return entry
+  }
+
+  function _sendBuffer (req, res, e) {
+    const inm = req.headers['if-none-match']
+    if (inm !== undefined && etagMatches(inm, e.etag)) return res.writeHead(304, e.h304).end()
+    const range = _wantedRange(req, e.etag, e.buf.length)
+    if (range === null) {
+      res.writeHead(200, e.h200)
+      return req.method === 'HEAD' ? res.end() : res.end(e.buf)
+    }
+    if (range === 'unsatisfiable') return _send416(res, e.buf.length)
+    res.writeHead(206, _h206(e.etag, range, e.buf.length))
+    req.method === 'HEAD' ? res.end() : res.end(e.buf.subarray(range[0], range[1] + 1))
+  }
+
+  function _sendStream (req, res, hex, fh, size) {
+    const etag = `"${hex}"`
+    const inm = req.headers['if-none-match']
+    let status = 200
+    let range = null
+    let headers
+    if (inm !== undefined && etagMatches(inm, etag)) {
+      status = 304
+      headers = ['ETag', etag, ...BLOB_COMMON]
+    } else {
+      range = _wantedRange(req, etag, size)
+      if (range === 'unsatisfiable') { fh.close().catch(() => {}); return _send416(res, size) }
+      status = range === null ? 200 : 206
+      headers = range === null
+        ? ['Content-Type', 'application/octet-stream', 'Content-Length', String(size), 'ETag', etag, ...BLOB_COMMON]
+        : _h206(etag, range, size)
+    }
+    res.writeHead(status, headers)
+    if (status === 304 || req.method === 'HEAD' || size === 0) {
+      fh.close().catch(() => {})
+      return res.end()
+    }
+    const [start, end] = range ?? [0, size - 1]
+    // autoClose closes fh when the stream ends or is destroyed; pipeline destroys
+    // it when the client goes away, so an aborted download leaks no descriptor.
+    const rs = fh.createReadStream({ start, end, autoClose: true })
+    pipeline(rs, res, (err) => {
+      if (err && err.code !== 'ERR_STREAM_PREMATURE_CLOSE') log?.error?.(`rotree serve: ${hex}: ${err.message}`)
+    })
+  }
+
+  return function blobRoute (req, res) {
+    const url = req.url
+    const q = url.indexOf('?')
+    const path = q === -1 ? url : url.slice(0, q)
+    if (!BLOB_PATH.test(path)) return sendStatus(res, 404, 'not found')
+    const hex = path.slice(3)
+
+    const hit = cache.get(hex)
+    if (hit !== undefined) {
+      cache.delete(hex) // move to the recent end
+      cache.set(hex, hit)
+      return _sendBuffer(req, res, hit)
+    }
+    _miss(req, res, hex).catch((err) => {
+      log?.error?.(`rotree serve: ${hex}: ${err.message}`)
+      if (!res.headersSent) sendStatus(res, 500, 'internal error')
+      else res.destroy()
+    })
+  }
+
+  // A burst of requests for a blob not yet cached (say, the root directory
+  // right after a publish) shares one open and one read.
+  async function _miss (req, res, hex) {
+    let p = loading.get(hex)
+    const joined = p !== undefined
+    if (!joined) {
+      p = _openOrLoad(hex)
+      loading.set(hex, p)
+      p.then(() => loading.delete(hex), () => loading.delete(hex))
+    }
+    let r = await p
+    // A descriptor to stream from belongs to the request that opened it.
+    if (joined && r !== null && r.fh !== undefined) r = await _open(hex)
+    if (r === null) return sendStatus(res, 404, 'not found')
+    if (r.fh === undefined) return _sendBuffer(req, res, r)
+    if (res.destroyed) return r.fh.close()
+    _sendStream(req, res, hex, r.fh, r.size)
+  }
+
+  // → a cache entry (small blob, read), { fh, size } (big: stream it), or null.
+  async function _openOrLoad (hex) {
+    const f = await _open(hex)
+    if (f === null || f.size > SMALL_MAX || cacheBytes <= 0) return f
+    return _load(hex, f.fh, f.size)
+  }
+}
+
+// RFC 9110 §13.1.5: If-Range with anything but our exact (strong) ETag means
+// "send it all". Blobs have no Last-Modified, so a date never matches.
+function _wantedRange (req, etag, size) {
+  const h = req.headers.range
+  if (h === undefined) return null
+  const ifRange = req.headers['if-range']
+  if (ifRange !== undefined && ifRange !== etag) return null
+  return parseRange(h, size)
+}
+
+function _h206 (etag, [start, end], size) {
+  return [
+    'Content-Type', 'application/octet-stream',
+    'Content-Length', String(end - start + 1),
+    'Content-Range', `bytes ${start}-${end}/${size}`,
+    'ETag', etag,
+    ...BLOB_COMMON
+  ]
+}
+
+function _send416 (res, size) {
+  res.writeHead(416, ['Content-Range', `bytes */${size}`, 'Content-Length', '0', ...BLOB_COMMON])
+  res.end()
+}

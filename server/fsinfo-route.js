@@ -1,0 +1,88 @@
+// GET|HEAD /fsinfo.json: the one mutable file (DESIGN.md "The published tree").
+//
+// A rebuild renames a new fsinfo.json into place, so the file behind the path
+// changes without notice. Each request stats the path and compares identity
+// (dev, ino) and version (size, mtime, ctime) with what is cached: a rename
+// gives a new inode, so the very next request sees the new file. fs.watch
+// would save the stat but can miss or delay events (and watches the old inode
+// after a rename); fsinfo is fetched rarely next to blobs, so one stat is cheap.
+
+import { createHash } from 'node:crypto'
+import { stat, open } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CORS, etagMatches, sendStatus } from './blob-route.js'
+
+// Far above FORMAT.md's MAX_FSINFO; only here so a stray huge file cannot
+// make the server allocate without bound. Readers enforce the real limit.
+const READ_MAX = 1 << 20
+
+/**
+ * @param {{ dir: string, maxAge: number, log?: { error?: Function } | null }} opts
+ * @returns {(req, res) => void} handler for GET/HEAD /fsinfo.json (query ignored)
+ */
+export function createFsinfoRoute ({ dir, maxAge, log = null }) {
+  const file = join(dir, 'fsinfo.json')
+  const cacheControl = `public, max-age=${Math.max(0, Math.floor(maxAge))}`
+  let current = null // { key, buf, etag, h200, h304 }
+  let loading = null // { key, promise } while a new version is being read
+
+  const _key = (st) => `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
+
+  // Key and bytes come from the same open descriptor, so they always agree,
+  // even if another rename lands between our stat and our read.
+  async function _read () {
+    const fh = await open(file, 'r')
+    try {
+      const st = await fh.stat()
+      if (!st.isFile()) return null
+      if (st.size > READ_MAX) throw new Error(`fsinfo.json is larger than ${READ_MAX} bytes`)
+      const buf = await fh.readFile()
+      const etag = `"${createHash('sha256').update(buf).digest('hex')}"`
+      const common = ['ETag', etag, 'Cache-Control', cacheControl, 'X-Content-Type-Options', 'nosniff', ...CORS]
+      return {
+        key: _key(st),
+        buf,
+        etag,
+        h200: ['Content-Type', 'application/json', 'Content-Length', String(buf.length), ...common],
+        h304: common
+      }
+    } finally {
+      await fh.close()
+    }
+  }
+
+  async function _current () {
+    let st
+    try {
+      st = await stat(file)
+    } catch (err) {
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null
+      throw err
+    }
+    if (!st.isFile()) return null
+    const key = _key(st)
+    if (current !== null && current.key === key) return current
+    if (loading === null || loading.key !== key) {
+      const promise = _read().then((v) => {
+        if (v !== null) current = v
+        return v
+      }).finally(() => { if (loading?.promise === promise) loading = null })
+      loading = { key, promise }
+    }
+    return loading.promise
+  }
+
+  return function fsinfoRoute (req, res) {
+    _current().then((v) => {
+      if (v === null) return sendStatus(res, 404, 'not found')
+      const inm = req.headers['if-none-match']
+      if (inm !== undefined && etagMatches(inm, v.etag)) return res.writeHead(304, v.h304).end()
+      res.writeHead(200, v.h200)
+      req.method === 'HEAD' ? res.end() : res.end(v.buf)
+    }, (err) => {
+      if (err.code === 'ENOENT') return sendStatus(res, 404, 'not found') // renamed away mid-read
+      log?.error?.(`rotree serve: fsinfo.json: ${err.message}`)
+      sendStatus(res, 500, 'cannot read fsinfo.json')
+    })
+  }
+}
