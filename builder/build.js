@@ -71,7 +71,7 @@ export async function build (o) {
   if (prev && seq <= prev.seq) throw new UsageError(`sequence ${seq} is not above the published ${prev.seq}`)
   const fields = {
     key: key.publicKey, seq, issued: new Date(now).toISOString(), expires: new Date(now + ttlMs).toISOString(),
-    root: root.dir.hash, rootSize: root.dir.size
+    root: root.dir.hash, rootSize: root.dir.size, rootMtime: root.mtime
   }
   const text = encodeFsinfo({ ...fields, sig: sign(fsinfoMessage(fields), key.secretKey) })
   await publishFsinfo(out, text, fsync)

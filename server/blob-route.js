@@ -13,6 +13,8 @@ import { pipeline } from 'node:stream'
 
 const BLOB_PATH = /^\/h\/[0-9a-f]{64}$/
 export const SMALL_MAX = 1 << 20 // blobs up to 1 MiB are cacheable; bigger ones stream
+// ELOOP: h/<hex> is a symlink (O_NOFOLLOW); ENOTDIR: h is not a folder.
+const MISSING = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR'])
 
 // Headers every response from a hot route carries. CORS so browsers on other
 // origins can read blobs (and see a 404 as a 404, not an opaque network error).
@@ -94,7 +96,7 @@ export function createBlobRoute ({ dir, cacheBytes, log = null }) {
   const hdir = join(dir, 'h') + '/'
   const cache = new Map() // hex → entry; Map order = recency, oldest first
   let cached = 0 // bytes held by cache
-  const loading = new Map() // hex → Promise<entry|null>: one disk read per miss burst
+  const loading = new Map() // hex → Promise of _openOrLoad: one open and read per miss burst
 
   function _remember (hex, entry) {
     if (entry.buf.length > cacheBytes) return
@@ -108,17 +110,23 @@ export function createBlobRoute ({ dir, cacheBytes, log = null }) {
   }
 
   // Open without following a symlink at h/<hex>: the builder writes regular
-  // files, and the regex already keeps the name inside h/.
+  // files, and the regex already keeps the name inside h/. → { fh, size } or null.
   async function _open (hex) {
     let fh
     try {
       fh = await open(hdir + hex, C.O_RDONLY | C.O_NOFOLLOW)
+    } catch (err) {
+      if (MISSING.has(err.code)) return null
+      throw err
+    }
+    try {
       const st = await fh.stat()
       if (st.isFile()) return { fh, size: st.size }
     } catch (err) {
-      if (!['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR'].includes(err.code)) throw err
+      await fh.close()
+      throw err
     }
-    await fh?.close()
+    await fh.close()
     return null
   }
 

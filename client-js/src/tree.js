@@ -167,7 +167,7 @@ export class Tree {
    * @returns {Promise<{ entry: object, path: string }>}
    */
   async _resolve (root, path, follow) {
-    const rootEntry = { name: '', type: 'dir', dir: root.root, entries: undefined, mtime: 0, size: 0 }
+    const rootEntry = { name: '', type: 'dir', dir: root.root, entries: undefined, mtime: root.rootMtime, size: undefined }
     const queue = splitPath(path)
     const stack = [rootEntry]
     const names = []

@@ -9,21 +9,21 @@
 //   "seq "     <decimal, no sign, no leading zeros> "\n"
 //   "issued "  <ISO-8601 UTC, as Date.prototype.toISOString> "\n"
 //   "expires " <ISO-8601 UTC>      "\n"
-//   "root "    <64 hex> " " <decimal blob size> "\n"
+//   "root "    <64 hex> " " <decimal blob size> " " <root mtime, signed decimal ms> "\n"
 //
 // ed25519 signs those bytes; "sig" is the 64-byte signature (R || S) in hex.
 import { BadFormatError, UnsupportedVersionError } from '../errors.js'
 import { utf8, decodeUtf8 } from './bytes.js'
 import { FORMAT_VERSION, MAX_BLOB, MAX_FSINFO } from './limits.js'
 
-const FIELDS = ['version', 'key', 'seq', 'issued', 'expires', 'root', 'rootSize', 'sig']
+const FIELDS = ['version', 'key', 'seq', 'issued', 'expires', 'root', 'rootSize', 'rootMtime', 'sig']
 const HEX64 = /^[0-9a-f]{64}$/
 const HEX128 = /^[0-9a-f]{128}$/
 
 /** The exact bytes ed25519 signs (see the header comment). */
-export function fsinfoMessage ({ key, seq, issued, expires, root, rootSize }) {
+export function fsinfoMessage ({ key, seq, issued, expires, root, rootSize, rootMtime }) {
   return utf8.encode(
-    `rotree-fsinfo-v${FORMAT_VERSION}\nkey ${key}\nseq ${seq}\nissued ${issued}\nexpires ${expires}\nroot ${root} ${rootSize}\n`)
+    `rotree-fsinfo-v${FORMAT_VERSION}\nkey ${key}\nseq ${seq}\nissued ${issued}\nexpires ${expires}\nroot ${root} ${rootSize} ${rootMtime}\n`)
 }
 
 function isoTime (v, field) {
@@ -55,19 +55,20 @@ export function decodeFsinfo (input) {
   if (expiresMs <= issuedMs) throw new BadFormatError('fsinfo.json: expires is not after issued')
   if (typeof j.root !== 'string' || !HEX64.test(j.root)) throw new BadFormatError('fsinfo.json: root is not 64 hex digits')
   if (!Number.isSafeInteger(j.rootSize) || j.rootSize < 1 || j.rootSize > MAX_BLOB) throw new BadFormatError('fsinfo.json: rootSize out of range')
+  if (!Number.isSafeInteger(j.rootMtime)) throw new BadFormatError('fsinfo.json: rootMtime is not an integer')
   if (typeof j.sig !== 'string' || !HEX128.test(j.sig)) throw new BadFormatError('fsinfo.json: sig is not 128 hex digits')
   return {
     version: j.version, key: j.key, seq: j.seq, issued: j.issued, expires: j.expires,
-    issuedMs, expiresMs, root: { hash: j.root, size: j.rootSize }, sig: j.sig,
+    issuedMs, expiresMs, root: { hash: j.root, size: j.rootSize }, rootMtime: j.rootMtime, sig: j.sig,
     message: fsinfoMessage(j)
   }
 }
 
 /**
  * fsinfo.json text for already-signed fields (the builder signs fsinfoMessage()).
- * @param {{ key: string, seq: number, issued: string, expires: string, root: string, rootSize: number, sig: string }} f
+ * @param {{ key: string, seq: number, issued: string, expires: string, root: string, rootSize: number, rootMtime: number, sig: string }} f
  */
 export function encodeFsinfo (f) {
-  const o = { version: FORMAT_VERSION, key: f.key, seq: f.seq, issued: f.issued, expires: f.expires, root: f.root, rootSize: f.rootSize, sig: f.sig }
+  const o = { version: FORMAT_VERSION, key: f.key, seq: f.seq, issued: f.issued, expires: f.expires, root: f.root, rootSize: f.rootSize, rootMtime: f.rootMtime, sig: f.sig }
   return JSON.stringify(o, null, 2) + '\n'
 }

@@ -1,0 +1,44 @@
+// Shared test fixtures: temp folders, keys, builds and a real server on port 0.
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { generateKeyPair } from 'rotree-client/src/ed25519.js'
+import { build } from '../../builder/build.js'
+import { createRotreeServer } from '../../server/index.js'
+
+/** A fresh temp directory, removed by the returned cleanup (t.after(cleanup)). */
+export async function tmpdir (prefix = 'rotree-test-') {
+  return fs.mkdtemp(path.join(os.tmpdir(), prefix))
+}
+
+export function makeKey () { return generateKeyPair() }
+
+/** Write a map { 'a/b.txt': string|Uint8Array|{ symlink }|{ dir: true }|{ data, mode, mtime } } under root. */
+export async function writeTree (root, files) {
+  for (const [rel, spec] of Object.entries(files)) {
+    const p = path.join(root, rel)
+    await fs.mkdir(path.dirname(p), { recursive: true })
+    if (spec && spec.dir) { await fs.mkdir(p, { recursive: true }); continue }
+    if (spec && spec.symlink !== undefined) { await fs.symlink(spec.symlink, p); continue }
+    const data = typeof spec === 'string' || spec instanceof Uint8Array ? spec : spec.data
+    await fs.writeFile(p, data)
+    if (spec.mode) await fs.chmod(p, spec.mode)
+    if (spec.mtime) await fs.utimes(p, spec.mtime / 1000, spec.mtime / 1000)
+  }
+}
+
+/** Build src into out (default: a new temp dir) with key; returns { out, result }. */
+export async function buildTree (src, { key, out, ttlMs = 3600e3, now, seq, onBad = 'fail', fsync = false } = {}) {
+  out ??= await tmpdir('rotree-out-')
+  const result = await build({ src, out, key, ttlMs, now, seq, onBad, fsync })
+  return { out, result }
+}
+
+/** Serve a published folder with the embedded server on 127.0.0.1:0. */
+export async function serve (dir) {
+  const srv = await createRotreeServer({ dir })
+  const { url } = await srv.listen({ port: 0, host: '127.0.0.1' })
+  return { url, close: () => srv.close({ timeoutMs: 1000 }), srv }
+}
+
+export const address = (url, publicKey) => `${url}#${publicKey}`
