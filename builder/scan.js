@@ -55,8 +55,9 @@ export async function scan (src, { onBad = 'fail', warn = () => {} } = {}) {
       if (tb.length > MAX_SYMLINK) return bad(rel, 'symlink target too long')
       if (target.startsWith('/')) return bad(rel, `symlink to absolute path ${target} leaves the tree`)
       // FORMAT.md §4.6: a target resolves lexically from the link's directory and must stay inside
-      const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(rel), target))
-      if (resolved === '..' || resolved.startsWith('../') || resolved.startsWith('/..')) return bad(rel, `symlink to ${target} leaves the tree`)
+      // normalise relative to the root: posix.normalize clamps '..' at '/' for absolute paths and would hide an escape
+      const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(rel.slice(1)), target))
+      if (resolved === '..' || resolved.startsWith('../')) return bad(rel, `symlink to ${target} leaves the tree`)
       totals.symlinks++
       return { name, abs, rel, type: 'symlink', st, target }
     }

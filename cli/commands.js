@@ -83,7 +83,7 @@ export const COMMANDS = {
         src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'],
         jobs: v.jobs ? positiveInt(v.jobs, 'jobs') : undefined,
         onProgress: p => bar.update(p.done, p.total, `${p.files} files`),
-        warn: m => io.stderr.write(`\rrotree: warning: ${m}\x1b[K\n`)
+        warn: m => io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}rotree: warning: ${m}\n`)
       })
       bar.done()
       if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }

@@ -35,7 +35,7 @@ export async function getPath (tree, src, dest, { jobs = 4, onProgress = () => {
     return null
   }))
   // directory mtimes last, deepest first: writing into a directory changes its mtime
-  for (const p of dirs.reverse()) await fs.utimes(p.dest, p.s.mtimeMs / 1000, p.s.mtimeMs / 1000)
+  for (const p of dirs.reverse()) await fs.utimes(p.dest, fsTime(p.s), fsTime(p.s))
   return counts
 }
 
@@ -57,7 +57,7 @@ async function getFile (tree, src, dest, s, progress) {
     const counter = async function * (source) { for await (const b of source) { progress(b.length); yield b } }
     await pipeline(tree.createReadStream(src), counter, createWriteStream(tmp, { mode: s.exec ? 0o755 : 0o644 }))
     await fs.chmod(tmp, s.exec ? 0o755 : 0o644)
-    await fs.utimes(tmp, s.mtimeMs / 1000, s.mtimeMs / 1000)
+    await fs.utimes(tmp, fsTime(s), fsTime(s))
     await fs.rename(tmp, dest)
   } catch (err) {
     await fs.rm(tmp, { force: true })
@@ -68,5 +68,10 @@ async function getFile (tree, src, dest, s, progress) {
 async function getSymlink (dest, s) {
   await fs.rm(dest, { force: true })
   await fs.symlink(s.target, dest)
-  await fs.lutimes(dest, s.mtimeMs / 1000, s.mtimeMs / 1000).catch(() => {})
+  await fs.lutimes(dest, fsTime(s), fsTime(s)).catch(() => {}) // not every file system keeps symlink times
 }
+
+// Seconds for utimes, aimed at the middle of the millisecond: ms / 1000 can land
+// a nanosecond below it after float rounding, and a rebuild from the copy
+// (which floors to ms) would then see a different mtime and a different root.
+function fsTime (s) { return (s.mtimeMs + 0.5) / 1000 }

@@ -40,7 +40,7 @@ export class Mirrors {
       } catch (err) {
         if (!MIRROR_FAULT_CODES.has(err.code)) throw err
         this.fault(m, err)
-        errors.push({ mirror: m.url, code: err.code, message: err.message })
+        errors.push({ mirror: m.url, code: err.code, message: err.message, err })
       }
     }
     throw allFailed(path, errors)
@@ -73,7 +73,19 @@ export class Mirrors {
   }
 }
 
+/**
+ * The error for "no mirror gave a good answer". When every mirror failed the
+ * same way (one mirror that stalled, or all serving an expired root), that
+ * typed error is thrown, so the cause keeps its own code; mixed failures give
+ * ROTREE_ALL_MIRRORS_FAILED. Either way `errors` lists each mirror and what it did.
+ */
 export function allFailed (path, errors) {
   const what = errors.map(e => `${e.mirror}: ${e.code} (${e.message})`).join('; ')
-  return new AllMirrorsFailedError(`all mirrors failed for ${path}: ${what}`, { details: { errors } })
+  const list = errors.map(({ mirror, code, message }) => ({ mirror, code, message }))
+  const first = errors[0]?.err
+  if (first && errors.every(e => e.code === first.code)) {
+    const E = first.constructor
+    return new E(errors.length === 1 ? `${first.message} [${errors[0].mirror}]` : `every mirror failed for ${path}: ${what}`, { cause: first, details: { errors: list } })
+  }
+  return new AllMirrorsFailedError(`all mirrors failed for ${path}: ${what}`, { details: { errors: list } })
 }

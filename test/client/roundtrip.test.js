@@ -4,22 +4,15 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { createHash, createCipheriv } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { openTree } from 'rotree-client'
-import { tmpdir, makeKey, writeTree, buildTree, serve, address } from '../helpers/fixtures.js'
+import { tmpdir, makeKey, writeTree, buildTree, serve, address, prng } from '../helpers/fixtures.js'
 
 const run = promisify(execFile)
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 const MTIME = Date.UTC(2024, 4, 17, 12, 30, 15, 250)
-
-/** Deterministic pseudo-random bytes (AES-CTR keystream), fast enough for 100 MB. */
-export function prng (n, seed = 'seed') {
-  const key = createHash('sha256').update(seed).digest()
-  const c = createCipheriv('aes-256-ctr', key, Buffer.alloc(16))
-  return c.update(Buffer.alloc(n))
-}
 
 const sha = b => createHash('sha256').update(b).digest('hex')
 

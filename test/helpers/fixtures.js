@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { createHash, createCipheriv } from 'node:crypto'
 import { generateKeyPair } from 'rotree-client/src/ed25519.js'
 import { build } from '../../builder/build.js'
 import { createRotreeServer } from '../../server/index.js'
@@ -42,3 +43,9 @@ export async function serve (dir) {
 }
 
 export const address = (url, publicKey) => `${url}#${publicKey}`
+
+/** Deterministic pseudo-random bytes (an AES-CTR keystream): fast enough for 100 MB. */
+export function prng (n, seed = 'seed') {
+  const key = createHash('sha256').update(seed).digest()
+  return createCipheriv('aes-256-ctr', key, Buffer.alloc(16)).update(Buffer.alloc(n))
+}

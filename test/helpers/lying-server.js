@@ -26,6 +26,11 @@
 //   'stall-silent'                  not even headers (bounded: STALL_MAX_MS)
 //   'reset'                         the socket destroyed before any answer
 //   'reset-mid'                     headers and half the body, then the socket destroyed
+//   { drip: ms }                    the true bytes with Content-Length, one byte every `ms`
+//                                   (a slow-loris mirror; bounded: STALL_MAX_MS)
+//   { headerBytes: n }              the true bytes after an n-byte junk header
+// `stats.endless` counts endless bodies: { started, open, bytes } (open drops to 0
+// once every client hung up).
 // A behaviour function may also throw or return an unknown action: the server
 // answers 500 and records it in `problems` so a broken test shows up.
 import http from 'node:http'
@@ -42,7 +47,7 @@ const HEX64 = /^[0-9a-f]{64}$/
 /**
  * @param {string} dir a published folder (fsinfo.json, h/<hex>)
  * @param {{ blob?: (hash: string, bytes: Uint8Array) => any, fsinfo?: (bytes: Uint8Array) => any }} [opts]
- * @returns {Promise<{ url: string, close: () => Promise<void>, requests: string[], problems: string[], set: (opts: object) => void, server: http.Server }>}
+ * @returns {Promise<{ url: string, close: () => Promise<void>, requests: string[], problems: string[], stats: object, set: (opts: object) => void, server: http.Server }>}
  */
 export async function startLyingServer (dir, opts = {}) {
   let behaviour = { blob: undefined, fsinfo: undefined, ...opts }
@@ -50,6 +55,7 @@ export async function startLyingServer (dir, opts = {}) {
   const problems = []
   const sockets = new Set()
   const timers = new Set()
+  const stats = { endless: { started: 0, open: 0, bytes: 0 } }
   let closed = false
 
   const later = (ms, fn) => {
@@ -127,6 +133,12 @@ export async function startLyingServer (dir, opts = {}) {
         if (!other) { problems.push(`swapWith: no blob ${action.swapWith}`); res.writeHead(500).end(); return }
         return send(res, other)
       }
+      if (action.drip !== undefined) return drip(res, bytes, action.drip)
+      if (action.headerBytes !== undefined) {
+        res.writeHead(200, { 'content-length': String(bytes.length), 'x-junk': 'j'.repeat(action.headerBytes) })
+        res.end(Buffer.from(bytes))
+        return
+      }
       if (action.redirect !== undefined) {
         res.writeHead(302, { location: action.redirect }).end()
         return
@@ -146,17 +158,37 @@ export async function startLyingServer (dir, opts = {}) {
     const block = randomBytes(64 * 1024)
     let sent = 0
     let stopped = false
-    const stop = () => { if (!stopped) { stopped = true; clearTimeout(deadline); timers.delete(deadline) } }
+    stats.endless.started++; stats.endless.open++
+    const stop = () => {
+      if (stopped) return
+      stopped = true; stats.endless.open--
+      clearTimeout(deadline); timers.delete(deadline)
+    }
     const deadline = later(ENDLESS_MAX_MS, () => { stop(); res.destroy() })
     res.on('close', stop)
     const pump = () => {
       while (!stopped && !res.destroyed && !res.writableEnded) {
         if (sent >= ENDLESS_MAX_BYTES) { stop(); res.destroy(); return }
-        sent += block.length
+        sent += block.length; stats.endless.bytes += block.length
         if (!res.write(block)) { res.once('drain', pump); return }
       }
     }
     pump()
+  }
+
+  function drip (res, bytes, ms) {
+    res.writeHead(200, { 'content-length': String(bytes.length) })
+    res.flushHeaders()
+    let i = 0
+    const started = Date.now()
+    const tick = () => {
+      if (res.destroyed || closed) return
+      if (i >= bytes.length) { res.end(); return }
+      if (Date.now() - started > STALL_MAX_MS) { res.destroy(); return }
+      res.write(Buffer.from(bytes.subarray(i, i + 1))); i++
+      later(ms, tick)
+    }
+    tick()
   }
 
   const server = http.createServer((req, res) => {
@@ -166,7 +198,11 @@ export async function startLyingServer (dir, opts = {}) {
     })
   })
   server.on('connection', s => { sockets.add(s); s.on('close', () => sockets.delete(s)) })
-  server.on('clientError', (err, s) => { problems.push('clientError ' + err.message); s.destroy() })
+  // a client that hangs up on a lie (ECONNRESET, EPIPE) is the point, not a problem
+  server.on('clientError', (err, s) => {
+    if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') problems.push('clientError ' + err.message)
+    s.destroy()
+  })
   // A client that never finishes is not our problem for longer than a stall.
   server.requestTimeout = STALL_MAX_MS + 5_000
   server.headersTimeout = STALL_MAX_MS + 5_000
@@ -181,6 +217,7 @@ export async function startLyingServer (dir, opts = {}) {
     url: `http://127.0.0.1:${port}/`,
     requests,
     problems,
+    stats,
     server,
     /** Replace some behaviours (the others stay). */
     set (next) { behaviour = { ...behaviour, ...next } },

@@ -1,0 +1,128 @@
+// The command line as a user runs it: real processes, real server, exit codes.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { spawn } from 'node:child_process'
+import { tmpdir, writeTree } from '../helpers/fixtures.js'
+
+const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
+
+function rotree (args, { env = {}, input } = {}) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } })
+    const out = []; const err = []
+    p.stdout.on('data', b => out.push(b)); p.stderr.on('data', b => err.push(b))
+    p.on('error', reject)
+    p.on('close', code => resolve({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() }))
+    if (input) p.stdin.end(input); else p.stdin.end()
+  })
+}
+
+/** Start `rotree serve` on a free port; resolves with its URL. */
+function startServe (out) {
+  const p = spawn(process.execPath, [BIN, 'serve', out, '--port', '0'])
+  return new Promise((resolve, reject) => {
+    let buf = ''
+    p.stdout.on('data', b => {
+      buf += b
+      const m = /at (http:\/\/\S+)/.exec(buf)
+      if (m) resolve({ url: m[1], proc: p })
+    })
+    p.on('exit', code => reject(new Error('serve exited ' + code)))
+  })
+}
+
+test('keygen, build, serve, ls, stat, cat, get, as in the README', { timeout: 60_000 }, async t => {
+  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const env = { ROTREE_STATE: path.join(dir, 'state') }
+  const site = path.join(dir, 'site')
+  await writeTree(site, { 'docs/README.md': '# Hello\n', 'index.html': '<h1>hi</h1>', 'bin/run': { data: '#!/bin/sh\n', mode: 0o755 } })
+  const key = path.join(dir, 'publisher.key')
+
+  const kg = await rotree(['keygen', key])
+  assert.equal(kg.code, 0)
+  const pub = kg.stdout.toString().trim().split('\n').at(-1)
+  assert.match(pub, /^[0-9a-f]{64}$/)
+  assert.equal((await fs.stat(key)).mode & 0o777, 0o600)
+  assert.equal((await rotree(['keygen', key])).code, 2) // never overwrites a key
+
+  const out = path.join(dir, 'out')
+  const b = await rotree(['build', site, out, '--key', key, '--ttl', '7d'])
+  assert.equal(b.code, 0, b.stderr)
+  assert.match(b.stdout.toString(), /root [0-9a-f]{64}/)
+
+  const { url, proc } = await startServe(out)
+  t.after(() => proc.kill('SIGTERM'))
+  const addr = `${url}#${pub}`
+
+  const ls = await rotree(['ls', addr, '/docs'], { env })
+  assert.equal(ls.code, 0, ls.stderr)
+  assert.match(ls.stdout.toString(), /-rw-r--r-- +8 .* README\.md/)
+  const lsj = await rotree(['ls', addr, '/', '--json'], { env })
+  assert.deepEqual(lsj.stdout.toString().trim().split('\n').map(l => JSON.parse(l).name), ['bin', 'docs', 'index.html'])
+
+  const st = await rotree(['stat', addr, '/docs/README.md', '--json'], { env })
+  const sj = JSON.parse(st.stdout)
+  assert.equal(sj.size, 8); assert.equal(sj.type, 'file'); assert.equal(sj.tree.key, pub)
+
+  const cat = await rotree(['cat', addr, '/docs/README.md'], { env })
+  assert.equal(cat.stdout.toString(), '# Hello\n')
+
+  const copy = path.join(dir, 'copy')
+  const get = await rotree(['get', addr, '/', '-o', copy], { env })
+  assert.equal(get.code, 0, get.stderr)
+  assert.equal(await fs.readFile(path.join(copy, 'index.html'), 'utf8'), '<h1>hi</h1>')
+  assert.equal((await fs.stat(path.join(copy, 'bin/run'))).mode & 0o777, 0o755)
+  const one = await rotree(['get', addr, '/docs/README.md', '-o', path.join(dir, 'one.md')], { env })
+  assert.equal(one.code, 0, one.stderr)
+  assert.equal(await fs.readFile(path.join(dir, 'one.md'), 'utf8'), '# Hello\n')
+
+  // failures: one line with a stable code, exit 1, no stack trace
+  const nf = await rotree(['cat', addr, '/nope'], { env })
+  assert.equal(nf.code, 1)
+  assert.match(nf.stderr, /^rotree: ROTREE_NOT_FOUND: \/nope does not exist\n$/)
+  const wrong = await rotree(['ls', `${url}#${'0'.repeat(63)}1`], { env })
+  assert.equal(wrong.code, 1)
+  assert.match(wrong.stderr, /^rotree: ROTREE_(WRONG_KEY|ALL_MIRRORS_FAILED): .*\n$/)
+  const dbg = await rotree(['cat', addr, '/nope', '--debug'], { env })
+  assert.match(dbg.stderr, /at .*tree\.js/)
+  const down = await rotree(['ls', `http://127.0.0.1:1/#${pub}`, '--timeout', '2'], { env })
+  assert.equal(down.code, 1)
+  assert.match(down.stderr, /^rotree: ROTREE_(MIRROR_NETWORK|ALL_MIRRORS_FAILED): /)
+})
+
+test('usage errors exit 2 with usage; every command has --help', async () => {
+  for (const args of [[], ['nope'], ['ls'], ['build', 'a'], ['build', 'a', 'b'], ['ls', 'x', '--bogus'], ['build', 'a', 'b', '--key', 'k', '--ttl', 'forever']]) {
+    const r = await rotree(args)
+    assert.equal(r.code, 2, args.join(' ') + ': ' + r.stderr)
+    assert.match(r.stderr + r.stdout, /usage: rotree/)
+  }
+  for (const c of ['keygen', 'build', 'serve', 'ls', 'stat', 'cat', 'get']) {
+    const r = await rotree([c, '--help'])
+    assert.equal(r.code, 0)
+    assert.match(r.stdout.toString(), new RegExp(`usage: rotree ${c}`))
+  }
+  const bad = await rotree(['ls', 'http://127.0.0.1:1/#nothex'])
+  assert.equal(bad.code, 1)
+  assert.match(bad.stderr, /^rotree: ROTREE_BAD_ADDRESS: /)
+})
+
+test('build refuses bad input by default and names the path; --skip-bad skips it', async t => {
+  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const site = path.join(dir, 'site')
+  await writeTree(site, { 'ok.txt': 'ok', 'escape': { symlink: '../../etc/passwd' }, 'abs': { symlink: '/etc/passwd' } })
+  const { execFileSync } = await import('node:child_process')
+  execFileSync('mkfifo', [path.join(site, 'fifo')])
+  await fs.writeFile(Buffer.from(path.join(site, 'bad-\xff-name.txt'), 'latin1'), 'x').catch(() => {})
+  const key = path.join(dir, 'k'); await rotree(['keygen', key])
+  const out = path.join(dir, 'out')
+  const fail = await rotree(['build', site, out, '--key', key])
+  assert.equal(fail.code, 1)
+  assert.match(fail.stderr, /^rotree: ROTREE_BUILD_INPUT: \/(escape|abs|fifo|bad-.*-name\.txt): /)
+  await assert.rejects(fs.stat(path.join(out, 'fsinfo.json'))) // nothing published
+  const skip = await rotree(['build', site, out, '--key', key, '--skip-bad'])
+  assert.equal(skip.code, 0, skip.stderr)
+  for (const p of ['/escape', '/abs', '/fifo']) assert.match(skip.stderr, new RegExp(`warning: skipping ${p}: `))
+  assert.match(skip.stdout.toString(), /skipped [34]/)
+})

@@ -1,0 +1,170 @@
+// Unit tests of the wire format: strict decoding, limits, sorting, chunking.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import { Writer, Reader } from 'rotree-client/src/format/bytes.js'
+import { writeEntry, readEntry } from 'rotree-client/src/format/entry.js'
+import { buildDirectory, decodeDirPage, encodeLeaf, encodeEntry } from 'rotree-client/src/format/dirpage.js'
+import { buildFileBody, decodeChunkIndex } from 'rotree-client/src/format/chunkindex.js'
+import { chunkLengths } from 'rotree-client/src/format/cdc.js'
+import { decodeFsinfo, encodeFsinfo, fsinfoMessage } from 'rotree-client/src/format/fsinfo.js'
+import { verifyFsinfo, checkRollback, verifyBlob } from 'rotree-client/verify'
+import { generateKeyPair, sign } from 'rotree-client/src/ed25519.js'
+import { CHUNK_MIN, CHUNK_MAX, MAX_DIRECT_CHUNKS } from 'rotree-client/src/format/limits.js'
+import { prng } from '../helpers/fixtures.js'
+
+const hex = b => createHash('sha256').update(b).digest('hex')
+const memStore = () => {
+  const m = new Map()
+  return { m, put: async b => { const h = hex(b); m.set(h, b); return { hash: h, size: b.length } } }
+}
+
+test('varints: round trip at the edges, minimal encoding enforced', () => {
+  for (const v of [0, 1, 127, 128, 16383, 16384, 2 ** 32, Number.MAX_SAFE_INTEGER]) {
+    const w = new Writer(); w.uint(v); const r = new Reader(w.result())
+    assert.equal(r.uint(), v); r.end()
+  }
+  for (const v of [-1, -2, 0, 1, -(2 ** 40)]) {
+    const w = new Writer(); w.sint(v); assert.equal(new Reader(w.result()).sint(), v)
+  }
+  assert.throws(() => new Reader(Uint8Array.of(0x80, 0x00)).uint(), { code: 'ROTREE_BAD_FORMAT' }) // non-minimal
+  assert.throws(() => new Reader(Uint8Array.of(0x80)).uint(), { code: 'ROTREE_BAD_FORMAT' }) // truncated
+  assert.throws(() => new Reader(Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01)).uint(), { code: 'ROTREE_BAD_FORMAT' })
+  assert.throws(() => new Reader(Uint8Array.of(0x05)).uint(4), { code: 'ROTREE_BAD_FORMAT' }) // above a limit
+})
+
+test('entries: every kind round-trips; bad names and flags are refused', () => {
+  const h = 'ab'.repeat(32)
+  const kinds = [
+    { name: 'empty', type: 'file', size: 0, mtime: 0, exec: false, inline: new Uint8Array(0) },
+    { name: 'x.sh', type: 'file', size: 3, mtime: -5, exec: true, inline: Uint8Array.of(1, 2, 3) },
+    { name: 'big', type: 'file', size: 300, mtime: 1, exec: false, chunks: [{ hash: h, size: 100 }, { hash: h, size: 200 }] },
+    { name: 'huge', type: 'file', size: 1e12, mtime: 1, exec: false, index: { hash: h, size: 999, levels: 2 } },
+    { name: 'd', type: 'dir', size: 7, mtime: 1, exec: false, dir: { hash: h, size: 50 } },
+    { name: 'ln', type: 'symlink', size: 5, mtime: 1, exec: false, target: '../x' }
+  ]
+  for (const e of kinds) {
+    const w = new Writer(); writeEntry(w, e)
+    const got = readEntry(new Reader(w.result()))
+    delete got.nameBytes
+    if (e.type === 'symlink') e.size = 4
+    assert.deepEqual(got, e)
+  }
+  for (const name of ['', '.', '..', 'a/b', 'a\0b', 'x'.repeat(256)]) {
+    assert.throws(() => writeEntry(new Writer(), { ...kinds[0], name }))
+  }
+  // flags on a directory, and invalid UTF-8 in a name
+  const w = new Writer(); writeEntry(w, kinds[4]); const b = w.result(); b[3] = 1
+  assert.throws(() => readEntry(new Reader(b)), { code: 'ROTREE_BAD_FORMAT' })
+  const bad = Uint8Array.of(2, 0xc3, 0x28, 1, 0, 0, 0)
+  assert.throws(() => readEntry(new Reader(bad)), { code: 'ROTREE_BAD_FORMAT' })
+})
+
+test('directory pages: sorted bytewise, unsorted or duplicate names refused', async () => {
+  const e = n => ({ name: n, type: 'file', size: 0, mtime: 0, exec: false, inline: new Uint8Array(0) })
+  const { m, put } = memStore()
+  const ref = await buildDirectory([e('b'), e('a'), e('É'), e('Z')], put)
+  const page = decodeDirPage(m.get(ref.hash))
+  assert.deepEqual(page.entries.map(x => x.name), ['Z', 'a', 'b', 'É']) // bytewise UTF-8, not locale order
+  assert.throws(() => decodeDirPage(encodeLeaf([encodeEntry(e('b')), encodeEntry(e('a'))])), { code: 'ROTREE_BAD_FORMAT' })
+  assert.throws(() => decodeDirPage(encodeLeaf([encodeEntry(e('a')), encodeEntry(e('a'))])), { code: 'ROTREE_BAD_FORMAT' })
+  const ok = encodeLeaf([encodeEntry(e('a'))])
+  assert.throws(() => decodeDirPage(Uint8Array.of(...ok, 0)), { code: 'ROTREE_BAD_FORMAT' }) // trailing bytes
+  assert.throws(() => decodeDirPage(ok.subarray(0, ok.length - 1)), { code: 'ROTREE_BAD_FORMAT' })
+  await assert.rejects(buildDirectory([e('a'), e('a')], put))
+})
+
+test('a million-entry directory: lookups touch O(log n) blobs, well under 1 MiB', async () => {
+  const { m, put } = memStore()
+  const h = 'cd'.repeat(32)
+  const entries = Array.from({ length: 1_000_000 }, (_, i) => ({ name: `file-${String(i).padStart(7, '0')}`, type: 'file', size: 5000, mtime: 1, exec: false, chunks: [{ hash: h, size: 5000 }] }))
+  const ref = await buildDirectory(entries, put)
+  assert.equal(ref.entries, 1_000_000)
+  // walk to one name the way the reader does, counting blobs and bytes
+  const target = Buffer.from('file-0765432')
+  let page = decodeDirPage(m.get(ref.hash)); let blobs = 1; let bytes = m.get(ref.hash).length
+  while (page.kind === 'index') {
+    const c = page.children.findLast(c => Buffer.compare(Buffer.from(c.firstNameBytes), target) <= 0)
+    page = decodeDirPage(m.get(c.hash)); blobs++; bytes += m.get(c.hash).length
+  }
+  assert.ok(page.entries.some(x => x.name === 'file-0765432'))
+  assert.ok(blobs <= 4 && bytes < 1024 * 1024, `${blobs} blobs, ${bytes} bytes`)
+})
+
+test('chunk lists: direct up to the limit, then an index tree whose sums are checked', async () => {
+  const { m, put } = memStore()
+  const chunks = Array.from({ length: 5000 }, (_, i) => ({ hash: hex(String(i)), size: 1000 + i }))
+  assert.deepEqual(await buildFileBody(chunks.slice(0, MAX_DIRECT_CHUNKS), put), { chunks: chunks.slice(0, MAX_DIRECT_CHUNKS) })
+  const body = await buildFileBody(chunks, put)
+  assert.ok(body.index.levels >= 2)
+  const top = decodeChunkIndex(m.get(body.index.hash))
+  assert.equal(top.bytes, chunks.reduce((n, c) => n + c.size, 0))
+  const leaves = []
+  for (const c of top.children) leaves.push(...decodeChunkIndex(m.get(c.hash)).children)
+  assert.deepEqual(leaves.map(c => c.hash), chunks.map(c => c.hash))
+})
+
+test('FastCDC: bounds hold, cut points are stable under an insertion', () => {
+  const data = prng(8 * 1024 * 1024, 'cdc')
+  const lens = chunkLengths(data)
+  assert.equal(lens.reduce((a, b) => a + b, 0), data.length)
+  for (const l of lens.slice(0, -1)) assert.ok(l >= CHUNK_MIN && l <= CHUNK_MAX)
+  const cuts = l => { const s = new Set(); let o = 0; for (const x of l) { o += x; s.add(o) } return s }
+  const before = cuts(lens)
+  const edited = Buffer.concat([data.subarray(0, 4e6), Buffer.from('inserted'), data.subarray(4e6)])
+  const after = [...cuts(chunkLengths(edited))].map(o => o > 4e6 ? o - 8 : o)
+  const kept = after.filter(o => before.has(o)).length
+  assert.ok(kept >= before.size - 2, `kept ${kept} of ${before.size} cut points`)
+  // zeros: no cut point in the content, so chunks are CHUNK_MAX
+  assert.deepEqual(chunkLengths(new Uint8Array(3 * CHUNK_MAX)), [CHUNK_MAX, CHUNK_MAX, CHUNK_MAX])
+})
+
+function signed (k, over = {}) {
+  const f = { key: k.publicKey, seq: 7, issued: '2026-01-01T00:00:00.000Z', expires: '2026-01-08T00:00:00.000Z', root: 'ee'.repeat(32), rootSize: 100, rootMtime: 0, ...over }
+  return encodeFsinfo({ ...f, sig: sign(fsinfoMessage(f), k.secretKey) })
+}
+
+test('fsinfo.json: strict fields, signature over the fixed message, time and key checks', () => {
+  const k = generateKeyPair()
+  const now = Date.parse('2026-01-02T00:00:00Z')
+  const text = signed(k)
+  const info = verifyFsinfo(text, { publicKey: k.publicKey, now })
+  assert.equal(info.seq, 7)
+  // re-serialising (whitespace, key order) does not change what was signed
+  const j = JSON.parse(text)
+  const reordered = JSON.stringify(Object.fromEntries(Object.entries(j).reverse()))
+  assert.equal(verifyFsinfo(reordered, { publicKey: k.publicKey, now }).seq, 7)
+  const mut = o => JSON.stringify({ ...j, ...o })
+  assert.throws(() => verifyFsinfo(mut({ seq: 8 }), { publicKey: k.publicKey, now }), { code: 'ROTREE_BAD_SIGNATURE' })
+  assert.throws(() => verifyFsinfo(mut({ rootMtime: 1 }), { publicKey: k.publicKey, now }), { code: 'ROTREE_BAD_SIGNATURE' })
+  assert.throws(() => verifyFsinfo(text, { publicKey: generateKeyPair().publicKey, now }), { code: 'ROTREE_WRONG_KEY' })
+  assert.throws(() => verifyFsinfo(text, { publicKey: k.publicKey, now: Date.parse('2026-01-08T00:00:01Z') }), { code: 'ROTREE_EXPIRED' })
+  assert.equal(verifyFsinfo(text, { publicKey: k.publicKey, now: Date.parse('2026-01-08T00:00:01Z'), graceMs: 60e3 }).seq, 7)
+  assert.throws(() => verifyFsinfo(text, { publicKey: k.publicKey, now: Date.parse('2025-12-31T23:54:00Z') }), { code: 'ROTREE_NOT_YET_VALID' })
+  assert.equal(verifyFsinfo(text, { publicKey: k.publicKey, now: Date.parse('2025-12-31T23:56:00Z') }).seq, 7) // inside the 5 min skew
+  assert.throws(() => decodeFsinfo(mut({ version: 2 })), { code: 'ROTREE_UNSUPPORTED_VERSION' })
+  assert.throws(() => decodeFsinfo(mut({ extra: 1 })), { code: 'ROTREE_BAD_FORMAT' })
+  assert.throws(() => decodeFsinfo(mut({ issued: '2026-01-01T00:00:00Z' })), { code: 'ROTREE_BAD_FORMAT' }) // one spelling only
+  assert.throws(() => decodeFsinfo(mut({ seq: 1.5 })), { code: 'ROTREE_BAD_FORMAT' })
+  assert.throws(() => decodeFsinfo('{"version":1'), { code: 'ROTREE_BAD_FORMAT' })
+  assert.throws(() => decodeFsinfo('x'.repeat(5000)), { code: 'ROTREE_BAD_FORMAT' })
+  assert.throws(() => decodeFsinfo(mut({ expires: j.issued })), { code: 'ROTREE_BAD_FORMAT' })
+})
+
+test('rollback: lower sequence refused, equal with another root is a fork', () => {
+  const info = { seq: 5, root: { hash: 'aa' } }
+  assert.equal(checkRollback(info, null), true)
+  assert.equal(checkRollback(info, { seq: 4, root: 'bb' }), true)
+  assert.equal(checkRollback(info, { seq: 5, root: 'aa' }), false)
+  assert.throws(() => checkRollback(info, { seq: 6, root: 'aa' }), { code: 'ROTREE_ROLLBACK' })
+  assert.throws(() => checkRollback(info, { seq: 5, root: 'bb' }), { code: 'ROTREE_FORK' })
+})
+
+test('blobs: exact size and hash, checked before anything parses them', async () => {
+  const b = Buffer.from('hello')
+  const ref = { hash: hex(b), size: 5 }
+  assert.equal(await verifyBlob(b, ref), b)
+  await assert.rejects(verifyBlob(Buffer.from('hellO'), ref), { code: 'ROTREE_HASH_MISMATCH' })
+  await assert.rejects(verifyBlob(Buffer.from('hell'), ref), { code: 'ROTREE_TRUNCATED' })
+  await assert.rejects(verifyBlob(Buffer.from('hello!'), ref), { code: 'ROTREE_TOO_LARGE' })
+})
