@@ -46,20 +46,39 @@ export class Mirrors {
     throw allFailed(path, errors)
   }
 
-  /** Fetch from every mirror at once; returns the settled results (fsinfo: pick the newest). */
-  async fetchAll (path, cap, check, signal) {
-    return Promise.all(this.list.map(async m => {
-      try {
-        const bytes = await this.transport.get(m.url + path, { cap, timeoutMs: this.timeoutMs, signal })
-        const value = await check(bytes, m.url)
-        m.ok++
-        return { mirror: m.url, value }
-      } catch (err) {
-        if (!MIRROR_FAULT_CODES.has(err.code)) throw err
-        this.fault(m, err)
-        return { mirror: m.url, error: { mirror: m.url, code: err.code, message: err.message, err } }
+  /**
+   * Fetch from every mirror at once (fsinfo.json: the caller picks the newest).
+   * Resolves when all have answered, or `settleMs` after the first good answer,
+   * so one stalled mirror does not hold every open() for the full timeout.
+   * @returns {Promise<({ mirror: string, value: any } | { mirror: string, error: object })[]>}
+   */
+  fetchAll (path, cap, check, { settleMs = Infinity, signal } = {}) {
+    return new Promise((resolve, reject) => {
+      const results = []
+      let pending = this.list.length
+      let timer = null
+      const done = () => { clearTimeout(timer); resolve([...results]) }
+      for (const m of this.list) {
+        this._try(m, path, cap, check, signal).then(r => {
+          results.push(r)
+          if (--pending === 0) return done()
+          if (r.value !== undefined && timer === null && settleMs < Infinity) timer = setTimeout(done, settleMs)
+        }, err => { clearTimeout(timer); reject(err) })
       }
-    }))
+    })
+  }
+
+  async _try (m, path, cap, check, signal) {
+    try {
+      const bytes = await this.transport.get(m.url + path, { cap, timeoutMs: this.timeoutMs, signal })
+      const value = await check(bytes, m.url)
+      m.ok++
+      return { mirror: m.url, value }
+    } catch (err) {
+      if (!MIRROR_FAULT_CODES.has(err.code)) throw err
+      this.fault(m, err)
+      return { mirror: m.url, error: { mirror: m.url, code: err.code, message: err.message, err } }
+    }
   }
 
   fault (m, err) {

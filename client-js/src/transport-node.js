@@ -22,30 +22,44 @@ export function createTransport ({ maxSockets = 16 } = {}) {
   function get (url, o, redirects = 0) {
     return new Promise((resolve, reject) => {
       if (o.signal?.aborted) return reject(new AbortedError('aborted'))
-      const u = new URL(url)
+      let u
+      try { u = new URL(url) } catch { return reject(new MirrorHttpError(`bad URL ${JSON.stringify(url)}`)) }
+      // a mirror (or its redirect) may only send us to http(s)
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') return reject(new MirrorHttpError(`${JSON.stringify(url)} is not an http(s) URL`))
       const mod = u.protocol === 'https:' ? https : http
       stats.requests++
       let done = false
-      const finish = (err, val) => {
-        if (done) return
+      let req = null
+      const settle = () => {
         done = true
         clearTimeout(timer)
         o.signal?.removeEventListener('abort', onAbort)
-        if (err) { req.destroy(); reject(err) } else resolve(val)
+      }
+      const finish = (err, val) => {
+        if (done) return
+        settle()
+        if (err) { req?.destroy(); reject(err) } else resolve(val)
       }
       const timer = setTimeout(() => finish(new TimeoutError(`no complete answer from ${u.origin} within ${o.timeoutMs} ms`)), o.timeoutMs)
       const onAbort = () => finish(new AbortedError('aborted'))
       o.signal?.addEventListener('abort', onAbort)
-      const req = mod.get(u, { agent: agents[u.protocol], headers: { 'accept-encoding': 'identity' } }, res => {
+      try {
+        req = mod.get(u, { agent: agents[u.protocol], headers: { 'accept-encoding': 'identity' } }, onResponse)
+      } catch (err) {
+        return finish(new MirrorNetworkError(`${u.origin}: ${err.code || err.message}`, { cause: err }))
+      }
+      req.on('error', err => finish(new MirrorNetworkError(`${u.origin}: ${err.code || err.message}`, { cause: err })))
+
+      function onResponse (res) {
         const status = res.statusCode
         if (status >= 300 && status < 400 && res.headers.location) {
           res.resume()
           if (redirects >= MAX_REDIRECTS) return finish(new MirrorHttpError(`${u.origin}: too many redirects`, { details: { status } }))
+          let next
+          try { next = new URL(res.headers.location, u).href } catch { return finish(new MirrorHttpError(`${u.origin}: bad redirect Location`, { details: { status } })) }
           // hand over to the next hop: this request is done, its promise follows that one
-          done = true
-          clearTimeout(timer)
-          o.signal?.removeEventListener('abort', onAbort)
-          get(new URL(res.headers.location, u).href, o, redirects + 1).then(resolve, reject)
+          settle()
+          get(next, o, redirects + 1).then(resolve, reject)
           return
         }
         if (status !== 200) {
@@ -67,8 +81,7 @@ export function createTransport ({ maxSockets = 16 } = {}) {
         res.on('end', () => { stats.bytes += n; finish(null, new Uint8Array(buf.buffer, buf.byteOffset, n)) })
         res.on('error', err => finish(new MirrorNetworkError(`${u.origin}: ${err.message}`, { cause: err })))
         res.on('aborted', () => finish(new MirrorNetworkError(`${u.origin} closed the connection mid-body`)))
-      })
-      req.on('error', err => finish(new MirrorNetworkError(`${u.origin}: ${err.code || err.message}`, { cause: err })))
+      }
     })
   }
 

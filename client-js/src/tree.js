@@ -2,7 +2,8 @@
 // file bytes, fetching blobs through Mirrors and accepting them only through
 // verify.js. Every public read pins one root for its whole duration (trust rule 6).
 import {
-  NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError, BadRangeError, AllMirrorsFailedError
+  NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError, BadRangeError, AllMirrorsFailedError,
+  ForkError, RollbackError
 } from './errors.js'
 import {
   verifyFsinfo, verifyBlob, verifyDirPage, verifyChunkIndex, checkPagePlacement, checkChunkIndexPlacement, DEFAULT_SKEW_MS
@@ -24,10 +25,11 @@ import { createTransport, defaultStateDir, stateLocation, toStream } from '#plat
  * @param {string|null} [opts.stateDir] where the highest sequence per key persists; null: memory only
  * @param {number} [opts.timeoutMs=30000] per request
  * @param {number} [opts.concurrency=8] parallel blob fetches
- * @param {number} [opts.readAhead=4] chunks fetched ahead of a streaming read
+ * @param {number} [opts.readAhead=8] chunks fetched ahead of a streaming read
  * @param {number} [opts.cacheBytes=33554432] verified-blob cache
  * @param {number} [opts.skewMs=300000] how far in the future fsinfo.json may be issued
  * @param {number} [opts.graceMs=0] how long after expiry fsinfo.json is still accepted
+ * @param {number} [opts.fsinfoSettleMs=2000] after one mirror's fsinfo.json verifies, how long to wait for the others
  * @param {() => number} [opts.now] clock, for tests
  */
 export async function openTree (address, opts = {}) {
@@ -40,7 +42,7 @@ export class Tree {
   constructor (address, opts = {}) {
     const { url, publicKey } = parseAddress(address)
     this.publicKey = publicKey
-    this.opts = { timeoutMs: 30_000, concurrency: 8, readAhead: 4, cacheBytes: 32 << 20, skewMs: DEFAULT_SKEW_MS, graceMs: 0, now: Date.now, ...opts }
+    this.opts = { timeoutMs: 30_000, concurrency: 8, readAhead: 8, cacheBytes: 32 << 20, skewMs: DEFAULT_SKEW_MS, graceMs: 0, fsinfoSettleMs: 2000, now: Date.now, ...opts }
     this.transport = opts.transport ?? createTransport({ maxSockets: this.opts.concurrency * 2 })
     const urls = [...new Set([url, ...(opts.mirrors ?? []).map(mirrorUrl)])]
     this.mirrors = new Mirrors(urls, { transport: this.transport, timeoutMs: this.opts.timeoutMs })
@@ -67,18 +69,37 @@ export class Tree {
   async refresh () {
     const now = this.opts.now()
     const check = bytes => verifyFsinfo(bytes, { publicKey: this.publicKey, now, skewMs: this.opts.skewMs, graceMs: this.opts.graceMs })
-    const results = await this.mirrors.fetchAll('fsinfo.json', MAX_FSINFO, check)
+    const results = await this.mirrors.fetchAll('fsinfo.json', MAX_FSINFO, check, { settleMs: this.opts.fsinfoSettleMs })
     const errors = results.filter(r => r.error).map(r => r.error)
-    const good = results.filter(r => r.value).sort((a, b) => b.value.seq - a.value.seq)
+    const fault = (mirror, err) => {
+      this.mirrors.fault(this.mirrors.list.find(x => x.url === mirror), err)
+      errors.push({ mirror, code: err.code, message: err.message, err })
+    }
+    // trust rule 2: one sequence number signed over two roots is an attack; believe neither
+    const roots = new Map()
+    for (const { value } of results) if (value) roots.set(value.seq, (roots.get(value.seq) ?? new Set()).add(value.root.hash))
+    // ...unless this reader already accepted one of them: then only the others are forks
+    const seen = [...roots.values()].some(set => set.size > 1) ? await this.state.get(this.publicKey) : null
+    const good = []
+    for (const r of results) {
+      if (!r.value) continue
+      const { seq, root } = r.value
+      if (roots.get(seq).size > 1 && !(seen?.seq === seq && seen.root === root.hash)) {
+        fault(r.mirror, new ForkError(`fsinfo.json sequence ${seq} is signed over ${roots.get(seq).size} different roots on different mirrors`))
+      } else good.push(r)
+    }
+    good.sort((a, b) => b.value.seq - a.value.seq)
     for (const { mirror, value } of good) {
       try {
         await this.state.accept(this.publicKey, value) // rollback / fork check against persisted state
       } catch (err) {
         if (err.code !== 'ROTREE_ROLLBACK' && err.code !== 'ROTREE_FORK') throw err
-        const m = this.mirrors.list.find(x => x.url === mirror)
-        this.mirrors.fault(m, err)
-        errors.push({ mirror, code: err.code, message: err.message, err })
+        fault(mirror, err)
         continue
+      }
+      // trust rule 4: a mirror still serving an older root is stale; report it, use the newest
+      for (const r of good) {
+        if (r.value.seq < value.seq) fault(r.mirror, new RollbackError(`${r.mirror} serves fsinfo.json sequence ${r.value.seq}, older than ${value.seq} from ${mirror}`))
       }
       const changed = !this.current || this.current.root.hash !== value.root.hash
       if (!this.current || value.seq >= this.current.seq) this.current = { ...value, mirror }
@@ -198,10 +219,21 @@ export class Tree {
   // ---- public API -------------------------------------------------------
 
   /** Metadata of a path, following symlinks. */
-  async stat (path) { const r = await this._root(); const { entry } = await this._resolve(r, path, true); return toStat(entry) }
+  async stat (path) { return this._stat(path, true) }
 
   /** Metadata of a path; a final symlink is described, not followed. */
-  async lstat (path) { const r = await this._root(); const { entry } = await this._resolve(r, path, false); return toStat(entry) }
+  async lstat (path) { return this._stat(path, false) }
+
+  async _stat (path, follow) {
+    const r = await this._root()
+    const { entry } = await this._resolve(r, path, follow)
+    if (entry.type === 'dir' && entry.size === undefined) {
+      // the root has no parent entry to carry its count: read it off its top page
+      const top = await this._dirPage(entry.dir, {})
+      entry.size = top.kind === 'leaf' ? top.entries.length : top.children.reduce((n, c) => n + c.entries, 0)
+    }
+    return toStat(entry)
+  }
 
   /**
    * Names in a directory (as fs.readdir), or stat objects with { withFileTypes: true }.
