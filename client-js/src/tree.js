@@ -13,6 +13,7 @@ import { MAX_FSINFO, MAX_SYMLINK_HOPS } from './format/limits.js'
 import { splitPath, joinPath } from './path.js'
 import { Mirrors, allFailed } from './mirrors.js'
 import { LRU, limiter } from './cache.js'
+import { MIRROR_FAULT_CODES } from './errors.js'
 import { SeqStore } from './state.js'
 import { parseAddress, mirrorUrl } from './address.js'
 import { createTransport, defaultStateDir, stateLocation, toStream } from '#platform'
@@ -52,15 +53,13 @@ export class Tree {
     this.inflight = new Map()
     this.limit = limiter(this.opts.concurrency)
     this.current = null
+    this.localFaults = 0 // blobs in opts.blobCache that failed verification
   }
 
   /** The accepted fsinfo.json: { key, seq, issued, expires, root, mirror }. */
-  get info () {
-    const i = this.current
-    return i && { key: i.key, seq: i.seq, issued: i.issued, expires: i.expires, root: i.root.hash, rootSize: i.root.size, mirror: i.mirror }
-  }
+  get info () { return infoOf(this.current) }
 
-  get stats () { return { ...this.transport.stats, cache: this.cache.stats(), mirrors: this.mirrors.health() } }
+  get stats () { return { ...this.transport.stats, cache: this.cache.stats(), localFaults: this.localFaults, mirrors: this.mirrors.health() } }
 
   /**
    * Fetch fsinfo.json from every mirror and adopt the newest one that verifies
@@ -130,11 +129,48 @@ export class Tree {
     let p = this.inflight.get(key)
     if (p) return p
     const check = VERIFY[kind]
-    p = this.limit(() => this.mirrors.fetch('h/' + ref.hash, ref.size, bytes => check(bytes, ref)))
+    p = this.limit(() => this._fetchVerified(ref, check))
       .then(v => { if (cache) this.cache.set(key, v, ref.size); return v })
       .finally(() => this.inflight.delete(key))
     this.inflight.set(key, p)
     return p
+  }
+
+  /**
+   * A local blob cache (opts.blobCache: { get(hash), put(hash, bytes), delete?(hash) },
+   * e.g. the gateway's on-disk store) is tried before the mirrors. What it returns
+   * is verified again like mirror bytes: disks rot (seed 004), and a cache is
+   * only as trustworthy as the check on the way out.
+   */
+  async _fetchVerified (ref, check) {
+    const local = this.opts.blobCache
+    if (local) {
+      const bytes = await local.get(ref.hash)
+      if (bytes) {
+        try { return await check(bytes, ref) } catch (err) {
+          if (!MIRROR_FAULT_CODES.has(err.code)) throw err
+          this.localFaults++
+          await local.delete?.(ref.hash)
+        }
+      }
+    }
+    let raw
+    const value = await this.mirrors.fetch('h/' + ref.hash, ref.size, async bytes => { const v = await check(bytes, ref); raw = bytes; return v })
+    if (local) await local.put(ref.hash, raw)
+    return value
+  }
+
+  /**
+   * A view of this tree pinned to the current root: every call on it reads that
+   * root, even if refresh() adopts a newer one meanwhile (a gateway serves each
+   * request from one root). Caches and mirrors are shared.
+   */
+  snapshot () {
+    const root = this.current
+    const view = Object.create(this)
+    view._root = async () => root
+    Object.defineProperty(view, 'info', { get: () => infoOf(root) })
+    return view
   }
 
   async _dirPage (ref, expect) {
@@ -346,6 +382,10 @@ export class Tree {
 }
 
 const VERIFY = { data: verifyBlob, dir: verifyDirPage, cindex: verifyChunkIndex }
+
+function infoOf (i) {
+  return i && { key: i.key, seq: i.seq, issued: i.issued, expires: i.expires, root: i.root.hash, rootSize: i.root.size, rootMtime: i.rootMtime, mirror: i.mirror }
+}
 
 function bsearch (arr, key, get) {
   let lo = 0; let hi = arr.length - 1
