@@ -7,7 +7,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { BuildInputError } from 'rotree-client/errors'
 import { checkName } from 'rotree-client/src/format/entry.js'
-import { MAX_SYMLINK, MAX_DEPTH } from 'rotree-client/src/format/limits.js'
+import { MAX_SYMLINK, MAX_DEPTH, MAX_PATH } from 'rotree-client/src/format/limits.js'
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
@@ -29,10 +29,12 @@ export async function scan (src, { onBad = 'fail', warn = () => {} } = {}) {
   }
 
   async function visit (abs, rel, name, depth) {
+    // FORMAT.md §2: readers refuse paths past these bounds, so never publish one
+    if (depth > MAX_DEPTH) return bad(rel, `deeper than ${MAX_DEPTH} path components`)
+    if (Buffer.byteLength(rel) > MAX_PATH) return bad(rel.slice(0, 80) + '…', `path longer than ${MAX_PATH} bytes`)
     let st
     try { st = await fs.lstat(abs) } catch (err) { return bad(rel, `cannot stat (${err.code})`) }
     if (st.isDirectory()) {
-      if (depth > MAX_DEPTH) return bad(rel, `deeper than ${MAX_DEPTH} levels`)
       let raw
       try { raw = await fs.readdir(abs, { encoding: 'buffer' }) } catch (err) { return bad(rel, `cannot read directory (${err.code})`) }
       const kids = await Promise.all(raw.map(async nb => {

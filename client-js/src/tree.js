@@ -191,6 +191,7 @@ export class Tree {
   async _lookup (dirEntry, name) {
     const nameBytes = utf8.encode(name)
     let page = await this._dirPage(dirEntry.dir, { entries: dirEntry.entries })
+    let upper // names in this page are below it; the last child inherits its parent's bound
     for (;;) {
       if (page.kind === 'leaf') return bsearch(page.entries, nameBytes, e => e.nameBytes)
       // FORMAT.md §4.4: the child whose range [firstName, next firstName) holds the name
@@ -202,7 +203,8 @@ export class Tree {
         if (compareBytes(cs[mid].firstNameBytes, nameBytes) <= 0) lo = mid; else hi = mid - 1
       }
       const c = cs[lo]
-      page = await this._dirPage(c, { level: page.level - 1, firstNameBytes: c.firstNameBytes, nextNameBytes: cs[lo + 1]?.firstNameBytes, entries: c.entries })
+      upper = cs[lo + 1]?.firstNameBytes ?? upper
+      page = await this._dirPage(c, { level: page.level - 1, firstNameBytes: c.firstNameBytes, nextNameBytes: upper, entries: c.entries })
     }
   }
 
@@ -213,7 +215,7 @@ export class Tree {
       if (page.kind === 'leaf') { yield * page.entries; return }
       const cs = page.children
       for (let i = 0; i < cs.length; i++) {
-        yield * walk(self, cs[i], { level: page.level - 1, firstNameBytes: cs[i].firstNameBytes, nextNameBytes: cs[i + 1]?.firstNameBytes, entries: cs[i].entries })
+        yield * walk(self, cs[i], { level: page.level - 1, firstNameBytes: cs[i].firstNameBytes, nextNameBytes: cs[i + 1]?.firstNameBytes ?? expect.nextNameBytes, entries: cs[i].entries })
       }
     }
     yield * walk(this, dirEntry.dir, { entries: dirEntry.entries })

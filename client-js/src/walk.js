@@ -25,7 +25,7 @@ export async function walkTree (root, load, onRef, { concurrency = 8 } = {}) {
     checkPagePlacement(page, expect)
     if (page.kind === 'index') {
       const cs = page.children
-      await Promise.all(cs.map((c, i) => dir(c, { level: page.level - 1, firstNameBytes: c.firstNameBytes, nextNameBytes: cs[i + 1]?.firstNameBytes, entries: c.entries }, path)))
+      await Promise.all(cs.map((c, i) => dir(c, { level: page.level - 1, firstNameBytes: c.firstNameBytes, nextNameBytes: cs[i + 1]?.firstNameBytes ?? expect.nextNameBytes, entries: c.entries }, path)))
       return
     }
     await Promise.all(page.entries.map(e => entry(e, path + '/' + e.name)))

@@ -3,8 +3,8 @@
 // them, so an insertion changes only the chunks around it.
 //
 // GEAR[i] = first 4 bytes (big-endian) of SHA-256("rotree-gear" || byte i). It is
-// pinned as a constant so the chunker needs no hash at load time; test/format
-// recomputes it from that definition.
+// pinned as a constant so the chunker needs no hash at load time;
+// test/vectors/vectors.test.js recomputes it from that definition.
 import { CHUNK_MIN, CHUNK_AVG, CHUNK_MAX } from './limits.js'
 import { GEAR } from './gear.js'
 

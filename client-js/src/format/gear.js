@@ -1,4 +1,4 @@
-// GEAR table for FORMAT.md §5 (generated; test/format/cdc.test.js checks it)
+// GEAR table for FORMAT.md §5 (generated; test/vectors/vectors.test.js checks it)
 export const GEAR = Uint32Array.of(
   0x8cd5d8e6, 0x6fc9ab16, 0x3dc2cf87, 0xd2cb9865, 0x607d8091, 0x7fcc3467, 0xb5e2d71a, 0xafdd93ac,
   0x77cf8f62, 0x6f346559, 0x3e24dd77, 0x8094e346, 0x3da5094b, 0xc8de3d1e, 0x43420f91, 0xc0f785cb,
