@@ -3,25 +3,28 @@
 // `rotree: CODE: message` (a stack trace only with --debug).
 import { parseArgs } from 'node:util'
 import { UsageError } from 'rotree-client/errors'
-import { COMMANDS } from './commands.js'
+import { COMMAND_NAMES, loadCommand } from './commands.js'
 
-const USAGE = `rotree: publish a directory as a signed, content-addressed tree; read it back verified
+async function usage () {
+  const cmds = (await Promise.all(COMMAND_NAMES.map(loadCommand))).filter(Boolean)
+  return `rotree: publish a directory as a signed, content-addressed tree; read it back verified
 
 usage: rotree <command> [options]
 
 commands:
-${Object.entries(COMMANDS).map(([n, c]) => `  ${c.usage.padEnd(58)} ${c.summary}`).join('\n')}
+${cmds.map(c => `  ${c.usage.padEnd(58)} ${c.summary}`).join('\n')}
 
 ADDR is <mirror-url>#<public-key>. Run 'rotree <command> --help' for a command's options.
 `
+}
 
 export async function main (argv, io = { stdout: process.stdout, stderr: process.stderr }) {
   const debug = argv.includes('--debug')
   const [name, ...rest] = argv.filter(a => a !== '--debug')
-  if (!name || name === '--help' || name === '-h' || name === 'help') { io.stdout.write(USAGE); return name ? 0 : 2 }
+  if (!name || name === '--help' || name === '-h' || name === 'help') { (name ? io.stdout : io.stderr).write(await usage()); return name ? 0 : 2 }
   if (name === '--version') { io.stdout.write('rotree 0.1.0\n'); return 0 }
-  const cmd = COMMANDS[name]
-  if (!cmd) { io.stderr.write(`rotree: unknown command ${JSON.stringify(name)}\n\n${USAGE}`); return 2 }
+  const cmd = await loadCommand(name)
+  if (!cmd) { io.stderr.write(`rotree: unknown command ${JSON.stringify(name)}\n\n${await usage()}`); return 2 }
   const help = `usage: rotree ${cmd.usage}\n\n${cmd.summary}\n\noptions:\n${Object.entries(cmd.options ?? {}).map(([k, v]) => `  --${k}${v.type === 'string' ? ' ' + (v.arg ?? 'VALUE') : ''}`.padEnd(26) + ' ' + v.help).join('\n')}\n  --debug                  print stack traces\n  --help                   this text\n`
   let args
   try {

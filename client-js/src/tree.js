@@ -59,6 +59,9 @@ export class Tree {
   /** The accepted fsinfo.json: { key, seq, issued, expires, root, mirror }. */
   get info () { return infoOf(this.current) }
 
+  /** The exact bytes of the accepted fsinfo.json (Uint8Array). */
+  get fsinfoBytes () { return this.current?.raw }
+
   get stats () { return { ...this.transport.stats, cache: this.cache.stats(), localFaults: this.localFaults, mirrors: this.mirrors.health() } }
 
   /**

@@ -33,6 +33,7 @@ export function verifyFsinfo (bytes, { publicKey, now = Date.now(), skewMs = DEF
   if (info.issuedMs > now + skewMs) {
     throw new NotYetValidError(`fsinfo.json issued at ${info.issued}, ahead of the reader clock ${new Date(now).toISOString()} by more than ${skewMs / 1000}s: check this machine's clock`, { details: { issued: info.issued, now } })
   }
+  info.raw = bytes // the exact bytes that verified: what `pull` republishes
   return info
 }
 

@@ -138,7 +138,7 @@ test('SFSRO Fig. 6 and Fig. 10 request counts (P4, P5)', { timeout: 60_000 }, as
   const addr = address(srv.url, key.publicKey)
 
   // P4: read all 1,000 files (SFSRO: 2,101 RPCs; target ≤ 25 HTTP requests)
-  const { getPath } = await import('../../cli/get.js')
+  const { getPath } = await import('../../cli/download.js')
   const tree = await openTree(addr, { stateDir: null }); t.after(() => tree.close())
   await getPath(tree, '/', path.join(dir, 'copy'))
   const p4 = tree.stats.requests

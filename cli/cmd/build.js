@@ -1,0 +1,42 @@
+// rotree build
+import { UsageError } from 'rotree-client/errors'
+import { readKeyFile } from '../../builder/keys.js'
+import { build } from '../../builder/build.js'
+import { parseDuration } from '../../builder/duration.js'
+import { progressBar, fmtBytes } from '../progress.js'
+import { positiveInt } from '../common.js'
+
+export default {
+  usage: 'build SRC OUT --key KEYFILE [--ttl 7d]',
+  summary: 'build or update the published folder OUT from directory SRC',
+  positionals: [2, 2],
+  options: {
+    key: { type: 'string', arg: 'KEYFILE', help: 'secret key file (from rotree keygen); required' },
+    ttl: { type: 'string', arg: 'DURATION', help: 'how long the signed root is valid: 30m, 12h, 7d, 2w (default 7d)' },
+    'skip-bad': { type: 'boolean', help: 'skip input that cannot be published (special files, bad names, escaping symlinks) instead of failing' },
+    jobs: { type: 'string', arg: 'N', help: 'files read in parallel (default 4)' },
+    'no-fsync': { type: 'boolean', help: 'do not fsync blobs and fsinfo.json (faster; not crash-safe)' },
+    json: { type: 'boolean', help: 'print the result as JSON' }
+  },
+  async run ([src, out], v, io) {
+    if (!v.key) throw new UsageError('--key KEYFILE is required')
+    const ttlMs = parseDuration(v.ttl ?? '7d')
+    if (!ttlMs) throw new UsageError(`--ttl ${v.ttl}: expected a duration such as 30m, 12h, 7d`)
+    const key = await readKeyFile(v.key)
+    if (key.warning) io.stderr.write(`rotree: warning: ${key.warning}\n`)
+    const bar = progressBar({ label: 'build', stream: io.stderr })
+    const r = await build({
+      src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'],
+      jobs: v.jobs ? positiveInt(v.jobs, 'jobs') : undefined,
+      onProgress: p => bar.update(p.done, p.total, `${p.files} files`),
+      warn: m => io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}rotree: warning: ${m}\n`)
+    })
+    bar.done()
+    if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
+    io.stdout.write(`built ${out}: ${r.files} files, ${r.dirs} dirs, ${r.symlinks} symlinks, ${fmtBytes(r.bytes)}\n` +
+      `  new blobs ${r.blobs.written} (${fmtBytes(r.blobs.writtenBytes)}), reused ${r.blobs.reused}` +
+      (r.skipped.length ? `, skipped ${r.skipped.length}` : '') + ` in ${(r.ms / 1000).toFixed(1)} s\n` +
+      `  seq ${r.seq}, root ${r.root}, expires ${r.expires}\n` +
+      `  address: <mirror-url>#${r.publicKey}\n`)
+  }
+}

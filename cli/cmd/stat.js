@@ -1,0 +1,22 @@
+// rotree stat
+import { READER_OPTIONS, withTree, publicStat } from '../common.js'
+
+export default {
+  usage: 'stat ADDR PATH',
+  summary: 'show verified metadata of a path',
+  positionals: [2, 2],
+  options: { ...READER_OPTIONS, json: { type: 'boolean', help: 'print JSON' } },
+  async run ([addr, p], v, io) {
+    await withTree(addr, v, async tree => {
+      const s = publicStat(await tree.lstat(p))
+      const i = tree.info
+      const out = { path: p, ...s, tree: { key: i.key, seq: i.seq, root: i.root, expires: i.expires } }
+      if (v.json) { io.stdout.write(JSON.stringify(out, null, 2) + '\n'); return }
+      for (const [k, val] of Object.entries(out)) {
+        if (k === 'tree') continue
+        io.stdout.write(`${k.padEnd(8)} ${val}\n`)
+      }
+      io.stdout.write(`verified seq ${i.seq}, root ${i.root}, expires ${i.expires}\n`)
+    })
+  }
+}
