@@ -1,0 +1,29 @@
+// Server-side cost of a load run: CPU seconds and RSS of a process, read from
+// /proc (DESIGN.md: report CPU time per request beside req/s, because the load
+// generator is often the limit on 2 cores).
+import fs from 'node:fs'
+
+const CLK_TCK = 100 // sysconf(_SC_CLK_TCK) on Linux x86_64
+
+/** CPU seconds (user + system) used so far by pid and, optionally, its children that exited. */
+export function cpuSeconds (pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  // fields after "(comm) ": state=0 … utime=11 stime=12
+  return (Number(f[11]) + Number(f[12])) / CLK_TCK
+}
+
+/** Resident set size in bytes. */
+export function rssBytes (pid) {
+  const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(/VmRSS:\s+(\d+) kB/.exec(s)[1]) * 1024
+}
+
+/** CPU seconds of several pids (nginx master + workers). */
+export function cpuOf (pids) { return pids.reduce((n, p) => n + cpuSeconds(p), 0) }
+
+export function median (xs) {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
+}

@@ -1,0 +1,85 @@
+// Results: bench/results/<id>.json per figure, rendered into
+// docs/BENCHMARKS.md (a table per figure, with the command that made it and
+// the baseline from the same run) and docs/bench/<id>.svg (a bar chart).
+import fs from 'node:fs/promises'
+import path from 'node:path'
+
+const ROOT = new URL('../../', import.meta.url).pathname
+export const RESULTS = path.join(ROOT, 'bench/results')
+
+/**
+ * @typedef {{ label: string, value: number, baseline: number, baselineLabel: string, unit: string,
+ *   higherIsBetter?: boolean, note?: string }} Row   ratio = value / baseline
+ * @typedef {{ id: string, title: string, command: string, target?: string, met?: boolean|null,
+ *   rows: Row[], notes?: string[], machine?: string, date?: string }} Figure
+ */
+
+export async function saveFigure (fig) {
+  await fs.mkdir(RESULTS, { recursive: true })
+  fig.date ??= new Date().toISOString()
+  fig.machine ??= await machine()
+  await fs.writeFile(path.join(RESULTS, fig.id + '.json'), JSON.stringify(fig, null, 2) + '\n')
+}
+
+async function machine () {
+  const os = await import('node:os')
+  return `${os.cpus().length} × ${os.cpus()[0]?.model?.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`
+}
+
+const fmt = v => !Number.isFinite(v) ? '—' : Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en-US') : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2)
+
+export function ratioOf (r) { return r.baseline ? r.value / r.baseline : NaN }
+
+export function figureMarkdown (fig) {
+  const lines = [`## ${fig.id}: ${fig.title}`, '']
+  if (fig.target) lines.push(`Target: ${fig.target}. **${fig.met === true ? 'Met' : fig.met === false ? 'Not met' : 'Not judged'}.**`, '')
+  lines.push('| case | rotree | baseline | ratio |', '|---|---:|---:|---:|')
+  for (const r of fig.rows) {
+    lines.push(`| ${r.label} | ${fmt(r.value)} ${r.unit} | ${fmt(r.baseline)} ${r.unit} (${r.baselineLabel}) | ${fmt(ratioOf(r))}×${r.note ? ' ' + r.note : ''} |`)
+  }
+  lines.push('', `![${fig.id}](bench/${fig.id}.svg)`, '', `Command: \`${fig.command}\` (${fig.date?.slice(0, 10)}, ${fig.machine})`)
+  for (const n of fig.notes ?? []) lines.push('', n)
+  return lines.join('\n')
+}
+
+/** A horizontal bar chart: each row's value beside its baseline. */
+export function figureSvg (fig) {
+  const rowH = 34; const left = 260; const width = 760; const barW = width - left - 90
+  const h = 50 + fig.rows.length * rowH + 30
+  const max = Math.max(...fig.rows.flatMap(r => [r.value, r.baseline]).filter(Number.isFinite), 1e-9)
+  const esc = s => String(s).replace(/[&<>"]/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c])
+  const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${h}" font-family="sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="10" y="22" font-size="15" font-weight="bold">${esc(fig.id + ': ' + fig.title)}</text>`,
+    `<rect x="${left}" y="30" width="12" height="10" fill="#2b6cb0"/><text x="${left + 16}" y="39">rotree</text>`,
+    `<rect x="${left + 80}" y="30" width="12" height="10" fill="#a0aec0"/><text x="${left + 96}" y="39">baseline</text>`]
+  fig.rows.forEach((r, i) => {
+    const y = 50 + i * rowH
+    const w = v => Number.isFinite(v) ? Math.max(1, v / max * barW) : 0
+    out.push(`<text x="${left - 8}" y="${y + 14}" text-anchor="end">${esc(r.label.slice(0, 40))}</text>`,
+      `<rect x="${left}" y="${y}" width="${w(r.value)}" height="12" fill="#2b6cb0"/>`,
+      `<text x="${left + w(r.value) + 4}" y="${y + 10}">${esc(fmt(r.value) + ' ' + r.unit)}</text>`,
+      `<rect x="${left}" y="${y + 14}" width="${w(r.baseline)}" height="12" fill="#a0aec0"/>`,
+      `<text x="${left + w(r.baseline) + 4}" y="${y + 24}">${esc(fmt(r.baseline) + ' (' + fmt(ratioOf(r)) + '×)')}</text>`)
+  })
+  out.push('</svg>')
+  return out.join('\n')
+}
+
+/** Rebuild docs/BENCHMARKS.md and the charts from every result file. */
+export async function render ({ intro = '' } = {}) {
+  const files = (await fs.readdir(RESULTS).catch(() => [])).filter(f => f.endsWith('.json')).sort(byFigure)
+  const figs = await Promise.all(files.map(async f => JSON.parse(await fs.readFile(path.join(RESULTS, f), 'utf8'))))
+  await fs.mkdir(path.join(ROOT, 'docs/bench'), { recursive: true })
+  for (const fig of figs) await fs.writeFile(path.join(ROOT, 'docs/bench', fig.id + '.svg'), figureSvg(fig) + '\n')
+  const summary = ['| figure | target | status |', '|---|---|---|',
+    ...figs.filter(f => f.target).map(f => `| ${f.id} | ${f.target} | ${f.met === true ? 'met' : f.met === false ? '**not met**' : 'not judged'} |`)]
+  const md = ['# Benchmarks', '', intro, '', ...summary, '', ...figs.map(figureMarkdown).flatMap(s => [s, ''])].join('\n')
+  await fs.writeFile(path.join(ROOT, 'docs/BENCHMARKS.md'), md)
+  return figs
+}
+
+function byFigure (a, b) {
+  const k = s => { const m = /^P(\d+)/.exec(s); return m ? Number(m[1]) : 100 }
+  return k(a) - k(b) || a.localeCompare(b)
+}

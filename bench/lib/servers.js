@@ -1,0 +1,91 @@
+// The servers a benchmark compares, each started as its own process on a
+// loopback port so its CPU can be read from /proc: the embedded server
+// (`rotree serve`), nginx from `rotree nginx-config`, and express.static.
+import { spawn, execFileSync } from 'node:child_process'
+import fs from 'node:fs/promises'
+import net from 'node:net'
+import path from 'node:path'
+import os from 'node:os'
+
+const ROOT = new URL('../../', import.meta.url).pathname
+const BIN = path.join(ROOT, 'bin/rotree.js')
+
+export async function freePort () {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
+    s.on('error', reject)
+  })
+}
+
+async function waitPort (port, proc, ms = 10_000) {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}`)
+    const ok = await new Promise(resolve => {
+      const s = net.connect(port, '127.0.0.1', () => { s.end(); resolve(true) })
+      s.on('error', () => resolve(false))
+    })
+    if (ok) return
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+  throw new Error(`nothing listening on ${port}`)
+}
+
+function stopper (proc) {
+  return () => new Promise(resolve => {
+    if (proc.exitCode !== null) return resolve()
+    proc.once('exit', resolve); proc.kill('SIGTERM')
+    setTimeout(() => proc.kill('SIGKILL'), 3000).unref()
+  })
+}
+
+/** `rotree serve DIR` in its own process. */
+export async function startRotreeServe (dir) {
+  const port = await freePort()
+  const proc = spawn(process.execPath, [BIN, 'serve', dir, '--port', String(port)], { stdio: 'ignore' })
+  await waitPort(port, proc)
+  return { url: `http://127.0.0.1:${port}/`, pids: [proc.pid], stop: stopper(proc), name: 'rotree serve' }
+}
+
+/** express.static over DIR, the framework baseline. */
+export async function startExpressStatic (dir) {
+  const port = await freePort()
+  const code = `import express from 'express'; const app = express(); app.use(express.static(${JSON.stringify(path.resolve(dir))}, { etag: true })); app.listen(${port}, '127.0.0.1')`
+  const proc = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: 'ignore', cwd: ROOT })
+  await waitPort(port, proc)
+  return { url: `http://127.0.0.1:${port}/`, pids: [proc.pid], stop: stopper(proc), name: 'express.static' }
+}
+
+/**
+ * nginx with one worker, from the config `rotree nginx-config --full` prints
+ * for OUT (a published folder). `plainRoot` serves any folder the same way,
+ * for baselines that need plain files (e.g. a 100 MB file as one file).
+ */
+export async function startNginx (dir, { plain = false } = {}) {
+  const port = await freePort()
+  // run as root, nginx's worker drops to 'nobody': let it read the (mkdtemp 0700) tree
+  if (process.getuid?.() === 0) execFileSync('chmod', ['-R', 'a+rX', path.dirname(path.resolve(dir))])
+  const prefix = await fs.mkdtemp(path.join(os.tmpdir(), 'rotree-nginx-'))
+  let conf
+  if (plain) {
+    conf = `worker_processes 1; daemon off; pid ${prefix}/nginx.pid; error_log ${prefix}/error.log;
+events { worker_connections 1024; }
+http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
+  client_body_temp_path ${prefix}/tmp; proxy_temp_path ${prefix}/tmp; fastcgi_temp_path ${prefix}/tmp; uwsgi_temp_path ${prefix}/tmp; scgi_temp_path ${prefix}/tmp;
+  default_type application/octet-stream;
+  server { listen 127.0.0.1:${port}; root ${path.resolve(dir)}; } }\n`
+  } else {
+    conf = execFileSync(process.execPath, [BIN, 'nginx-config', dir, '--listen', `127.0.0.1:${port}`, '--full', '--prefix', prefix]).toString()
+    if (!/daemon\s+off/.test(conf)) conf = 'daemon off;\n' + conf
+    conf = conf.replace(/access_log\s+[^;]+;/g, 'access_log off;') // logging every request would measure the disk
+  }
+  await fs.mkdir(path.join(prefix, 'tmp'), { recursive: true })
+  await fs.mkdir(path.join(prefix, 'logs'), { recursive: true })
+  await fs.writeFile(path.join(prefix, 'nginx.conf'), conf)
+  const proc = spawn('/usr/sbin/nginx', ['-p', prefix, '-c', path.join(prefix, 'nginx.conf')], { stdio: 'ignore' })
+  await waitPort(port, proc)
+  // the master and its one worker
+  const kids = execFileSync('ps', ['-o', 'pid=', '--ppid', String(proc.pid)]).toString().trim().split(/\s+/).map(Number).filter(Boolean)
+  const stop = stopper(proc)
+  return { url: `http://127.0.0.1:${port}/`, pids: [proc.pid, ...kids], stop: async () => { await stop(); await fs.rm(prefix, { recursive: true, force: true }) }, name: 'nginx' }
+}

@@ -1,0 +1,64 @@
+// P1: the embedded server against nginx (1 worker, from `rotree nginx-config`)
+// and express.static on the same published folder: 1 KiB, 16 KiB and 1 MiB
+// blobs, keep-alive, 1 to 256 connections. Server CPU per request is the
+// figure that matters when autocannon, not the server, is the limit.
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { createHash, randomBytes } from 'node:crypto'
+import { load } from './lib/load.js'
+import { median } from './lib/proc.js'
+import { startRotreeServe, startNginx, startExpressStatic } from './lib/servers.js'
+import { tmpdir } from '../test/helpers/fixtures.js'
+
+export const id = 'P1'
+
+export async function run ({ quick = false } = {}) {
+  const dir = await tmpdir('rotree-bench-p1-')
+  await fs.mkdir(path.join(dir, 'h'))
+  const sizes = quick ? [16 * 1024] : [1024, 16 * 1024, 1024 * 1024]
+  const conns = quick ? [16] : [1, 16, 64, 256]
+  const reps = quick ? 1 : 3
+  const durationS = quick ? 3 : 5
+  const blobs = {}
+  for (const s of sizes) {
+    const b = randomBytes(s); const h = createHash('sha256').update(b).digest('hex')
+    await fs.writeFile(path.join(dir, 'h', h), b); blobs[s] = h
+  }
+  const servers = [await startRotreeServe(dir), await startNginx(dir), await startExpressStatic(dir)]
+  const rows = []; const raw = []
+  try {
+    for (const s of sizes) {
+      for (const c of conns) {
+        const res = {}
+        for (const srv of servers) {
+          const url = srv.url + 'h/' + blobs[s]
+          await load({ url, connections: c, durationS: 1, pids: srv.pids }) // warm caches
+          const runs = []
+          for (let i = 0; i < reps; i++) runs.push(await load({ url, connections: c, durationS, pids: srv.pids }))
+          res[srv.name] = { rps: median(runs.map(r => r.rps)), cpuPerReqUs: median(runs.map(r => r.cpuPerReqUs)), share: median(runs.map(r => r.serverCpuShare)), generatorBound: runs.every(r => r.generatorBound), errors: runs.reduce((n, r) => n + r.errors + r.non2xx, 0) }
+          raw.push({ size: s, connections: c, server: srv.name, ...res[srv.name] })
+        }
+        const label = `${s >= 1048576 ? s / 1048576 + ' MiB' : s / 1024 + ' KiB'}, ${c} conn`
+        const r = res['rotree serve']; const n = res.nginx; const e = res['express.static']
+        rows.push({ label: label + ': CPU/request', value: r.cpuPerReqUs, baseline: n.cpuPerReqUs, baselineLabel: 'nginx', unit: 'µs', higherIsBetter: false })
+        rows.push({ label: label + ': req/s', value: r.rps, baseline: n.rps, baselineLabel: 'nginx', unit: 'req/s', note: r.generatorBound && n.generatorBound ? '(load generator bound)' : '' })
+        rows.push({ label: label + ': req/s vs express.static', value: r.rps, baseline: e.rps, baselineLabel: 'express.static', unit: 'req/s' })
+      }
+    }
+  } finally {
+    for (const s of servers) await s.stop()
+    await fs.rm(dir, { recursive: true, force: true })
+  }
+  const k16 = rows.filter(r => r.label.startsWith('16 KiB') && r.label.endsWith('CPU/request'))
+  const worst = Math.max(...k16.map(r => r.value / r.baseline))
+  return {
+    id, title: 'embedded server vs nginx and express.static',
+    command: `npm run bench${quick ? ':quick' : ''} -- P1`,
+    target: 'server CPU per 16 KiB request ≤ 1.7× nginx',
+    met: worst <= 1.7,
+    rows,
+    raw,
+    notes: [`Ratios are rotree ÷ baseline; for CPU per request lower is better. Worst 16 KiB CPU ratio: ${worst.toFixed(2)}×. ` +
+      'autocannon runs in this process on the same 2 cores; rows marked "load generator bound" had the servers below 85% of a core, so their req/s measure autocannon, and CPU per request is the comparison that holds.']
+  }
+}
