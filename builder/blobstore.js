@@ -48,12 +48,18 @@ export class BlobStore {
     const tmp = path.join(this.dir, TMP_PREFIX + hash.slice(0, 16) + '-' + randomBytes(6).toString('hex'))
     const fh = await fs.open(tmp, 'wx', 0o644)
     try {
-      await fh.writeFile(bytes)
-      if (this.fsync) await fh.datasync()
-    } finally {
-      await fh.close()
+      try {
+        await fh.writeFile(bytes)
+        if (this.fsync) await fh.datasync()
+      } finally {
+        await fh.close()
+      }
+      await fs.rename(tmp, path.join(this.dir, hash))
+    } catch (err) {
+      // a full disk (ENOSPC) must not leave a partial temp file eating the space a retry needs
+      await fs.rm(tmp, { force: true })
+      throw err
     }
-    await fs.rename(tmp, path.join(this.dir, hash))
     this.have.add(hash)
     this.stats.written++; this.stats.writtenBytes += bytes.length
   }

@@ -2,7 +2,7 @@
 // bytes that fail verification is skipped for the next and reported. When all
 // fail, the error names each mirror and what it did. Nothing here decides what
 // is valid: the caller's `check` (from verify.js) does.
-import { AllMirrorsFailedError, MIRROR_FAULT_CODES } from './errors.js'
+import { AllMirrorsFailedError, MIRROR_FAULT_CODES, RotreeError } from './errors.js'
 
 const PENALTY_MS = 30_000
 
@@ -102,7 +102,8 @@ export function allFailed (path, errors) {
   const what = errors.map(e => `${e.mirror}: ${e.code} (${e.message})`).join('; ')
   const list = errors.map(({ mirror, code, message }) => ({ mirror, code, message }))
   const first = errors[0]?.err
-  if (first && errors.every(e => e.code === first.code)) {
+  // reuse the cause's class only when it is ours: a plain Error from a custom transport would lose its code
+  if (first instanceof RotreeError && errors.every(e => e.code === first.code)) {
     const E = first.constructor
     return new E(errors.length === 1 ? `${first.message} [${errors[0].mirror}]` : `every mirror failed for ${path}: ${what}`, { cause: first, details: { errors: list } })
   }
