@@ -17,7 +17,8 @@ const FIGURES = {
   P4: './p4-fig6.js',
   P5: './p5-fig10.js',
   Fig7: './fig7.js',
-  Fig9: './fig9.js'
+  Fig9: './fig9.js',
+  peers: './peers.js'
 }
 
 const args = process.argv.slice(2)
