@@ -15,7 +15,7 @@ import { limiter } from 'rotree-client/src/cache.js'
  * @param {{ jobs?: number, onProgress?: (done: number, total: number) => void }} [o]
  * @returns {Promise<{ files: number, dirs: number, symlinks: number, bytes: number }>}
  */
-export async function getPath (tree, src, dest, { jobs = 4, onProgress = () => {} } = {}) {
+export async function getPath (tree, src, dest, { jobs = 8, onProgress = () => {} } = {}) {
   const top = await tree.stat(src)
   const counts = { files: 0, dirs: 0, symlinks: 0, bytes: 0 }
   // a first walk lists everything (directory pages land in the cache) so progress has a total
@@ -51,13 +51,29 @@ async function walk (tree, src, dest) {
   return out
 }
 
+// Files up to this size are read whole (verified) and written in one call;
+// streaming each small file cost more in stream plumbing than in I/O.
+const WHOLE_MAX = 1 << 20
+
 async function getFile (tree, src, dest, s, progress) {
   const tmp = path.join(path.dirname(dest), `.${path.basename(dest)}.rotree-partial`)
+  const mode = s.exec ? 0o755 : 0o644
   try {
-    const counter = async function * (source) { for await (const b of source) { progress(b.length); yield b } }
-    await pipeline(tree.createReadStream(src), counter, createWriteStream(tmp, { mode: s.exec ? 0o755 : 0o644 }))
-    await fs.chmod(tmp, s.exec ? 0o755 : 0o644)
-    await fs.utimes(tmp, fsTime(s), fsTime(s))
+    if (s.size <= WHOLE_MAX) {
+      const bytes = await tree.readFile(src)
+      const fh = await fs.open(tmp, 'w', mode)
+      try {
+        await fh.writeFile(bytes)
+        await fh.chmod(mode) // exact mode whatever the umask
+        await fh.utimes(fsTime(s), fsTime(s))
+      } finally { await fh.close() }
+      progress(bytes.length)
+    } else {
+      const counter = async function * (source) { for await (const b of source) { progress(b.length); yield b } }
+      await pipeline(tree.createReadStream(src), counter, createWriteStream(tmp, { mode }))
+      await fs.chmod(tmp, mode)
+      await fs.utimes(tmp, fsTime(s), fsTime(s))
+    }
     await fs.rename(tmp, dest)
   } catch (err) {
     await fs.rm(tmp, { force: true })

@@ -12,7 +12,7 @@ export default {
   options: {
     ...READER_OPTIONS,
     output: { type: 'string', short: 'o', arg: 'DEST', help: 'where to write (default: the last path component)' },
-    jobs: { type: 'string', arg: 'N', help: 'files fetched in parallel (default 4)' }
+    jobs: { type: 'string', arg: 'N', help: 'files fetched in parallel (default 8)' }
   },
   async run ([addr, p], v, io) {
     const dest = v.output ?? path.posix.basename(path.posix.normalize('/' + p))
