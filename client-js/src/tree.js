@@ -2,18 +2,17 @@
 // file bytes, fetching blobs through Mirrors and accepting them only through
 // verify.js. Every public read pins one root for its whole duration (trust rule 6).
 import {
-  NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError, BadRangeError, AllMirrorsFailedError,
-  ForkError, RollbackError
+  NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError, BadRangeError, ForkError, RollbackError,
+  MIRROR_FAULT_CODES
 } from './errors.js'
 import {
   verifyFsinfo, verifyBlob, verifyDirPage, verifyChunkIndex, checkPagePlacement, checkChunkIndexPlacement, DEFAULT_SKEW_MS
 } from './verify.js'
-import { compareBytes, utf8, concat } from './format/bytes.js'
+import { compareBytes, utf8 } from './format/bytes.js'
 import { MAX_FSINFO, MAX_SYMLINK_HOPS } from './format/limits.js'
 import { splitPath, joinPath } from './path.js'
 import { Mirrors, allFailed } from './mirrors.js'
 import { LRU, limiter } from './cache.js'
-import { MIRROR_FAULT_CODES } from './errors.js'
 import { SeqStore } from './state.js'
 import { parseAddress, mirrorUrl } from './address.js'
 import { createTransport, defaultStateDir, stateLocation, toStream } from '#platform'
@@ -415,4 +414,3 @@ export function toStat (e) {
   return s
 }
 
-export { concat, AllMirrorsFailedError }
