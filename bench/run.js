@@ -13,12 +13,14 @@ Server CPU time per request is read from \`/proc/<pid>/stat\`. Regenerate with
 
 const FIGURES = {
   P1: './p1-server.js',
+  P2: './gateway.js',
   P3: './p3-client.js',
   P4: './p4-fig6.js',
   P5: './p5-fig10.js',
   Fig7: './fig7.js',
   Fig9: './fig9.js',
-  peers: './peers.js'
+  peers: './peers.js',
+  P9: ['./gateway.js', 'runP9']
 }
 
 const args = process.argv.slice(2)
@@ -30,8 +32,8 @@ for (const id of ids) {
   if (!FIGURES[id]) { console.error(`unknown figure ${id}; known: ${Object.keys(FIGURES).join(', ')}`); process.exit(2) }
   const t = Date.now()
   process.stderr.write(`${id} … `)
-  const mod = await import(FIGURES[id])
-  const fig = await mod.run({ quick })
+  const [file, fn = 'run'] = [FIGURES[id]].flat()
+  const fig = await (await import(file))[fn]({ quick })
   await saveFigure(fig)
   process.stderr.write(`${((Date.now() - t) / 1000).toFixed(0)} s${fig.target ? (fig.met ? ' (target met)' : ' (target NOT met)') : ''}\n`)
 }

@@ -52,7 +52,8 @@ export class Tree {
     this.inflight = new Map()
     this.limit = limiter(this.opts.concurrency)
     this.current = null
-    this.localFaults = 0 // blobs in opts.blobCache that failed verification
+    // shared with snapshot() views (they inherit this object, so counts land here)
+    this.counters = { localFaults: 0 } // blobs in opts.blobCache that failed verification
   }
 
   /** The accepted fsinfo.json: { key, seq, issued, expires, root, mirror }. */
@@ -61,7 +62,7 @@ export class Tree {
   /** The exact bytes of the accepted fsinfo.json (Uint8Array). */
   get fsinfoBytes () { return this.current?.raw }
 
-  get stats () { return { ...this.transport.stats, cache: this.cache.stats(), localFaults: this.localFaults, mirrors: this.mirrors.health() } }
+  get stats () { return { ...this.transport.stats, cache: this.cache.stats(), localFaults: this.counters.localFaults, mirrors: this.mirrors.health() } }
 
   /**
    * Fetch fsinfo.json from every mirror and adopt the newest one that verifies
@@ -151,7 +152,7 @@ export class Tree {
       if (bytes) {
         try { return await check(bytes, ref) } catch (err) {
           if (!MIRROR_FAULT_CODES.has(err.code)) throw err
-          this.localFaults++
+          this.counters.localFaults++
           await local.delete?.(ref.hash)
         }
       }
@@ -257,6 +258,22 @@ export class Tree {
   }
 
   // ---- public API -------------------------------------------------------
+
+  // ---- entry-level API (the gateway resolves once, then lists or reads) ---
+
+  /** The verified entry of a path (the raw decoded form; toStat() gives the public shape). */
+  async resolve (path, { follow = true } = {}) {
+    const r = await this._root()
+    return (await this._resolve(r, path, follow)).entry
+  }
+
+  /** Verified bytes of a file entry in [start, end), in order, with read-ahead. */
+  readEntry (entry, start = 0, end = entry.size) {
+    return this._read(entry, start, end, end - start <= this.opts.cacheBytes / 8)
+  }
+
+  /** A directory entry's entries (raw, verified) in name order, one page at a time. */
+  entriesOf (dirEntry) { return this._entries(dirEntry) }
 
   /** Metadata of a path, following symlinks. */
   async stat (path) { return this._stat(path, true) }

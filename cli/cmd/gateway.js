@@ -1,0 +1,83 @@
+// rotree gateway
+import path from 'node:path'
+import { UsageError } from 'rotree-client/errors'
+import { defaultStateDir } from 'rotree-client/src/platform-node.js'
+import { READER_OPTIONS, positiveInt } from '../common.js'
+
+export default {
+  usage: 'gateway [ADDR] [--tree NAME=ADDR]… [--port 8081] [--host 127.0.0.1]',
+  summary: 'serve trees, verified, to plain HTTP clients, browsers and WebDAV (read-only)',
+  positionals: [0, 1],
+  options: {
+    ...READER_OPTIONS,
+    tree: { type: 'string', multiple: true, arg: 'NAME=ADDR', help: 'also serve the tree at ADDR under /NAME/ (repeatable)' },
+    port: { type: 'string', arg: 'PORT', help: 'port to listen on (default 8081; 0 picks one)' },
+    host: { type: 'string', arg: 'HOST', help: 'address to bind (default 127.0.0.1)' },
+    refresh: { type: 'string', arg: 'SECONDS', help: 're-check fsinfo.json this often (default 60)' },
+    'cache-dir': { type: 'string', arg: 'DIR', help: 'verified-blob cache on disk (default <state-dir>/gateway-cache-<port>)' },
+    'cache-size': { type: 'string', arg: 'BYTES', help: 'disk cache limit, e.g. 2G or 500M (default 1G; 0 disables the disk cache)' },
+    'memory-cache': { type: 'string', arg: 'BYTES', help: 'verified blobs kept in memory per tree (default 64M)' },
+    concurrency: { type: 'string', arg: 'N', help: 'upstream blob fetches at once, per tree (default 16)' },
+    'no-index': { type: 'boolean', help: 'list directories even when they hold an index.html' }
+  },
+  async run ([addr], v, io) {
+    const { createGatewayServer } = await import('../../gateway/index.js')
+    const trees = {}
+    for (const t of v.tree ?? []) {
+      const eq = t.indexOf('=')
+      if (eq <= 0) throw new UsageError(`--tree wants NAME=ADDR, got ${JSON.stringify(t)}`)
+      const name = t.slice(0, eq)
+      if (trees[name] !== undefined) throw new UsageError(`--tree ${name} given twice`)
+      trees[name] = t.slice(eq + 1)
+    }
+    if (addr === undefined && Object.keys(trees).length === 0) throw new UsageError('give a tree ADDR, or --tree NAME=ADDR')
+    if (addr === undefined && v.mirror) throw new UsageError('--mirror adds mirrors to ADDR; there is no ADDR')
+    const port = v.port === undefined ? 8081 : Number(v.port)
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be 0..65535')
+    const refreshSeconds = v.refresh === undefined ? 60 : positiveInt(v.refresh, 'refresh')
+    const stateDir = v['state-dir'] ?? defaultStateDir()
+    const cacheSize = v['cache-size'] === undefined ? 1 << 30 : bytes(v['cache-size'], 'cache-size')
+    const cacheDir = cacheSize === 0 ? null : path.resolve(v['cache-dir'] ?? path.join(stateDir, `gateway-cache-${port}`))
+    const opts = {
+      tree: addr,
+      trees,
+      mirrors: v.mirror ?? [],
+      stateDir,
+      refreshSeconds,
+      cacheDir,
+      cacheSize: cacheSize || undefined,
+      index: !v['no-index'],
+      log: { info: m => io.stderr.write(m + '\n'), error: m => io.stderr.write(m + '\n') }
+    }
+    if (v.timeout !== undefined) opts.timeoutMs = positiveInt(v.timeout, 'timeout') * 1000
+    if (v.concurrency !== undefined) opts.concurrency = positiveInt(v.concurrency, 'concurrency')
+    if (v['memory-cache'] !== undefined) opts.cacheBytes = bytes(v['memory-cache'], 'memory-cache')
+    const srv = await createGatewayServer(opts)
+    let url
+    try {
+      ({ url } = await srv.listen({ port, host: v.host ?? '127.0.0.1' }))
+    } catch (err) {
+      await srv.close()
+      throw err
+    }
+    for (const t of srv.gateway.status().trees) {
+      const where = url + (t.name ? encodeURIComponent(t.name) + '/' : '')
+      io.stdout.write(t.root ? `${where}  sequence ${t.seq}, root ${t.root}\n` : `${where}  not available yet: ${t.lastRefresh?.code ?? ''} ${t.lastRefresh?.message ?? ''}\n`)
+    }
+    io.stdout.write(`rotree gateway listening at ${url}\n`)
+    await new Promise(resolve => {
+      const stop = () => { process.off('SIGINT', stop); process.off('SIGTERM', stop); resolve() }
+      process.on('SIGINT', stop); process.on('SIGTERM', stop)
+    })
+    await srv.close({ timeoutMs: 5000 })
+  }
+}
+
+/** '1073741824', '1G', '500M', '64k' → bytes (powers of 1024); 0 allowed. */
+function bytes (s, name) {
+  const m = /^(\d+)\s*([kmgt]?)i?b?$/i.exec(String(s).trim())
+  if (!m) throw new UsageError(`--${name} wants a size such as 500M or 2G, got ${JSON.stringify(s)}`)
+  const n = Number(m[1]) * 1024 ** ' kmgt'.indexOf((m[2] || ' ').toLowerCase())
+  if (!Number.isSafeInteger(n)) throw new UsageError(`--${name} is too large`)
+  return n
+}

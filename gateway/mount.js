@@ -1,0 +1,136 @@
+// One tree served by the gateway: opening it, re-checking fsinfo.json on an
+// interval, and pinning each request to one verified root (trust rule 6).
+//
+// A Pin is a tree.snapshot() plus what every response from that root shares
+// (the X-Rotree-* headers, the expiry); it is made once per root and reused by
+// every request until refresh() adopts a newer one, so the hot path builds no
+// per-request view.
+import { Tree } from 'rotree-client'
+
+const RETRY_OPEN_MS = 1000 // a tree that failed to open is retried at most this often
+
+export class Mount {
+  /**
+   * @param {string} name '' for the tree at the gateway's root, else its /NAME/
+   * @param {string|Tree} tree an address, or a Tree the caller owns
+   * @param {object} o
+   * @param {string[]} [o.mirrors] more mirrors (address form only)
+   * @param {object} [o.treeOptions] passed to new Tree()
+   * @param {number} o.refreshMs interval between fsinfo.json checks (0: never)
+   * @param {number} o.maxAgeS upper bound of Cache-Control max-age
+   * @param {{ info?: Function, error?: Function } | null} [o.log]
+   */
+  constructor (name, tree, { mirrors = [], treeOptions = {}, refreshMs, maxAgeS, log = null }) {
+    this.name = name
+    this.owned = !(tree instanceof Tree)
+    this.tree = this.owned ? new Tree(tree, { ...treeOptions, mirrors }) : tree
+    this.maxAgeS = maxAgeS
+    this.log = log
+    this.pin = null
+    this.refreshing = null
+    this.lastRefresh = null // { at, ok, changed?, code?, message? }
+    this.lastFailAt = 0
+    this.lastError = null
+    this.timer = refreshMs > 0 ? setInterval(() => { this.refresh().catch(() => {}) }, refreshMs) : null
+    this.timer?.unref()
+  }
+
+  /** Re-check fsinfo.json now (coalesced with one already running). */
+  refresh () {
+    this.refreshing ??= this.tree.refresh().then(changed => {
+      this.lastRefresh = { at: new Date().toISOString(), ok: true, changed }
+      this.lastError = null
+      if (changed) this.log?.info?.(`rotree gateway: ${this.label}: now serving sequence ${this.tree.info.seq}, root ${this.tree.info.root}`)
+      return changed
+    }, err => {
+      this.lastRefresh = { at: new Date().toISOString(), ok: false, code: err.code, message: err.message }
+      this.lastFailAt = Date.now()
+      this.lastError = err
+      this.log?.error?.(`rotree gateway: ${this.label}: refresh failed: ${err.code ?? ''} ${err.message}`)
+      throw err
+    }).finally(() => { this.refreshing = null })
+    return this.refreshing
+  }
+
+  get label () { return this.name === '' ? '/' : `/${this.name}/` }
+
+  /**
+   * The Pin for the current root, refreshing first when there is none yet or
+   * it has expired (a pinned snapshot never refreshes on its own).
+   * @returns {Pin|Promise<Pin>}
+   */
+  current () {
+    const cur = this.tree.current
+    const pin = this.pin
+    if (pin !== null && pin.root === cur && Date.now() <= pin.expiresMs + (this.tree.opts.graceMs ?? 0)) return pin
+    if (cur !== null && cur !== undefined && Date.now() <= cur.expiresMs + (this.tree.opts.graceMs ?? 0)) return this._newPin()
+    return this._renew()
+  }
+
+  _newPin () {
+    this.pin = new Pin(this.tree, this.maxAgeS)
+    return this.pin
+  }
+
+  /** Cached blobs that failed verification (snapshot views count into their tree). */
+  localFaults () { return this.tree.stats.localFaults }
+
+  async _renew () {
+    // a tree whose mirrors are all failing is not asked again for every request
+    if (this.lastError && Date.now() - this.lastFailAt < RETRY_OPEN_MS && !this.refreshing) throw this.lastError
+    await this.refresh()
+    if (this.pin === null || this.pin.root !== this.tree.current) return this._newPin()
+    return this.pin
+  }
+
+  status () {
+    const s = this.tree.stats
+    return {
+      name: this.name,
+      mount: this.label,
+      ...(this.tree.info ?? { root: null }),
+      lastRefresh: this.lastRefresh,
+      mirrors: s.mirrors,
+      upstream: { requests: s.requests, bytes: s.bytes },
+      memoryCache: s.cache,
+      localFaults: this.localFaults()
+    }
+  }
+
+  close () {
+    if (this.timer) clearInterval(this.timer)
+    if (this.owned) this.tree.close()
+  }
+}
+
+
+/** What every response served from one root shares. */
+export class Pin {
+  constructor (tree, maxAgeS) {
+    this.root = tree.current
+    this.view = tree.snapshot()
+    this.info = tree.info
+    this.expiresMs = this.root.expiresMs
+    this.maxAgeS = maxAgeS
+    this.headers = ['X-Rotree-Root', this.info.root, 'X-Rotree-Seq', String(this.info.seq), 'X-Rotree-Expires', this.info.expires]
+    this._ccSecond = -1
+    this._cc = ''
+  }
+
+  /**
+   * Cache-Control for content from this root: never past the fsinfo.json
+   * expiry (after it, no reader may accept this root), and never longer than
+   * the gateway's refresh interval, so caches pick up a new publish about as
+   * soon as the gateway does. Recomputed at most once a second.
+   */
+  cacheControl () {
+    const s = Math.floor(Date.now() / 1000)
+    if (s !== this._ccSecond) {
+      this._ccSecond = s
+      const left = Math.floor(this.expiresMs / 1000) - s
+      const age = Math.min(this.maxAgeS, left)
+      this._cc = age > 0 ? `public, max-age=${age}` : 'no-cache'
+    }
+    return this._cc
+  }
+}

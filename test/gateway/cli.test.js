@@ -1,0 +1,83 @@
+// `rotree gateway` as a user runs it: a real process on port 0, its disk
+// cache under the state folder, several trees, usage errors (exit 2), a second
+// gateway on a busy cache folder (exit 1 with the reason), SIGTERM (exit 0).
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { spawn } from 'node:child_process'
+import { serve } from '../helpers/fixtures.js'
+import { makeFixture, curl, run, tmpdir, address } from './helpers.js'
+
+const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
+const fx = {}
+before(async () => {
+  Object.assign(fx, await makeFixture({ 'a.txt': 'tree a\n', 'site/index.html': '<p>site</p>\n' }))
+  fx.mirror = await serve(fx.out)
+  fx.addr = address(fx.mirror.url, fx.pk)
+  fx.dir = await tmpdir('rotree-gw-cli-')
+  fx.env = { ROTREE_STATE: path.join(fx.dir, 'state') }
+})
+after(async () => { await fx.mirror?.close(); await fx.cleanup?.(); await fs.rm(fx.dir, { recursive: true, force: true }) })
+
+/** Start `rotree gateway …`; resolves once it prints its URL (or rejects with its output when it exits). */
+function startCli (t, args) {
+  const p = spawn(process.execPath, [BIN, 'gateway', ...args], { env: { ...process.env, ...fx.env } })
+  const killer = setTimeout(() => p.kill('SIGKILL'), 60_000)
+  const exited = new Promise(resolve => p.on('exit', (code, signal) => { clearTimeout(killer); resolve({ code, signal }) }))
+  t.after(async () => { if (p.exitCode === null) { p.kill('SIGTERM'); await exited } })
+  let out = ''; let err = ''
+  p.stderr.on('data', b => { err += b })
+  return new Promise((resolve, reject) => {
+    p.stdout.on('data', b => {
+      out += b
+      const m = /listening at (http:\/\/\S+)/.exec(out)
+      if (m) resolve({ url: m[1], proc: p, exited, output: () => ({ out, err }) })
+    })
+    exited.then(({ code }) => reject(Object.assign(new Error(`gateway exited ${code}: ${err}`), { code, out, err })))
+  })
+}
+
+test('serves a tree, keeps its disk cache under the state folder, stops cleanly on SIGTERM', { timeout: 60_000 }, async t => {
+  const g = await startCli(t, [fx.addr, '--port', '0'])
+  const r = await curl(g.url + 'a.txt')
+  assert.equal(r.status, 200); assert.equal(r.body.toString(), 'tree a\n')
+  const s = JSON.parse((await curl(g.url + '.well-known/rotree/status')).body)
+  assert.equal(s.diskCache.dir, path.join(fx.env.ROTREE_STATE, 'gateway-cache-0'))
+  assert.match(g.output().out, new RegExp(`sequence \\d+, root ${s.trees[0].root}`))
+  assert.equal((await curl(g.url + 'site/')).body.toString(), '<p>site</p>\n')
+  g.proc.kill('SIGTERM')
+  assert.deepEqual(await g.exited, { code: 0, signal: null })
+})
+
+test('--tree NAME=ADDR, --no-index, --cache-dir; a second gateway on the same cache is refused with the reason', { timeout: 60_000 }, async t => {
+  const cacheDir = path.join(fx.dir, 'shared-cache')
+  const g = await startCli(t, ['--tree', `one=${fx.addr}`, '--tree', `two=${fx.addr}`, '--port', '0', '--cache-dir', cacheDir, '--no-index', '--refresh', '5'])
+  assert.equal((await curl(g.url + 'one/a.txt')).body.toString(), 'tree a\n')
+  assert.match((await curl(g.url + 'two/site/')).body.toString(), /Index of \/two\/site\//)
+  assert.match((await curl(g.url)).body.toString(), /href="\.\/one\/"/)
+  const second = await startCli(t, [fx.addr, '--port', '0', '--cache-dir', cacheDir]).catch(e => e)
+  assert.equal(second.code, 1)
+  assert.match(second.err, /^rotree: ROTREE_STATE: the blob cache .* is in use by another process/m)
+})
+
+test('usage errors exit 2 with the usage text; a mirror that is down still starts, answering 502', { timeout: 60_000 }, async t => {
+  for (const args of [[], ['--port', 'x', fx.addr], ['--tree', 'noequals'], ['--refresh', '0', fx.addr], ['--cache-size', 'lots', fx.addr], ['--mirror', 'http://x/', '--tree', `a=${fx.addr}`], ['--bogus', fx.addr]]) {
+    const r = await run(process.execPath, [BIN, 'gateway', ...args], { env: fx.env, timeoutMs: 20_000 })
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`)
+    assert.match(r.stderr, /usage: rotree gateway/)
+  }
+  const help = await run(process.execPath, [BIN, 'gateway', '--help'], { env: fx.env })
+  assert.equal(help.code, 0)
+  for (const flag of ['--tree', '--port', '--host', '--refresh', '--cache-dir', '--cache-size', '--no-index', '--mirror']) assert.ok(help.stdout.includes(flag), flag)
+
+  const bad = await run(process.execPath, [BIN, 'gateway', 'http://127.0.0.1:1/#nothex'], { env: fx.env })
+  assert.equal(bad.code, 1); assert.match(bad.stderr, /ROTREE_BAD_ADDRESS/)
+
+  const down = address('http://127.0.0.1:9/', fx.pk) // discard port: nothing listens
+  const g = await startCli(t, [down, '--port', '0', '--cache-size', '0', '--timeout', '2'])
+  assert.match(g.output().out, /not available yet: ROTREE_MIRROR_NETWORK/)
+  const r = await curl(g.url + 'a.txt')
+  assert.equal(r.status, 502)
+  assert.match(r.body.toString(), /ROTREE_MIRROR_NETWORK/)
+})

@@ -1,0 +1,115 @@
+// The gateway's verified-blob cache on disk (level): it survives a restart,
+// a corrupted entry is re-fetched and never served (seed 004: disks rot), it
+// stays within its size, and a second process on the same folder is told why
+// it cannot have it.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { createHash, randomBytes } from 'node:crypto'
+import { Level } from 'level'
+import { startLyingServer } from '../helpers/lying-server.js'
+import { openDiskCache } from '../../gateway/index.js'
+import { makeFixture, fixtureFiles, entryOf, startGateway, curl, tmpdir, address } from './helpers.js'
+
+const fx = {}
+before(async () => {
+  fx.files = fixtureFiles()
+  Object.assign(fx, await makeFixture(fx.files))
+  fx.medium = (await entryOf(fx.out, 'medium.bin')).chunks[0]
+  fx.mirror = await startLyingServer(fx.out) // honest; it logs requests
+  fx.dir = await tmpdir('rotree-gw-cache-')
+})
+after(async () => { await fx.mirror?.close(); await fx.cleanup?.(); await fs.rm(fx.dir, { recursive: true, force: true }) })
+
+const truth = rel => Buffer.from(fx.files[rel].data ?? fx.files[rel])
+const blobRequests = (from) => fx.mirror.requests.slice(from).filter(u => u.startsWith('/h/')).map(u => u.slice(3))
+const sha = b => createHash('sha256').update(b).digest('hex')
+
+async function withGateway (cacheDir, fn) {
+  const gw = await startGateway(null, { tree: address(fx.mirror.url, fx.pk), cacheDir, cacheSize: 64 << 20 })
+  try { return await fn(gw) } finally { await gw.close() }
+}
+
+test('the cache survives a restart: the second gateway fetches no blob', async () => {
+  const cacheDir = path.join(fx.dir, 'restart')
+  const rels = ['medium.bin', 'big.bin', 'huge.bin', 'docs/README.md']
+  await withGateway(cacheDir, async gw => {
+    for (const rel of rels) assert.ok((await curl(gw.url + rel)).body.equals(truth(rel)))
+    const s = JSON.parse((await curl(gw.url + '.well-known/rotree/status')).body)
+    assert.ok(s.diskCache.entries > 0 && s.diskCache.puts > 0)
+    assert.equal(s.diskCache.dir, cacheDir)
+  })
+  const from = fx.mirror.requests.length
+  await withGateway(cacheDir, async gw => {
+    for (const rel of rels) assert.ok((await curl(gw.url + rel)).body.equals(truth(rel)), rel)
+    const s = JSON.parse((await curl(gw.url + '.well-known/rotree/status')).body)
+    assert.ok(s.diskCache.hits > 0)
+    assert.equal(s.trees[0].localFaults, 0)
+  })
+  assert.deepEqual(blobRequests(from), [], 'every blob came from the disk cache')
+  assert.ok(fx.mirror.requests.slice(from).includes('/fsinfo.json'), 'the root is always checked with the mirrors')
+})
+
+test('a corrupted cache entry is caught, re-fetched and repaired; the client gets the true bytes', async () => {
+  const cacheDir = path.join(fx.dir, 'rot')
+  await withGateway(cacheDir, async gw => { await curl(gw.url + 'medium.bin') })
+  // rot one byte of the stored blob, as a failing disk would
+  const db = new Level(cacheDir, { keyEncoding: 'utf8', valueEncoding: 'view' })
+  const blobs = db.sublevel('b', { keyEncoding: 'utf8', valueEncoding: 'view' })
+  const stored = Buffer.from(await blobs.get(fx.medium.hash))
+  assert.equal(sha(stored), fx.medium.hash)
+  stored[1000] ^= 0x40
+  await blobs.put(fx.medium.hash, stored)
+  await db.close()
+
+  let from = fx.mirror.requests.length
+  await withGateway(cacheDir, async gw => {
+    const r = await curl(gw.url + 'medium.bin')
+    assert.equal(r.status, 200)
+    assert.ok(r.body.equals(truth('medium.bin')), 'the rotten copy never reaches the client')
+    const s = JSON.parse((await curl(gw.url + '.well-known/rotree/status')).body)
+    assert.equal(s.trees[0].localFaults, 1)
+  })
+  assert.deepEqual(blobRequests(from), [fx.medium.hash], 'the blob was fetched again from the mirror')
+  from = fx.mirror.requests.length
+  await withGateway(cacheDir, async gw => { assert.ok((await curl(gw.url + 'medium.bin')).body.equals(truth('medium.bin'))) })
+  assert.deepEqual(blobRequests(from), [], 'and the repaired entry serves the next restart')
+})
+
+test('the cache stays within its size, evicting the least recently used, and keeps that order across a restart', async () => {
+  const dir = path.join(fx.dir, 'evict')
+  const blobs = Array.from({ length: 12 }, (_, i) => randomBytes(100_000 + i))
+  const hashes = blobs.map(sha)
+  let c = await openDiskCache(dir, { maxBytes: 1_000_000 })
+  for (let i = 0; i < 8; i++) await c.put(hashes[i], blobs[i])
+  assert.ok(await c.get(hashes[0]), 'touch the oldest: now the most recent')
+  for (let i = 8; i < 12; i++) await c.put(hashes[i], blobs[i])
+  let s = c.stats()
+  assert.ok(s.bytes <= 1_000_000, `${s.bytes} bytes held`)
+  assert.ok(s.evictions >= 2)
+  assert.ok(await c.get(hashes[0]), 'the recently used one stayed')
+  assert.equal(await c.get(hashes[1]), undefined, 'the least recently used went first')
+  const kept = hashes.filter(h => c.index.has(h))
+  await c.close()
+  c = await openDiskCache(dir, { maxBytes: 1_000_000 })
+  assert.deepEqual([...c.index.keys()].sort(), [...kept].sort())
+  for (const h of kept) assert.ok(Buffer.from(await c.get(h)).equals(blobs[hashes.indexOf(h)]))
+  await c.close()
+  // a smaller limit on the next start trims at once
+  c = await openDiskCache(dir, { maxBytes: 300_000 })
+  assert.ok(c.stats().bytes <= 300_000)
+  await c.close()
+})
+
+test('one process per cache folder: the second is told why', async () => {
+  const dir = path.join(fx.dir, 'locked')
+  const a = await openDiskCache(dir, { maxBytes: 1 << 20 })
+  try {
+    await assert.rejects(openDiskCache(dir, { maxBytes: 1 << 20 }), err => {
+      assert.equal(err.code, 'ROTREE_STATE')
+      assert.match(err.message, /in use by another process.*--cache-dir/)
+      return true
+    })
+  } finally { await a.close() }
+})

@@ -1,0 +1,219 @@
+// The gateway in front of a lying mirror (test/helpers/lying-server.js): every
+// lie becomes the right status (502 for bad data or errors, 504 for stalls,
+// never a 404 a mirror made up), and no wrong byte ever reaches the client.
+// A lie about a chunk after the first breaks the connection mid-body: curl
+// sees a partial transfer (exit 18), and what it got is a prefix of the truth.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { startLyingServer } from '../helpers/lying-server.js'
+import { makeFixture, fixtureFiles, entryOf, startGateway, curl, buildTree, makeKey, address } from './helpers.js'
+
+const fx = {}
+before(async () => {
+  fx.files = fixtureFiles()
+  Object.assign(fx, await makeFixture(fx.files))
+  fx.info = JSON.parse(await fs.readFile(path.join(fx.out, 'fsinfo.json'), 'utf8'))
+  fx.medium = (await entryOf(fx.out, 'medium.bin')).chunks[0]
+  fx.big = (await entryOf(fx.out, 'big.bin')).chunks
+  fx.hugeIndex = (await entryOf(fx.out, 'huge.bin')).index
+  fx.docs = (await entryOf(fx.out, 'docs')).dir
+  // lies about fsinfo.json the mirror cannot sign for us
+  const other = await buildTree(fx.src, { key: makeKey() })
+  fx.otherFsinfo = await fs.readFile(path.join(other.out, 'fsinfo.json'))
+  const expired = await buildTree(fx.src, { key: fx.key, now: Date.now() - 2 * 3600e3, ttlMs: 3600e3 })
+  fx.expiredFsinfo = await fs.readFile(path.join(expired.out, 'fsinfo.json'))
+  const sig = JSON.parse(await fs.readFile(path.join(fx.out, 'fsinfo.json'), 'utf8'))
+  sig.sig = sig.sig.slice(0, -2) + (sig.sig.endsWith('00') ? '11' : '00')
+  fx.badSigFsinfo = Buffer.from(JSON.stringify(sig))
+  fx.extra = [other.out, expired.out]
+})
+after(async () => { await fx.cleanup?.(); for (const d of fx.extra ?? []) await fs.rm(d, { recursive: true, force: true }) })
+
+const truth = rel => Buffer.from(fx.files[rel].data ?? fx.files[rel])
+const flip = b => { const c = Buffer.from(b); c[c.length >> 1] ^= 1; return c }
+
+async function liarGateway (t, behaviour, gwOpts = {}) {
+  const liar = await startLyingServer(fx.out, behaviour)
+  t.after(() => liar.close())
+  const gw = await startGateway(t, { tree: address(liar.url, fx.pk), timeoutMs: 5000, ...gwOpts })
+  return { liar, gw }
+}
+
+/** An error answer: the status, the code in the body and header, and not one byte of the file. */
+function assertErrorAnswer (r, status, codes, what) {
+  assert.equal(r.status, status, `${what}: status (body: ${r.body.toString().slice(0, 200)})`)
+  const body = r.body.toString()
+  assert.match(body, new RegExp(`ROTREE_(${[codes].flat().join('|')})`), `${what}: body names the error`)
+  assert.match(r.headers['x-rotree-error'], /^ROTREE_/)
+  assert.equal(r.headers['content-type'], 'text/plain; charset=utf-8')
+  assert.equal(r.headers['content-length'], String(r.body.length), `${what}: a complete error body`)
+}
+
+const BLOB_LIES = [
+  ['truncate', 502, 'TRUNCATED'],
+  ['truncate-cl', 502, 'MIRROR_NETWORK'],
+  ['extend', 502, 'TOO_LARGE'],
+  ['extend-cl', 502, 'TOO_LARGE'],
+  ['endless', 502, 'TOO_LARGE'],
+  ['flipped byte', 502, 'HASH_MISMATCH'],
+  ['swap for another blob', 502, ['TOO_LARGE', 'TRUNCATED', 'HASH_MISMATCH']],
+  ['404', 502, 'MIRROR_HTTP'],
+  ['500', 502, 'MIRROR_HTTP'],
+  ['redirect to file:', 502, 'MIRROR_HTTP'],
+  ['reset', 502, 'MIRROR_NETWORK'],
+  ['reset-mid', 502, 'MIRROR_NETWORK']
+]
+
+function lie (name, bytes) {
+  switch (name) {
+    case 'flipped byte': return { body: flip(bytes) }
+    case 'swap for another blob': return { swapWith: fx.big[0].hash }
+    case '404': return { status: 404 }
+    case '500': return { status: 500 }
+    case 'redirect to file:': return { redirect: 'file:///etc/passwd' }
+    default: return name
+  }
+}
+
+for (const [name, status, codes] of BLOB_LIES) {
+  test(`a one-chunk file, mirror lies (${name}): ${status}, no file bytes`, async t => {
+    const { gw } = await liarGateway(t, { blob: (h, b) => h === fx.medium.hash ? lie(name, b) : 'honest' })
+    assertErrorAnswer(await curl(gw.url + 'medium.bin'), status, codes, name)
+    assertErrorAnswer(await curl(gw.url + 'medium.bin', ['-r', '10-20']), status, codes, name + ' (range)')
+    // the gateway is still up and serves what the mirror does not lie about
+    const ok = await curl(gw.url + 'hello.txt')
+    assert.equal(ok.status, 200); assert.ok(ok.body.equals(truth('hello.txt')))
+  })
+}
+
+test('a stalled mirror is a 504, not a hang', async t => {
+  for (const how of ['stall', 'stall-silent']) {
+    const { gw } = await liarGateway(t, { blob: h => h === fx.medium.hash ? how : 'honest' }, { timeoutMs: 500 })
+    assertErrorAnswer(await curl(gw.url + 'medium.bin'), 504, 'TIMEOUT', how)
+  }
+})
+
+test('a mirror\'s 404 for a directory page is never a 404: every path under it is a 502', async t => {
+  const { gw } = await liarGateway(t, { blob: h => h === fx.docs.hash ? { status: 404 } : 'honest' })
+  for (const p of ['docs/', 'docs/README.md', 'docs/nope', 'link-to-docs/sub/deep.txt']) {
+    assertErrorAnswer(await curl(gw.url + p), 502, 'MIRROR_HTTP', p)
+  }
+  assertErrorAnswer(await curl(gw.url + 'docs/', ['-X', 'PROPFIND', '-H', 'Depth: 1']), 502, 'MIRROR_HTTP', 'PROPFIND')
+  assert.equal((await curl(gw.url + 'hello.txt')).status, 200, 'the rest of the tree still serves')
+  assert.equal((await curl(gw.url + 'nope')).status, 404, 'an absence the honest root page proves')
+})
+
+test('a lie about the root directory: 502 for everything, even a name that does not exist', async t => {
+  const { gw } = await liarGateway(t, { blob: (h, b) => h === fx.info.root ? { body: flip(b) } : 'honest' })
+  for (const p of ['', 'hello.txt', 'nope']) assertErrorAnswer(await curl(gw.url + p), 502, 'HASH_MISMATCH', '/' + p)
+})
+
+test('a lie about a later chunk: the transfer breaks, and what arrived is a prefix of the truth', async t => {
+  const bad = fx.big[2]
+  const { gw } = await liarGateway(t, { blob: (h, b) => h === bad.hash ? { body: flip(b) } : 'honest' })
+  const big = truth('big.bin')
+  const r = await curl(gw.url + 'big.bin')
+  assert.equal(r.status, 200, 'the status went out with the first verified chunk')
+  assert.equal(r.headers['content-length'], String(big.length))
+  assert.equal(r.exit, 18, `curl must see a partial transfer (exit 18), got ${r.exit}: ${r.stderr}`)
+  assert.ok(r.body.length < big.length)
+  assert.ok(r.body.equals(big.subarray(0, r.body.length)), 'no wrong byte')
+  const off = fx.big[0].size + fx.big[1].size
+  // a range that starts in the bad chunk fails before its headers: a clean 502
+  assertErrorAnswer(await curl(gw.url + 'big.bin', ['-r', `${off + 5}-${off + 10}`]), 502, 'HASH_MISMATCH', 'range in the bad chunk')
+  // a range that reaches it breaks too
+  const r2 = await curl(gw.url + 'big.bin', ['-r', `${off - 100}-${off + 100}`])
+  assert.equal(r2.status, 206); assert.equal(r2.exit, 18)
+  assert.ok(r2.body.equals(big.subarray(off - 100, off - 100 + r2.body.length)))
+})
+
+test('a lie about a chunk index: 502', async t => {
+  const { gw } = await liarGateway(t, { blob: h => h === fx.hugeIndex.hash ? 'truncate' : 'honest' })
+  assertErrorAnswer(await curl(gw.url + 'huge.bin'), 502, 'TRUNCATED', 'index')
+})
+
+for (const [name, pick, code] of [
+  ['signed by another key', () => fx.otherFsinfo, 'WRONG_KEY'],
+  ['a bad signature', () => fx.badSigFsinfo, 'BAD_SIGNATURE'],
+  ['expired', () => fx.expiredFsinfo, 'EXPIRED'],
+  ['not JSON', () => Buffer.from('<html>hello</html>'), 'BAD_FORMAT']
+]) {
+  test(`fsinfo.json ${name}: 502 naming it, and the status document says why`, async t => {
+    const { gw } = await liarGateway(t, { fsinfo: () => ({ body: pick() }) })
+    assertErrorAnswer(await curl(gw.url + 'hello.txt'), 502, code, name)
+    const s = JSON.parse((await curl(gw.url + '.well-known/rotree/status')).body)
+    assert.equal(s.trees[0].root, null)
+    assert.equal(s.trees[0].lastRefresh.ok, false)
+    assert.equal(s.trees[0].lastRefresh.code, 'ROTREE_' + code)
+  })
+}
+
+test('a rollback at refresh is refused: the gateway keeps the newer root and reports the liar', async t => {
+  const old = await buildTree(fx.src, { key: fx.key, seq: fx.info.seq - 1 })
+  t.after(() => fs.rm(old.out, { recursive: true, force: true }))
+  const oldFsinfo = await fs.readFile(path.join(old.out, 'fsinfo.json'))
+  const { liar, gw } = await liarGateway(t, {})
+  assert.equal((await curl(gw.url + 'hello.txt')).headers['x-rotree-seq'], String(fx.info.seq))
+  liar.set({ fsinfo: () => ({ body: oldFsinfo }) })
+  await assert.rejects(gw.gateway.gateway.mounts[0].refresh(), { code: 'ROTREE_ROLLBACK' })
+  const r = await curl(gw.url + 'hello.txt')
+  assert.equal(r.status, 200)
+  assert.equal(r.headers['x-rotree-seq'], String(fx.info.seq))
+  const s = JSON.parse((await curl(gw.url + '.well-known/rotree/status')).body)
+  assert.equal(s.trees[0].lastRefresh.code, 'ROTREE_ROLLBACK')
+  assert.equal(s.trees[0].mirrors[0].lastError.code, 'ROTREE_ROLLBACK')
+})
+
+test('with an honest mirror beside the liar, every answer is right and the liar is reported', async t => {
+  const liar = await startLyingServer(fx.out, { blob: (h, b) => ({ body: flip(b) }) })
+  t.after(() => liar.close())
+  const honest = await startLyingServer(fx.out)
+  t.after(() => honest.close())
+  const gw = await startGateway(t, { tree: address(liar.url, fx.pk), mirrors: [honest.url] })
+  for (const rel of ['hello.txt', 'medium.bin', 'big.bin', 'huge.bin', 'docs/README.md']) {
+    const r = await curl(gw.url + rel)
+    assert.equal(r.status, 200, rel)
+    assert.ok(r.body.equals(truth(rel)), rel)
+  }
+  const s = JSON.parse((await curl(gw.url + '.well-known/rotree/status')).body)
+  const m = Object.fromEntries(s.trees[0].mirrors.map(x => [x.url, x]))
+  assert.ok(m[liar.url].failed >= 1)
+  assert.equal(m[liar.url].lastError.code, 'ROTREE_HASH_MISMATCH')
+  assert.equal(m[honest.url].healthy, true)
+})
+
+test('mirrors that fail in different ways: 502 ROTREE_ALL_MIRRORS_FAILED, listing each', async t => {
+  const a = await startLyingServer(fx.out, { blob: h => h === fx.medium.hash ? { status: 500 } : 'honest' })
+  const b = await startLyingServer(fx.out, { blob: h => h === fx.medium.hash ? 'truncate' : 'honest' })
+  t.after(() => a.close()); t.after(() => b.close())
+  const gw = await startGateway(t, { tree: address(a.url, fx.pk), mirrors: [b.url] })
+  const r = await curl(gw.url + 'medium.bin')
+  assertErrorAnswer(r, 502, 'ALL_MIRRORS_FAILED', 'mixed')
+  const body = r.body.toString()
+  assert.ok(body.includes(`${a.url}: ROTREE_MIRROR_HTTP`) && body.includes(`${b.url}: ROTREE_TRUNCATED`), body)
+})
+
+test('upstream fetches are bounded: many clients at once never open more than `concurrency` blob requests', async t => {
+  // a slow honest mirror that counts how many blob requests it holds at once
+  const http = await import('node:http')
+  let inflight = 0; let most = 0
+  const server = http.createServer(async (req, res) => {
+    const isBlob = req.url.startsWith('/h/')
+    if (isBlob) { inflight++; most = Math.max(most, inflight) }
+    try {
+      const body = await fs.readFile(path.join(fx.out, req.url.startsWith('/h/') ? 'h/' + req.url.slice(3).replace(/[^0-9a-f]/g, '') : 'fsinfo.json'))
+      if (isBlob) await new Promise(resolve => setTimeout(resolve, 20))
+      res.writeHead(200, { 'content-length': body.length }).end(body)
+    } catch { res.writeHead(404).end() } finally { if (isBlob) inflight-- }
+  })
+  await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise(resolve => { server.closeAllConnections(); server.close(resolve) }))
+  const gw = await startGateway(t, { tree: address(`http://127.0.0.1:${server.address().port}/`, fx.pk), concurrency: 3 })
+  const rels = ['big.bin', 'huge.bin', 'medium.bin', 'docs/README.md', 'big.bin', 'huge.bin']
+  const results = await Promise.all(rels.map(rel => curl(gw.url + rel)))
+  results.forEach((r, i) => { assert.equal(r.status, 200); assert.ok(r.body.equals(truth(rels[i])), rels[i]) })
+  assert.ok(most >= 2, 'fetches did overlap')
+  assert.ok(most <= 3, `at most 3 blob requests at once upstream, saw ${most}`)
+})
