@@ -6,27 +6,40 @@ import { parseDuration } from '../../builder/duration.js'
 import { progressBar, fmtBytes } from '../progress.js'
 import { positiveInt } from '../common.js'
 
+const HEX64 = /^[0-9a-f]{64}$/
+
 export default {
-  usage: 'build SRC OUT --key KEYFILE [--ttl 7d]',
+  usage: 'build SRC OUT (--key KEYFILE | --unsigned --pubkey HEX) [--ttl 7d]',
   summary: 'build or update the published folder OUT from directory SRC',
   positionals: [2, 2],
   options: {
-    key: { type: 'string', arg: 'KEYFILE', help: 'secret key file (from rotree keygen); required' },
+    key: { type: 'string', arg: 'KEYFILE', help: 'secret key file (from rotree keygen); required unless --unsigned' },
     ttl: { type: 'string', arg: 'DURATION', help: 'how long the signed root is valid: 30m, 12h, 7d, 2w (default 7d)' },
+    unsigned: { type: 'boolean', help: 'do not sign: write OUT/unsigned.json for `rotree sign` on another machine' },
+    pubkey: { type: 'string', arg: 'HEX', help: 'with --unsigned: the public key the root will be signed with' },
     'skip-bad': { type: 'boolean', help: 'skip input that cannot be published (special files, bad names, escaping symlinks) instead of failing' },
     jobs: { type: 'string', arg: 'N', help: 'files read in parallel (default 4)' },
+    rehash: { type: 'boolean', help: 'read every file again, ignoring the build index of unchanged files' },
     'no-fsync': { type: 'boolean', help: 'do not fsync blobs and fsinfo.json (faster; not crash-safe)' },
     json: { type: 'boolean', help: 'print the result as JSON' }
   },
   async run ([src, out], v, io) {
-    if (!v.key) throw new UsageError('--key KEYFILE is required')
     const ttlMs = parseDuration(v.ttl ?? '7d')
     if (!ttlMs) throw new UsageError(`--ttl ${v.ttl}: expected a duration such as 30m, 12h, 7d`)
-    const key = await readKeyFile(v.key)
-    if (key.warning) io.stderr.write(`rotree: warning: ${key.warning}\n`)
+    let key
+    if (v.unsigned) {
+      if (v.pubkey !== undefined && !HEX64.test(v.pubkey)) throw new UsageError('--pubkey must be 64 lowercase hex digits (the last line keygen printed)')
+      if (v.pubkey === undefined && !v.key) throw new UsageError('--unsigned needs --pubkey HEX (or --key KEYFILE to take its public half)')
+      key = v.pubkey ? { publicKey: v.pubkey } : { publicKey: (await readKeyFile(v.key)).publicKey }
+    } else {
+      if (v.pubkey !== undefined) throw new UsageError('--pubkey goes with --unsigned')
+      if (!v.key) throw new UsageError('--key KEYFILE is required (or --unsigned --pubkey HEX)')
+      key = await readKeyFile(v.key)
+      if (key.warning) io.stderr.write(`rotree: warning: ${key.warning}\n`)
+    }
     const bar = progressBar({ label: 'build', stream: io.stderr })
     const r = await build({
-      src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'],
+      src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'], unsigned: v.unsigned, rehash: v.rehash,
       jobs: v.jobs ? positiveInt(v.jobs, 'jobs') : undefined,
       onProgress: p => bar.update(p.done, p.total, `${p.files} files`),
       warn: m => io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}rotree: warning: ${m}\n`)
@@ -34,9 +47,13 @@ export default {
     bar.done()
     if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
     io.stdout.write(`built ${out}: ${r.files} files, ${r.dirs} dirs, ${r.symlinks} symlinks, ${fmtBytes(r.bytes)}\n` +
+      `  read ${r.index.misses} files, ${r.index.hits} unchanged (${fmtBytes(r.index.hitBytes)}) taken from the build index\n` +
       `  new blobs ${r.blobs.written} (${fmtBytes(r.blobs.writtenBytes)}), reused ${r.blobs.reused}` +
       (r.skipped.length ? `, skipped ${r.skipped.length}` : '') + ` in ${(r.ms / 1000).toFixed(1)} s\n` +
       `  seq ${r.seq}, root ${r.root}, expires ${r.expires}\n` +
-      `  address: <mirror-url>#${r.publicKey}\n`)
+      (r.unsigned
+        ? `  NOT SIGNED: ${out}/unsigned.json waits for: rotree sign unsigned.json --key KEYFILE -o fsinfo.json (on the signing machine),\n` +
+          `  then: rotree sign fsinfo.json --publish ${out}\n`
+        : `  address: <mirror-url>#${r.publicKey}\n`))
   }
 }

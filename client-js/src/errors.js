@@ -40,7 +40,8 @@ export const ERROR_TABLE = [
   ['ROTREE_STATE', 'StateError', 'the persisted reader state (highest sequence per key) could not be read or written'],
   ['ROTREE_BUILD_INPUT', 'BuildInputError', 'the builder met input it cannot publish (special file, bad name, escaping symlink, file changed while read)'],
   ['ROTREE_ABORTED', 'AbortedError', 'the caller aborted the operation'],
-  ['ROTREE_USAGE', 'UsageError', 'a command was called with bad arguments']
+  ['ROTREE_USAGE', 'UsageError', 'a command was called with bad arguments'],
+  ['ROTREE_LOCKED', 'LockedError', 'another rotree process is writing to the same folder (pull, fsck --repair-from)']
 ]
 
 const classes = {}
@@ -60,7 +61,8 @@ export const {
   WrongKeyError, ExpiredError, NotYetValidError, RollbackError, ForkError, HashMismatchError,
   TooLargeError, TruncatedError, MirrorHttpError, MirrorNetworkError, TimeoutError,
   AllMirrorsFailedError, NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError,
-  BadPathError, BadRangeError, StateError, BuildInputError, AbortedError, UsageError
+  BadPathError, BadRangeError, StateError, BuildInputError, AbortedError, UsageError,
+  LockedError
 } = classes
 
 /** Errors that mean "this mirror misbehaved, try the next one" (trust rule 4). */

@@ -3,32 +3,54 @@
 // decoded directory page or chunk index, from wherever it likes); the walker
 // applies the same placement checks as a reader, so a malformed tree is
 // refused here too. Identical subtrees (deduplicated blobs) are walked once.
+//  * `walked`: page keys ('d'/'c' + hash) whose whole subtree is already known;
+//    share it between calls, so the older roots gc keeps cost only the pages
+//    they do not share with the current one (a page names its subtree by hash);
+//  * `onLoadError`: a page that cannot be loaded (missing or damaged on this
+//    disk) is reported and its subtree skipped instead of ending the walk, so
+//    fsck can go on and report everything else.
 import { checkPagePlacement, checkChunkIndexPlacement } from './verify.js'
 import { limiter } from './cache.js'
 
 /**
- * @param {{ hash: string, size: number }} root the root directory's top blob
- * @param {(ref: { hash: string, size: number }, kind: 'dir'|'cindex') => Promise<object>} load verified + decoded
- * @param {(ref: { hash: string, size: number }, kind: 'dir'|'cindex'|'data', path: string) => (void|Promise<void>)} onRef
+ * @param {{ hash: string, size: number }} root
+ * @param {(ref: object, kind: 'dir'|'cindex') => Promise<object>} load verified + decoded
+ * @param {(ref: object, kind: 'dir'|'cindex'|'data', path: string) => (void|Promise<void>)} onRef
  *   called once per reference (a blob used by two paths is reported twice; it is loaded once)
- * @param {{ concurrency?: number }} [o]
+ * @param {{ concurrency?: number, walked?: Set<string>, onLoadError?: (ref: object, kind: string, path: string, err: Error) => void }} [o]
  */
-export async function walkTree (root, load, onRef, { concurrency = 8 } = {}) {
+export async function walkTree (root, load, onRef, { concurrency = 8, walked = new Set(), onLoadError } = {}) {
   const limit = limiter(concurrency)
-  const loaded = new Set()
+
+  async function page (key, ref, kind, path, fn) {
+    if (walked.has(key)) return
+    walked.add(key)
+    let value
+    try {
+      value = await limit(() => load(ref, kind))
+      await fn(value)
+    } catch (err) {
+      // typed failures (ROTREE_*, or an errno such as EIO from a dying disk) are reported; bugs are not
+      if (!onLoadError || typeof err.code !== 'string') throw err
+      walked.delete(key) // not walked after all: another root may reach it and try again
+      onLoadError(ref, kind, path, err)
+    }
+  }
 
   async function dir (ref, expect, path) {
     await onRef(ref, 'dir', path || '/')
-    if (loaded.has('d' + ref.hash)) return
-    loaded.add('d' + ref.hash)
-    const page = await limit(() => load(ref, 'dir'))
-    checkPagePlacement(page, expect)
-    if (page.kind === 'index') {
-      const cs = page.children
-      await Promise.all(cs.map((c, i) => dir(c, { level: page.level - 1, firstNameBytes: c.firstNameBytes, nextNameBytes: cs[i + 1]?.firstNameBytes ?? expect.nextNameBytes, entries: c.entries }, path)))
+    let children = null
+    await page('d' + ref.hash, ref, 'dir', path || '/', p => {
+      checkPagePlacement(p, expect)
+      children = p
+    })
+    if (!children) return
+    if (children.kind === 'index') {
+      const cs = children.children
+      await Promise.all(cs.map((c, i) => dir(c, { level: children.level - 1, firstNameBytes: c.firstNameBytes, nextNameBytes: cs[i + 1]?.firstNameBytes ?? expect.nextNameBytes, entries: c.entries }, path)))
       return
     }
-    await Promise.all(page.entries.map(e => entry(e, path + '/' + e.name)))
+    await Promise.all(children.entries.map(e => entry(e, path + '/' + e.name)))
   }
 
   async function entry (e, path) {
@@ -39,10 +61,9 @@ export async function walkTree (root, load, onRef, { concurrency = 8 } = {}) {
 
   async function cindex (ref, expect, path) {
     await onRef(ref, 'cindex', path)
-    if (loaded.has('c' + ref.hash)) return
-    loaded.add('c' + ref.hash)
-    const idx = await limit(() => load(ref, 'cindex'))
-    checkChunkIndexPlacement(idx, expect)
+    let idx = null
+    await page('c' + ref.hash, ref, 'cindex', path, v => { checkChunkIndexPlacement(v, expect); idx = v })
+    if (!idx) return
     for (const c of idx.children) {
       if (expect.level === 1) await onRef({ hash: c.hash, size: c.size }, 'data', path)
       else await cindex({ hash: c.hash, size: c.size }, { level: expect.level - 1, bytes: c.bytes }, path)

@@ -1,0 +1,86 @@
+// rotree fsck
+import { UsageError } from 'rotree-client/errors'
+import { parseAddress } from 'rotree-client'
+import { fsck } from '../../mirror/fsck.js'
+import { blobSource } from '../../mirror/source.js'
+import { fmtBytes } from '../progress.js'
+import { READER_OPTIONS, readerOptions, positiveInt } from '../common.js'
+
+const KEY_RE = /^[0-9a-fA-F]{64}$/
+
+export default {
+  usage: 'fsck DIR [--key PUBKEY] [--repair-from ADDR]',
+  summary: 'scrub a published folder: re-hash every blob, find missing and orphan blobs, check fsinfo.json',
+  positionals: [1, 1],
+  options: {
+    key: { type: 'string', arg: 'PUBKEY', help: 'the publisher\'s public key (64 hex); without it the key inside fsinfo.json is used, with a warning' },
+    'repair-from': { type: 'string', arg: 'ADDR', help: 'fetch corrupt and missing blobs from this tree address (verified), then check again' },
+    mirror: { ...READER_OPTIONS.mirror, help: 'with --repair-from: another mirror to repair from (repeatable)' },
+    timeout: READER_OPTIONS.timeout,
+    jobs: { type: 'string', arg: 'N', help: 'hashing threads (default: CPUs - 1, at most 4; 1 hashes on the main thread)' },
+    'no-fsync': { type: 'boolean', help: 'with --repair-from: do not fsync repaired blobs' },
+    json: { type: 'boolean', help: 'print the report as JSON' }
+  },
+  async run ([dir], v, io) {
+    if (v.key !== undefined && !KEY_RE.test(v.key)) throw new UsageError('--key must be 64 hex digits')
+    if (v.mirror && !v['repair-from']) throw new UsageError('--mirror needs --repair-from')
+    let publicKey = v.key?.toLowerCase() ?? null
+    let keySource = 'given'
+    let src = null
+    if (v['repair-from']) {
+      const addrKey = parseAddress(v['repair-from']).publicKey
+      if (publicKey && publicKey !== addrKey) throw new UsageError('--key and the key in --repair-from differ')
+      if (!publicKey) { publicKey = addrKey; keySource = 'address' }
+      const ro = readerOptions(v)
+      src = blobSource(v['repair-from'], { mirrors: ro.mirrors, timeoutMs: ro.timeoutMs })
+    }
+    const tty = io.stderr.isTTY && !v.json
+    let last = 0
+    let r
+    try {
+      r = await fsck(dir, {
+        publicKey, keySource, repairFrom: src, fsync: !v['no-fsync'],
+        jobs: v.jobs ? positiveInt(v.jobs, 'jobs') : undefined,
+        onProgress: (phase, d, t) => {
+          if (!tty || (Date.now() - last < 100 && d < t)) return
+          last = Date.now()
+          io.stderr.write(`\rfsck: hashing ${d}/${t} blobs\x1b[K`)
+        }
+      })
+    } finally {
+      src?.close()
+      if (tty) io.stderr.write('\r\x1b[K')
+    }
+    if (v.json) io.stdout.write(JSON.stringify(r, null, 2) + '\n')
+    else io.stdout.write(report(r))
+    for (const w of r.warnings) io.stderr.write(`rotree: warning: ${w}\n`)
+    return r.ok ? 0 : 1
+  }
+}
+
+function report (r) {
+  const lines = []
+  const f = r.fsinfo
+  lines.push(`fsck ${r.dir}`)
+  if (f.present && f.seq !== undefined) lines.push(`  fsinfo.json  seq ${f.seq}, root ${f.root}, expires ${f.expires}, key ${r.key.value} (${r.key.source === 'fsinfo' ? 'self-asserted' : r.key.source})`)
+  for (const p of f.problems) lines.push(`  FSINFO   ${p.code}: ${p.message}`)
+  lines.push(`  blobs        ${r.blobs.files} files, ${fmtBytes(r.blobs.bytes)} hashed in ${(r.blobs.hashMs / 1000).toFixed(1)} s (${r.blobs.threads} thread${r.blobs.threads > 1 ? 's' : ''}); ${r.blobs.reachable} reachable from the current root; ${r.history.roots} history roots`)
+  const used = e => e.paths.length ? `  used by ${e.paths.join(', ')}${e.refs > e.paths.length ? ` (${e.refs} refs)` : ''}` : '  (no current root uses it)'
+  for (const e of r.corrupt) {
+    const what = e.error ? `unreadable (${e.error})` : e.actual ? `hashes to ${e.actual}` : 'larger than any blob'
+    lines.push(`  CORRUPT  ${e.hash}  ${e.kind ?? 'blob'}, ${e.onDisk} bytes on disk${e.size ? `, ${e.size} expected` : ''}, ${what}${used(e)}`)
+  }
+  for (const e of r.missing) lines.push(`  MISSING  ${e.hash}  ${e.kind}, ${e.size} bytes${used(e)}`)
+  for (const u of r.unchecked) lines.push(`  UNCHECKED below ${u.path}: ${u.kind} page ${u.hash} is ${u.reason}${u.reason === 'unreadable' ? ` (${u.code})` : ''}`)
+  for (const o of r.orphans) lines.push(`  orphan   ${o.hash}  ${o.size} bytes`)
+  for (const s of r.stray) lines.push(`  stray    h/${s}`)
+  if (r.repair) {
+    for (const x of r.repair.repaired) lines.push(`  repaired ${x.hash}  ${x.kind ?? 'blob'}, ${x.size} bytes`)
+    for (const x of r.repair.removed) lines.push(`  removed  ${x.hash}  (corrupt, used by no root, not on the repair source)`)
+    for (const x of r.repair.unrepaired) lines.push(`  NOT REPAIRED ${x.hash ?? ''} ${x.code}: ${x.message}`)
+    lines.push(`  repair: ${r.before.problems} problem(s) before, ${r.repair.repaired.length} blob(s) fetched, ${r.repair.requests} requests, ${fmtBytes(r.repair.bytes)}; checked again:`)
+  }
+  const n = r.corrupt.length; const m = r.missing.length; const fp = r.fsinfo.problems.length
+  lines.push(`${r.ok ? 'ok' : 'PROBLEMS'}: ${r.problems} problem(s) (${n} corrupt, ${m} missing, ${fp} in fsinfo.json), ${r.orphans.length} orphan(s)`)
+  return lines.join('\n') + '\n'
+}

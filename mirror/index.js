@@ -1,0 +1,8 @@
+// Mirror operators' tools: `rotree pull` (verified incremental sync) and
+// `rotree fsck` (scrub and repair). See docs/MIRRORING.md.
+export { pull, readLocalFsinfo } from './pull.js'
+export { fsck } from './fsck.js'
+export { collect } from './gc.js'
+export { scrub } from './scrub.js'
+export { blobSource } from './source.js'
+export { listHistory, readHistory, writeHistory } from './history.js'

@@ -1,0 +1,34 @@
+// Blobs by hash from other mirrors, without opening their fsinfo.json: fsck
+// --repair-from needs only blobs named by DIR's own verified root, and another
+// mirror that serves a newer (or expired) root still has the blobs. Every blob
+// is checked against the ref that DIR's root gave (blobs.js fetchVerified).
+import { parseAddress, mirrorUrl } from 'rotree-client'
+import { Mirrors } from 'rotree-client/src/mirrors.js'
+import { createTransport } from 'rotree-client/src/transport-node.js'
+import { verifyBlob } from 'rotree-client/verify'
+import { MAX_BLOB } from 'rotree-client/src/format/limits.js'
+import { fetchVerified } from './blobs.js'
+
+/**
+ * @param {string} address '<mirror-url>#<public key>'
+ * @param {{ mirrors?: string[], timeoutMs?: number, concurrency?: number }} [o]
+ */
+export function blobSource (address, { mirrors = [], timeoutMs = 30_000, concurrency = 8 } = {}) {
+  const { url, publicKey } = parseAddress(address)
+  const transport = createTransport({ maxSockets: concurrency * 2 })
+  const m = new Mirrors([...new Set([url, ...mirrors.map(mirrorUrl)])], { transport, timeoutMs })
+  return {
+    publicKey,
+    mirrors: m,
+    /** @returns {Promise<{ value: any, raw: Uint8Array }>} */
+    fetch: (ref, kind) => fetchVerified(m, ref, kind),
+    /** A blob known only by its name (no ref gives its size): capped at MAX_BLOB, it must hash to the name. */
+    fetchByHash: async hash => {
+      let raw
+      await m.fetch('h/' + hash, MAX_BLOB, async bytes => { await verifyBlob(bytes, { hash, size: bytes.length }); raw = bytes })
+      return { value: raw, raw }
+    },
+    stats: () => ({ ...transport.stats, mirrors: m.health() }),
+    close: () => transport.close()
+  }
+}

@@ -1,0 +1,52 @@
+// Shared by the mirror suites: run the CLI, list blobs, compute what a root reaches.
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { spawn } from 'node:child_process'
+import { walkTree, verifyFsinfo, verifyDirPage, verifyChunkIndex } from 'rotree-client'
+import { decodeFsinfo } from 'rotree-client/format'
+
+export const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
+
+/** Run `rotree …` as a child process. @returns {{ p, done: Promise<{ code, signal, stdout, stderr }> }} */
+export function spawnRotree (args, { env = {} } = {}) {
+  const p = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const out = []; const err = []
+  p.stdout.on('data', b => out.push(b)); p.stderr.on('data', b => err.push(b))
+  const done = new Promise((resolve, reject) => {
+    p.on('error', reject)
+    p.on('close', (code, signal) => resolve({ code, signal, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }))
+  })
+  return { p, done }
+}
+
+export const rotree = (args, o) => spawnRotree(args, o).done
+
+/** Names in DIR/h that look like blobs. */
+export async function blobNames (dir) {
+  return new Set((await fs.readdir(path.join(dir, 'h'))).filter(n => /^[0-9a-f]{64}$/.test(n)))
+}
+
+/** Every non-blob name in DIR/h (temp files left behind). */
+export async function strayNames (dir) {
+  return (await fs.readdir(path.join(dir, 'h'))).filter(n => !/^[0-9a-f]{64}$/.test(n))
+}
+
+/**
+ * What the root in `fsinfoBytes` reaches, read from the blobs in `dir`:
+ * Map hash → { kind, size, paths: string[] }.
+ */
+export async function reachable (dir, fsinfoBytes, publicKey) {
+  const info = verifyFsinfo(fsinfoBytes, { publicKey, now: decodeFsinfo(fsinfoBytes).issuedMs })
+  const read = ref => fs.readFile(path.join(dir, 'h', ref.hash))
+  const out = new Map()
+  await walkTree(info.root,
+    async (ref, kind) => kind === 'dir' ? verifyDirPage(await read(ref), ref) : verifyChunkIndex(await read(ref), ref),
+    (ref, kind, p) => {
+      const e = out.get(ref.hash) ?? { kind, size: ref.size, paths: [] }
+      if (!e.paths.includes(p)) e.paths.push(p)
+      out.set(ref.hash, e)
+    })
+  return out
+}
+
+export const sum = (iter, f) => { let n = 0; for (const x of iter) n += f(x); return n }
