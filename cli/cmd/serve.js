@@ -19,6 +19,7 @@ export default {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be 0..65535')
     const webRoot = v.web ? new URL('../../web/', import.meta.url).pathname : null
     if (webRoot && !fs.existsSync(webRoot)) throw new UsageError('--web: the web app is not built in this checkout')
+    if (webRoot && !fs.existsSync(path.join(webRoot, 'rotree-client.js'))) throw new UsageError('--web: the web app needs the browser build of the client: run npm run build:browser')
     const srv = await createRotreeServer({ dir: out, webRoot })
     const { url } = await srv.listen({ port, host: v.host ?? '127.0.0.1' })
     io.stdout.write(`serving ${out} at ${url}\n`)

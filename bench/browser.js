@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+// P8: a verified 50 MB download in headless Chromium against a plain fetch()
+// of the same bytes from the same server, in the same page and the same run.
+//
+// The server is `rotree serve OUT --web` in process (createRotreeServer with a
+// web root): blobs from its hot path, the plain copy (plain.bin) and the page
+// from its static route. Each verified read is a fresh Tree (nothing cached)
+// reading the whole file through readRange(), collecting the chunks as the web
+// app does before it hands the browser a Blob. Rows: WebCrypto on a secure
+// origin (127.0.0.1), and @noble/hashes on a plain-http origin without
+// crypto.subtle. Runs alternate, the median is reported.
+//
+//   node bench/browser.js [--quick]        prints the table
+//   (a figure module too: export { id, run } as bench/run.js expects)
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { median } from './lib/proc.js'
+import { makeTree } from './lib/trees.js'
+import { createRotreeServer } from '../server/index.js'
+import { ensureBundle, launchChromium, WEB_BUNDLE, INSECURE_HOST } from '../test/browser/helpers.js'
+
+export const id = 'P8'
+
+const PAGE = '<!doctype html><meta charset="utf-8"><title>P8</title><p>P8 bench page</p>\n'
+
+/**
+ * In the page, alternating: one plain fetch() of the whole file, plain fetch()es
+ * of the same chunk blobs (8 in flight, no hashing), and the verified read; ms each.
+ */
+async function measure (page, { address, plainUrl, blobUrls, reps }) {
+  return page.evaluate(async ({ address, plainUrl, blobUrls, reps }) => {
+    const { openTree } = await import('./rotree-client.js')
+    const drain = async res => {
+      const reader = res.body.getReader()
+      let n = 0
+      for (;;) { const { done, value } = await reader.read(); if (done) return n; n += value.length }
+    }
+    const plain = []; const blobs = []; const verified = []
+    let bytes = 0
+    for (let i = 0; i < reps; i++) {
+      let t = performance.now()
+      const n = await drain(await fetch(plainUrl, { cache: 'no-store' }))
+      plain.push(performance.now() - t)
+
+      t = performance.now()
+      let next = 0
+      await Promise.all(Array.from({ length: 8 }, async () => {
+        while (next < blobUrls.length) await drain(await fetch(blobUrls[next++], { cache: 'no-store' }))
+      }))
+      blobs.push(performance.now() - t)
+
+      t = performance.now()
+      const tree = await openTree(address, { stateDir: null })
+      const parts = []
+      let m = 0
+      for await (const b of tree.readRange('/big.bin')) { parts.push(b); m += b.length }
+      const blob = new Blob(parts)
+      verified.push(performance.now() - t)
+      tree.close()
+      if (m !== n || blob.size !== n) throw new Error(`read ${m} verified bytes, ${n} plain`)
+      bytes = n
+    }
+    return { plain, blobs, verified, bytes }
+  }, { address, plainUrl, blobUrls, reps })
+}
+
+/** The chunk blobs of a file, in order (read through the Node client). */
+async function chunkHashes (t, url, p) {
+  const tree = await t.open(url)
+  try {
+    const { entry } = await tree._resolve(await tree._root(), p, true)
+    const out = []
+    for await (const s of tree._spans(entry, 0, entry.size)) out.push(s.ref.hash)
+    return out
+  } finally { tree.close() }
+}
+
+export async function run ({ quick = false } = {}) {
+  const size = (quick ? 16 : 50) * 1e6
+  const reps = quick ? 2 : 5
+  await ensureBundle()
+  const t = await makeTree({ 'big.bin': size }, { label: 'p8' })
+  const webRoot = path.join(t.dir, 'web')
+  await fs.mkdir(webRoot)
+  await fs.copyFile(WEB_BUNDLE, path.join(webRoot, 'rotree-client.js'))
+  await fs.writeFile(path.join(webRoot, 'index.html'), PAGE)
+  await fs.copyFile(path.join(t.src, 'big.bin'), path.join(webRoot, 'plain.bin'))
+  const srv = await createRotreeServer({ dir: t.out, webRoot })
+  const { url } = await srv.listen({ port: 0, host: '127.0.0.1' })
+  const browser = await launchChromium()
+  const rows = []
+  const hashes = await chunkHashes(t, url, '/big.bin')
+  try {
+    for (const [label, origin] of [['WebCrypto (secure origin)', url], ['@noble/hashes (plain-http origin, no crypto.subtle)', url.replace('127.0.0.1', INSECURE_HOST)]]) {
+      const page = await browser.newPage()
+      await page.goto(origin)
+      const r = await measure(page, { address: `${origin}#${t.key.publicKey}`, plainUrl: `${origin}plain.bin`, blobUrls: hashes.map(h => `${origin}h/${h}`), reps })
+      await page.close()
+      const mb = r.bytes / 1e6
+      const rate = ms => mb / (median(ms) / 1000)
+      rows.push({ label: `verified readRange, ${Math.round(mb)} MB, ${label}`, value: rate(r.verified), baseline: rate(r.plain), baselineLabel: 'one plain fetch() of the same bytes', unit: 'MB/s' })
+      rows.push({ label: `the same, against fetching its ${hashes.length} chunk blobs without verifying`, value: rate(r.verified), baseline: rate(r.blobs), baselineLabel: `plain fetch() of the ${hashes.length} blobs, 8 in flight`, unit: 'MB/s' })
+    }
+  } finally {
+    await browser.close()
+    await srv.close()
+    await t.cleanup()
+  }
+  const main = rows[0]
+  return {
+    id,
+    title: `Chromium, verified download of ${Math.round(size / 1e6)} MB`,
+    command: `node bench/browser.js${quick ? ' --quick' : ''}`,
+    target: '≥ 50% of plain fetch (secure origin, WebCrypto)',
+    met: main.value / main.baseline >= 0.5,
+    rows,
+    notes: [`Median of ${reps} alternating runs each, headless Chromium (${await browserVersion()}), rotree serve on loopback. The verified read fetches ~256 KiB chunks with 8 in flight and hashes each before it is yielded; the plain fetch reads one 50 MB body. The noble row is the floor for pages on plain http:// (pure-JS SHA-256 on the main thread).`]
+  }
+}
+
+async function browserVersion () {
+  const b = await launchChromium()
+  try { return 'Chromium ' + b.version() } finally { await b.close() }
+}
+
+// standalone: print the figure
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const fig = await run({ quick: process.argv.includes('--quick') })
+  console.log(`${fig.id}: ${fig.title}  (target ${fig.target}: ${fig.met ? 'met' : 'NOT met'})`)
+  for (const r of fig.rows) {
+    console.log(`  ${r.label}\n    ${r.value.toFixed(1)} MB/s vs ${r.baseline.toFixed(1)} MB/s (${r.baselineLabel}) = ${(r.value / r.baseline).toFixed(2)}×`)
+  }
+  for (const n of fig.notes) console.log('  ' + n)
+}

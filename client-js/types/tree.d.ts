@@ -1,0 +1,160 @@
+// Hand-written declarations for the reader (src/tree.js, address.js, state.js,
+// walk.js), shared by the browser (index.d.ts) and Node (node.d.ts) entries,
+// which differ only in what createReadStream() returns.
+import type { Ref, Entry, DirPage, ChunkIndex } from './format.js'
+import type { SeenRecord } from './verify.js'
+import type { RotreeErrorCode } from './errors.js'
+
+/** An AbortSignal (described structurally: these types need neither the DOM lib nor @types/node). */
+export interface AbortSignalLike {
+  readonly aborted: boolean
+  addEventListener (type: 'abort', listener: () => void): void
+  removeEventListener (type: 'abort', listener: () => void): void
+}
+
+/** How mirrors are fetched from: rotree-client brings one per platform; tests and embedders may pass their own. */
+export interface Transport {
+  /** GET url; resolves to the body, never more than `cap` bytes; rejects with a typed RotreeError. */
+  get (url: string, o: { cap: number, timeoutMs: number, signal?: AbortSignalLike }): Promise<Uint8Array>
+  close (): void
+  stats: { requests: number, bytes: number }
+}
+
+/** A local store of blobs tried before the mirrors; what it returns is verified again. */
+export interface BlobCache {
+  get (hash: string): Promise<Uint8Array | null | undefined> | Uint8Array | null | undefined
+  put (hash: string, bytes: Uint8Array): Promise<void> | void
+  delete? (hash: string): Promise<void> | void
+}
+
+export interface TreeOptions {
+  /** more mirror base URLs of the same tree, tried in turn */
+  mirrors?: string[]
+  /** where the highest sequence number per key persists: a directory in Node, an IndexedDB name prefix in browsers; null keeps it in memory */
+  stateDir?: string | null
+  /** per-request deadline, ms (default 30000) */
+  timeoutMs?: number
+  /** blob fetches in flight (default 8) */
+  concurrency?: number
+  /** chunks fetched ahead of a streaming read (default 8) */
+  readAhead?: number
+  /** bytes of the verified-blob cache (default 32 MiB) */
+  cacheBytes?: number
+  /** how far in the future fsinfo.json may be issued, ms (default 300000) */
+  skewMs?: number
+  /** how long past expiry fsinfo.json is still accepted, ms (default 0) */
+  graceMs?: number
+  /** after one mirror's fsinfo.json verifies, how long to wait for the others, ms (default 2000) */
+  fsinfoSettleMs?: number
+  /** the clock, ms (tests) */
+  now?: () => number
+  transport?: Transport
+  blobCache?: BlobCache
+}
+
+/** The accepted fsinfo.json. */
+export interface TreeInfo {
+  key: string
+  seq: number
+  issued: string
+  expires: string
+  /** the root directory's handle */
+  root: string
+  rootSize: number
+  rootMtime: number
+  /** the mirror whose fsinfo.json was accepted */
+  mirror: string
+}
+
+/** Metadata of one path, as fs.Stats would give it. */
+export interface Stat {
+  name: string
+  type: 'file' | 'dir' | 'symlink'
+  /** file: bytes; dir: number of entries; symlink: bytes of the target */
+  size: number
+  mtimeMs: number
+  mtime: Date
+  exec: boolean
+  mode: number
+  /** symlinks */
+  target?: string
+  /** directories: number of entries */
+  entries?: number
+  /** the top blob: a directory's page, a one-chunk file's chunk, a large file's index; null for inline and multi-chunk files */
+  hash?: string | null
+}
+
+export interface MirrorHealth {
+  url: string
+  ok: number
+  failed: number
+  lastError: { code: RotreeErrorCode | string, message: string, at: string } | null
+  healthy: boolean
+}
+
+export interface TreeStats {
+  requests: number
+  bytes: number
+  cache: { entries: number, bytes: number, maxBytes: number, hits: number, misses: number }
+  /** blobs from opts.blobCache that failed verification */
+  localFaults: number
+  mirrors: MirrorHealth[]
+}
+
+/** Byte range of a read, both ends inclusive (as fs.createReadStream). */
+export interface ReadRange { start?: number, end?: number }
+
+/** The Tree API; `S` is what createReadStream() returns on this platform (index.d.ts, node.d.ts). */
+export interface TreeApi<S> {
+  readonly publicKey: string
+  /** the accepted fsinfo.json; null before the first refresh() */
+  readonly info: TreeInfo | null
+  /** the exact bytes of the accepted fsinfo.json */
+  readonly fsinfoBytes: Uint8Array | undefined
+  readonly stats: TreeStats
+  /** Adopt the newest fsinfo.json that verifies on any mirror. True when the root changed. */
+  refresh (): Promise<boolean>
+  /** A view pinned to the current root: every call on it reads that root. */
+  snapshot (): this
+  /** Metadata, following symlinks. */
+  stat (path: string): Promise<Stat>
+  /** Metadata; a final symlink is described, not followed. */
+  lstat (path: string): Promise<Stat>
+  readdir (path: string, opts?: { withFileTypes?: false }): Promise<string[]>
+  readdir (path: string, opts: { withFileTypes: true }): Promise<Stat[]>
+  /** A directory's entries in name order, one verified page at a time. */
+  list (path: string): AsyncGenerator<Stat, void, undefined>
+  /** A whole file's verified bytes. */
+  readFile (path: string): Promise<Uint8Array>
+  /** Verified bytes of a range, in order. */
+  readRange (path: string, range?: ReadRange): AsyncGenerator<Uint8Array, void, undefined>
+  /** Verified bytes as a stream: only verified bytes are pushed; a failure ends it with the typed error. */
+  createReadStream (path: string, range?: ReadRange): S
+  close (): void
+}
+
+/** Parse '<mirror-url>#<64-hex public key>'; url is normalised to end in '/'. */
+export declare function parseAddress (address: string): { url: string, publicKey: string }
+/** Normalise a mirror base URL: http(s) only, no query or fragment, trailing '/'. */
+export declare function mirrorUrl (s: string): string
+
+/** The public shape of a decoded entry. */
+export declare function toStat (e: Entry): Stat
+
+/** The highest { seq, root } accepted per public key, persisted in level (classic-level or IndexedDB). */
+export declare class SeqStore {
+  constructor (location: string | null)
+  readonly location: string | null
+  get (key: string): Promise<SeenRecord | null>
+  /** Check against the highest seen and record if newer; throws ROTREE_ROLLBACK / ROTREE_FORK. */
+  accept (key: string, info: { seq: number, root: Ref }): Promise<void>
+}
+
+export type BlobKind = 'dir' | 'cindex' | 'data'
+/** Every blob reachable from a root, each directory page and chunk index loaded (and verified by `load`) once. */
+export declare function walkTree (
+  root: Ref,
+  load: (ref: Ref, kind: 'dir' | 'cindex') => Promise<DirPage | ChunkIndex>,
+  onRef: (ref: Ref, kind: BlobKind, path: string) => void | Promise<void>,
+  o?: { concurrency?: number }
+): Promise<void>

@@ -1,0 +1,194 @@
+// The verified static site Service Worker (docs/WEB.md). Registered by
+// site.html as  sw.js?key=<public key>&mirror=<url>…  with the scope
+// site/<key>/, it answers every request under that scope from the signed tree
+// on the (untrusted) mirrors: a response is built only from bytes that have
+// verified, so the page never sees a tampered script, style, image or font.
+// Requests outside the scope (other origins, other paths) are not touched.
+//
+// A module worker (Chromium 91+, Safari 15+, Firefox 147+): static imports only.
+import { openTree } from './rotree-client.js'
+import { mimeType } from './mime.js'
+import { explain } from './explain.js'
+
+const conf = new URL(self.location.href).searchParams
+const KEY = (conf.get('key') ?? '').toLowerCase()
+const MIRRORS = conf.getAll('mirror').length ? conf.getAll('mirror') : [new URL('./', self.location.href).href]
+const SCOPE = new URL(self.registration.scope)
+// Files up to this size are verified whole before the response starts; larger
+// ones stream, each chunk verified before it is passed on, and a bad chunk
+// aborts the response (the browser sees a network error, never the bad bytes).
+const WHOLE_MAX = 16 << 20
+
+self.addEventListener('install', () => self.skipWaiting())
+self.addEventListener('activate', ev => ev.waitUntil(self.clients.claim()))
+
+self.addEventListener('fetch', ev => {
+  const url = new URL(ev.request.url)
+  if (url.origin !== SCOPE.origin || !url.pathname.startsWith(SCOPE.pathname)) return
+  ev.respondWith(handle(ev.request, url))
+})
+
+// ---- the tree -------------------------------------------------------------
+
+let treeP = null
+
+/**
+ * The open tree. A navigation (a page load or reload) first asks the mirrors
+ * for a newer fsinfo.json, so a new publish shows on refresh; the page's
+ * scripts, styles and images then come from the root that refresh accepted.
+ */
+async function getTree (navigate) {
+  let opened = false
+  if (!treeP) {
+    opened = true
+    treeP = openTree(`${MIRRORS[0]}#${KEY}`, { mirrors: MIRRORS.slice(1), fsinfoSettleMs: 500 })
+    treeP.catch(() => { treeP = null }) // try again on the next request
+  }
+  const tree = await treeP
+  if (navigate && !opened) {
+    try {
+      await tree.refresh()
+    } catch (err) {
+      // The accepted root stays in use (it is signed and not expired: the
+      // client refreshes it itself once it expires). Say what the mirrors did.
+      tell({ type: 'warning', code: err.code ?? 'ERROR', message: err.message })
+    }
+  }
+  // trust rule 2: an expired root is never served, whatever the refresh did
+  // (a snapshot pins its root and would not refresh it by itself)
+  if (Date.now() > Date.parse(tree.info.expires)) await tree.refresh()
+  if (navigate) tell({ type: 'info', navigate: true, info: tree.info, mirrors: tree.stats.mirrors })
+  return tree
+}
+
+/** Post to every window of this origin: site.html shows it above the site. */
+async function tell (msg) {
+  const all = await self.clients.matchAll({ type: 'window', includeUncontrolled: true })
+  for (const c of all) c.postMessage({ source: 'rotree-sw', key: KEY, ...msg })
+}
+
+// ---- answering ------------------------------------------------------------
+
+async function handle (req, url) {
+  const navigate = req.mode === 'navigate'
+  let path = '/'
+  try {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return new Response('a verified site is read-only\n', { status: 405, headers: { allow: 'GET, HEAD', 'content-type': 'text/plain' } })
+    }
+    try {
+      path = '/' + url.pathname.slice(SCOPE.pathname.length).split('/').map(decodeURIComponent).join('/')
+    } catch {
+      throw Object.assign(new Error(`malformed %-escape in ${url.pathname}`), { code: 'ROTREE_BAD_PATH' })
+    }
+    if (!/^[0-9a-f]{64}$/.test(KEY)) throw Object.assign(new Error(`sw.js was registered without a valid ?key=: ${JSON.stringify(KEY)}`), { code: 'ROTREE_BAD_ADDRESS' })
+    const tree = await getTree(navigate)
+    const view = tree.snapshot() // one root for the stat and the read (trust rule 6)
+    let st = await view.stat(path)
+    if (st.type === 'dir') {
+      if (!url.pathname.endsWith('/')) return Response.redirect(url.origin + url.pathname + '/' + url.search, 301)
+      path = path.replace(/\/?$/, '/index.html')
+      st = await view.stat(path)
+    }
+    return await respond(view, req, path, st, 200)
+  } catch (err) {
+    return failure(err, path, req, navigate)
+  }
+}
+
+async function respond (view, req, path, st, status) {
+  const info = view.info
+  const headers = {
+    'content-type': mimeType(path),
+    'x-content-type-options': 'nosniff',
+    'cache-control': 'no-cache',
+    'accept-ranges': 'bytes',
+    'x-rotree-seq': String(info.seq),
+    'x-rotree-root': info.root
+  }
+  let start = 0
+  let end = st.size - 1
+  // one range (media elements ask for them); anything else is ignored, as RFC 9110 allows
+  const m = status === 200 ? /^bytes=(\d*)-(\d*)$/.exec(req.headers.get('range')?.trim() ?? '') : null
+  if (m && (m[1] || m[2])) {
+    if (m[1]) { start = Number(m[1]); if (m[2]) end = Math.min(Number(m[2]), st.size - 1) } else start = Math.max(st.size - Number(m[2]), 0)
+    if (start > end) return new Response(null, { status: 416, headers: { 'content-range': `bytes */${st.size}` } })
+    status = 206
+    headers['content-range'] = `bytes ${start}-${end}/${st.size}`
+  }
+  const length = Math.max(end - start + 1, 0)
+  headers['content-length'] = String(length)
+  if (req.method === 'HEAD' || length === 0) return new Response(null, { status, headers })
+  if (length <= WHOLE_MAX) {
+    const bytes = status === 206 ? await collect(view.readRange(path, { start, end })) : await view.readFile(path)
+    return new Response(bytes, { status, headers })
+  }
+  const body = view.createReadStream(path, { start, end })
+  return new Response(reportErrors(body, path, req), { status, headers })
+}
+
+async function collect (iter) {
+  const parts = []
+  for await (const b of iter) parts.push(b)
+  return new Blob(parts)
+}
+
+/** A streamed body that fails mid-way is reported like any other blocked resource. */
+function reportErrors (body, path, req) {
+  const reader = body.getReader()
+  return new ReadableStream({
+    async pull (ctl) {
+      try {
+        const { done, value } = await reader.read()
+        if (done) ctl.close(); else ctl.enqueue(value)
+      } catch (err) {
+        blocked(err, path, req)
+        ctl.error(err)
+      }
+    },
+    cancel (reason) { return reader.cancel(reason) }
+  }, { highWaterMark: 0 })
+}
+
+function blocked (err, path, req) {
+  const { code } = explain(err)
+  tell({ type: 'blocked', path, code, message: err?.message ?? String(err), destination: req.destination || (req.mode === 'navigate' ? 'document' : '') })
+}
+
+async function failure (err, path, req, navigate) {
+  const { code, title, text } = explain(err)
+  const notFound = code === 'ROTREE_NOT_FOUND'
+  const status = notFound ? 404 : code === 'ROTREE_BAD_PATH' ? 400 : 502
+  if (notFound && navigate && treeP) {
+    // the publisher's own 404 page, when the tree has one
+    try {
+      const view = (await treeP).snapshot()
+      const st = await view.stat('/404.html')
+      return await respond(view, req, '/404.html', st, 404)
+    } catch {}
+  }
+  // a missing path is proven absent by the signed tree: a plain 404, not an attack
+  if (!notFound) blocked(err, path, req)
+  const headers = { 'x-rotree-error': code, 'cache-control': 'no-store' }
+  if (!navigate) {
+    return new Response(`rotree: blocked ${path}: ${code}: ${err?.message ?? err}\n`, { status, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' } })
+  }
+  const html = `<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>${esc(title)}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;margin:3rem auto;max-width:42rem;padding:0 1rem;color:#1d2330}
+h1{color:#b3261e;font-size:1.4rem}code,.m{font-family:ui-monospace,monospace;font-size:.9em;word-break:break-all}
+.box{background:#fdecea;border:1px solid #f0b4ae;border-radius:8px;padding:1rem 1.2rem}</style>
+<div class="box" id="rotree-error" data-code="${esc(code)}">
+<h1>${notFound ? '' : '✗ Blocked: '}${esc(title)}</h1>
+<p>${esc(text)}</p>
+<p class="m">${esc(code)}: ${esc(err?.message ?? String(err))}</p>
+<p class="m">path: ${esc(path)}</p>
+${(err?.errors ?? []).map(e => `<p class="m">${esc(e.mirror)}: ${esc(e.code)}: ${esc(e.message)}</p>`).join('\n')}
+</div>
+<p>This page was written by the verifying Service Worker of this site, not by a mirror.</p>`
+  return new Response(html, { status, headers: { ...headers, 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" } })
+}
+
+function esc (s) {
+  return String(s).replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c])
+}
