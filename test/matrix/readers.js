@@ -6,7 +6,11 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
+import http from 'node:http'
 import { openTree } from 'rotree-client'
+import { gateway, statusOf } from '../../gateway/index.js'
+import { serve } from '../helpers/fixtures.js'
+import { checkPublished } from '../helpers/check-tree.js'
 
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 
@@ -60,6 +64,62 @@ export const READERS = [
       const r = await runCli(['get', addr, p, '-o', dest, '--timeout', String(timeoutS), '--state-dir', stateDir, ...mirrors.flatMap(m => ['--mirror', m])])
       const out = await fs.readFile(dest).catch(() => Buffer.alloc(0))
       return { ok: r.code === 0, code: r.code === 0 ? null : cliCode(r.stderr), out, leftovers: (await listLeft(scratch)).filter(n => n !== 'got.bin' || r.code !== 0) }
+    }
+  },
+  {
+    id: 'gateway',
+    // the gateway answers in HTTP: the lie's codes through statusOf(), or a broken
+    // transfer when a later chunk fails after the headers went out (GATEWAY.md)
+    accepts: (codes, got) => got === 'broken transfer' || codes.some(code => got === `HTTP ${statusOf({ code })}`),
+    async run ({ addr, mirrors, stateDir, timeoutS, path: p }) {
+      const key = addr.slice(addr.lastIndexOf('#') + 1)
+      const mw = gateway({ tree: addr, mirrors, stateDir, timeoutMs: timeoutS * 1000, refreshSeconds: 0 })
+      const server = http.createServer((req, res) => mw(req, res, () => { res.statusCode = 404; res.end() }))
+      await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+      try {
+        return await new Promise(resolve => {
+          http.get(`http://127.0.0.1:${server.address().port}${p}`, res => {
+            const parts = []
+            res.on('data', b => parts.push(b))
+            const done = complete => {
+              const out = res.statusCode === 200 ? Buffer.concat(parts) : Buffer.alloc(0)
+              const ok = complete && res.statusCode === 200
+              resolve({ ok, code: ok ? null : res.statusCode !== 200 ? `HTTP ${res.statusCode}` : 'broken transfer', out })
+            }
+            res.on('end', () => done(res.complete))
+            res.on('aborted', () => done(false))
+            res.on('error', () => done(false))
+          }).on('error', () => resolve({ ok: false, code: 'broken transfer', out: Buffer.alloc(0) }))
+        })
+      } finally {
+        server.closeAllConnections(); server.close(); await mw.close()
+      }
+    }
+  },
+  {
+    id: 'rotree pull',
+    // the bytes a pull hands out are the folder it publishes: on failure there must be
+    // no fsinfo.json in it and no blob that is not what its name says
+    async run ({ addr, mirrors, stateDir, timeoutS, path: p, scratch }) {
+      const dir = path.join(scratch, 'mirror')
+      const r = await runCli(['pull', addr, dir, '--timeout', String(timeoutS), '--state-dir', stateDir, ...mirrors.flatMap(m => ['--mirror', m])])
+      const key = addr.slice(addr.lastIndexOf('#') + 1)
+      const leftovers = []
+      for (const n of await fs.readdir(path.join(dir, 'h')).catch(() => [])) {
+        const b = await fs.readFile(path.join(dir, 'h', n))
+        const { createHash } = await import('node:crypto')
+        if (createHash('sha256').update(b).digest('hex') !== n) leftovers.push(`h/${n} (not its hash)`)
+      }
+      if (r.code !== 0) {
+        if (await fs.stat(path.join(dir, 'fsinfo.json')).catch(() => null)) leftovers.push('fsinfo.json published')
+        return { ok: false, code: cliCode(r.stderr), out: Buffer.alloc(0), leftovers }
+      }
+      await checkPublished(dir, key)
+      const srv = await serve(dir)
+      try {
+        const tree = await openTree(`${srv.url}#${key}`, { stateDir: null })
+        try { return { ok: true, out: Buffer.from(await tree.readFile(p)), leftovers } } finally { tree.close() }
+      } finally { await srv.close() }
     }
   }
 ]
