@@ -38,5 +38,5 @@ for (const id of ids) {
   await saveFigure(fig)
   process.stderr.write(`${((Date.now() - t) / 1000).toFixed(0)} s${fig.target ? (fig.met ? ' (target met)' : ' (target NOT met)') : ''}\n`)
 }
-await render({ intro: INTRO })
+await render({ intro: INTRO + (quick ? '\n\n**This file was produced by `npm run bench:quick`**: one run per row, short loads, small sizes (P8 uses 16 MB, not 50 MB). Its ratios are indicative; the full `npm run bench` is the measurement of record.' : '') })
 console.error(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; see docs/BENCHMARKS.md`)

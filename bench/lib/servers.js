@@ -76,13 +76,13 @@ http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
   server { listen 127.0.0.1:${port}; root ${path.resolve(dir)}; } }\n`
   } else {
     conf = execFileSync(process.execPath, [BIN, 'nginx-config', dir, '--listen', `127.0.0.1:${port}`, '--full', '--prefix', prefix]).toString()
-    if (!/daemon\s+off/.test(conf)) conf = 'daemon off;\n' + conf
     conf = conf.replace(/access_log\s+[^;]+;/g, 'access_log off;') // logging every request would measure the disk
   }
   await fs.mkdir(path.join(prefix, 'tmp'), { recursive: true })
   await fs.mkdir(path.join(prefix, 'logs'), { recursive: true })
   await fs.writeFile(path.join(prefix, 'nginx.conf'), conf)
-  const proc = spawn('/usr/sbin/nginx', ['-p', prefix, '-c', path.join(prefix, 'nginx.conf')], { stdio: 'ignore' })
+  // the plain config sets 'daemon off' itself; the generated one is run in the foreground as DEPLOY.md says
+  const proc = spawn('/usr/sbin/nginx', ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), ...(plain ? [] : ['-g', 'daemon off;'])], { stdio: 'ignore' })
   await waitPort(port, proc)
   // the master and its one worker
   const kids = execFileSync('ps', ['-o', 'pid=', '--ppid', String(proc.pid)]).toString().trim().split(/\s+/).map(Number).filter(Boolean)
