@@ -17,6 +17,7 @@ const FIGURES = {
   P3: './p3-client.js',
   P4: './p4-fig6.js',
   P5: './p5-fig10.js',
+  P6: './build.js',
   P8: './browser.js',
   Fig7: './fig7.js',
   Fig9: './fig9.js',

@@ -41,7 +41,7 @@ export const ERROR_TABLE = [
   ['ROTREE_BUILD_INPUT', 'BuildInputError', 'the builder met input it cannot publish (special file, bad name, escaping symlink, file changed while read)'],
   ['ROTREE_ABORTED', 'AbortedError', 'the caller aborted the operation'],
   ['ROTREE_USAGE', 'UsageError', 'a command was called with bad arguments'],
-  ['ROTREE_LOCKED', 'LockedError', 'another rotree process is writing to the same folder (pull, fsck --repair-from)']
+  ['ROTREE_LOCKED', 'LockedError', 'another rotree process is writing to the same folder (build, gc, sign --publish, resign; pull, fsck --repair-from)']
 ]
 
 const classes = {}
