@@ -4,6 +4,7 @@
 // oversized headers with a clear 4xx before any handler runs, and shut down
 // gracefully.
 import http from 'node:http'
+import { listen as listenOn, gracefulClose } from '../server/lifecycle.js'
 import { gateway } from './index.js'
 
 export const MAX_HEADER_BYTES = 16 * 1024
@@ -26,34 +27,10 @@ export async function createGatewayServer ({ maxHeaderSize = MAX_HEADER_BYTES, .
   server.keepAliveTimeout = 30_000
   server.on('clientError', onClientError)
 
-  function listen ({ port = 8081, host = '127.0.0.1' } = {}) {
-    return new Promise((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(port, host, () => {
-        server.off('error', reject)
-        const a = server.address()
-        const h = a.family === 'IPv6' || a.family === 6 ? `[${a.address}]` : a.address
-        resolve({ url: `http://${h}:${a.port}/`, port: a.port, host: a.address })
-      })
-    })
-  }
-
+  const listen = ({ port = 8081, host = '127.0.0.1' } = {}) => listenOn(server, { port, host })
+  const closeServer = gracefulClose(server)
   let closing = null
-  function close ({ timeoutMs = 5000 } = {}) {
-    closing ??= new Promise((resolve, reject) => {
-      const sweep = setInterval(() => server.closeIdleConnections(), 50)
-      const deadline = setTimeout(() => server.closeAllConnections(), timeoutMs)
-      server.close(err => {
-        clearInterval(sweep)
-        clearTimeout(deadline)
-        mw.close().then(() => {
-          if (err && err.code !== 'ERR_SERVER_NOT_RUNNING') reject(err); else resolve()
-        }, reject)
-      })
-      server.closeIdleConnections()
-    })
-    return closing
-  }
+  const close = opts => (closing ??= closeServer(opts).finally(() => mw.close()))
 
   return { handler, gateway: mw, server, listen, close }
 }

@@ -5,6 +5,7 @@
 // GET/HEAD /h/… and /fsinfo.json go to the hot handlers, the rest to Express.
 
 import http from 'node:http'
+import { listen as listenOn, gracefulClose } from './lifecycle.js'
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { createApp } from './app.js'
@@ -51,39 +52,13 @@ export async function createRotreeServer ({
   // Node's 5 s default. headersTimeout (60 s) stays above it.
   server.keepAliveTimeout = 30_000
 
-  function listen ({ port = 8080, host = '127.0.0.1' } = {}) {
-    return new Promise((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(port, host, () => {
-        server.off('error', reject)
-        const a = server.address()
-        const h = a.family === 'IPv6' || a.family === 6 ? `[${a.address}]` : a.address
-        // The WHATWG form of an origin URL ends in '/', like a mirror URL does.
-        const url = `http://${h}:${a.port}/`
-        log?.info?.(`rotree serve: ${dir} at ${url}`)
-        resolve({ url, port: a.port, host: a.address })
-      })
-    })
+  async function listen ({ port = 8080, host = '127.0.0.1' } = {}) {
+    const r = await listenOn(server, { port, host })
+    log?.info?.(`rotree serve: ${dir} at ${r.url}`)
+    return r
   }
 
-  let closing = null
-  function close ({ timeoutMs = 5000 } = {}) {
-    closing ??= new Promise((resolve, reject) => {
-      // Stop accepting; idle keep-alive sockets close now, busy ones as soon as
-      // their response ends (the sweep), and whatever is left at the deadline
-      // is cut so a stalled client cannot hold shutdown forever.
-      const sweep = setInterval(() => server.closeIdleConnections(), 50)
-      const deadline = setTimeout(() => server.closeAllConnections(), timeoutMs)
-      server.close((err) => {
-        clearInterval(sweep)
-        clearTimeout(deadline)
-        if (err && err.code !== 'ERR_SERVER_NOT_RUNNING') reject(err)
-        else resolve()
-      })
-      server.closeIdleConnections()
-    })
-    return closing
-  }
+  const close = gracefulClose(server)
 
   return { handler, app, listen, close, server }
 }
