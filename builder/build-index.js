@@ -30,15 +30,17 @@
 // granularity without any stat field changing, so neither it nor a directory
 // holding it is recorded; both are looked at again next time.
 //
-// The database also serves as OUT's lock: LevelDB admits one process, so a
-// build, gc, resign or `sign --publish` on the same OUT cannot interleave.
-// The OS drops the lock when a process dies, so a killed build never leaves
-// OUT locked.
+// OUT's lock is the folder lock every writer of a published folder takes
+// (lib/folder-lock.js), so a build, gc, resign or `sign --publish` cannot
+// interleave with each other, nor with a `pull` or `fsck --repair-from` into
+// the same folder. LevelDB's own lock on the database (one process at a time)
+// stays as a second line. A killed build's lock is stale and taken over.
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { Level } from 'level'
 import { LockedError } from 'rotree-client/errors'
+import { lockDir } from '../lib/folder-lock.js'
 import { buildDirectory } from 'rotree-client/src/format/dirpage.js'
 import { buildFileBody } from 'rotree-client/src/format/chunkindex.js'
 import * as limits from 'rotree-client/src/format/limits.js'
@@ -111,11 +113,14 @@ async function openDb (out, warn) {
   }
 }
 
-/** Run fn while holding OUT's lock (the build index database). */
-export async function withOutLock (out, fn) {
+/** Run fn while holding OUT's lock (the folder lock, then the build index database). */
+export async function withOutLock (out, what, fn) {
   await fs.mkdir(out, { recursive: true })
-  const db = await openDb(out, () => {})
-  try { return await fn() } finally { await db.close() }
+  const lock = await lockDir(out, what)
+  try {
+    const db = await openDb(out, () => {})
+    try { return await fn() } finally { await db.close() }
+  } finally { await lock.release() }
 }
 
 const hex = (v, p) => Buffer.from(v.buffer, v.byteOffset + p, HASH_LEN).toString('hex')
@@ -127,14 +132,23 @@ export class BuildIndex {
    *   rehash: ignore what is recorded (every file is read, every directory encoded) and record afresh
    */
   static async open (out, { rehash = false, racyMs = DEFAULT_RACY_MS, warn = () => {} } = {}) {
-    const db = await openDb(out, warn)
-    const idx = new BuildIndex(db, { rehash, racyMs, warn })
-    try { await idx._load() } catch (err) { await db.close(); throw err }
-    return idx
+    const lock = await lockDir(out, 'rotree build')
+    let db = null
+    try {
+      db = await openDb(out, warn)
+      const idx = new BuildIndex(db, lock, { rehash, racyMs, warn })
+      await idx._load()
+      return idx
+    } catch (err) {
+      await db?.close()
+      await lock.release()
+      throw err
+    }
   }
 
-  constructor (db, { rehash, racyMs, warn }) {
+  constructor (db, lock, { rehash, racyMs, warn }) {
     this.db = db
+    this.lock = lock
     this.rehash = rehash
     this.racyMs = racyMs
     this.warn = warn
@@ -349,6 +363,6 @@ export class BuildIndex {
 
   async close () {
     try { await this.flushing } catch {}
-    await this.db.close()
+    try { await this.db.close() } finally { await this.lock.release() }
   }
 }

@@ -29,7 +29,7 @@ const HEX64 = /^[0-9a-f]{64}$/
 export async function gc (out, { keep, graceMs = 3600e3, dryRun = false, now = Date.now(), fsync = true, warn = () => {} }) {
   if (!Number.isInteger(keep) || keep < 1) throw new UsageError('--keep must be a positive integer')
   try { await fs.access(path.join(out, 'h')) } catch { throw new UsageError(`${out} is not a published folder (no h/)`) }
-  return withOutLock(out, async () => {
+  return withOutLock(out, 'rotree gc', async () => {
     const roots = await keptRoots(out, { keep, graceMs, now, warn })
     if (!roots.some(r => r.why.includes('current') || r.why.includes('unsigned'))) {
       throw new UsageError(`${out} has no readable fsinfo.json or unsigned.json; refusing to collect garbage without knowing the current tree`)

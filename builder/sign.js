@@ -86,7 +86,7 @@ export function signUnsigned (input, key, { now = Date.now(), ttlMs } = {}) {
  */
 export async function installSigned (out, text, { now = Date.now(), fsync = true, publicKey } = {}) {
   const bytes = Buffer.from(text)
-  return withOutLock(out, async () => {
+  return withOutLock(out, 'rotree sign --publish', async () => {
     const current = await readPublished(out)
     const pending = await readUnsigned(out)
     const claimed = decodeFsinfo(bytes)
@@ -123,7 +123,7 @@ export async function readUnsigned (out) {
  */
 export async function resign (out, key, { ttlMs, now = Date.now(), fsync = true }) {
   if (!(ttlMs > 0)) throw new UsageError('resign needs a positive ttl')
-  return withOutLock(out, async () => {
+  return withOutLock(out, 'rotree resign', async () => {
     let bytes
     try { bytes = await fs.readFile(path.join(out, 'fsinfo.json')) } catch (err) {
       if (err.code === 'ENOENT') throw new UsageError(`${out} has no fsinfo.json to re-sign; run rotree build first`)

@@ -21,7 +21,7 @@ import { VERIFY, readLocal, blobPath } from './blobs.js'
 import { scrub } from './scrub.js'
 import { walkTree } from 'rotree-client'
 import { listHistory, readHistory } from './history.js'
-import { lockDir } from './lock.js'
+import { lockDir } from '../lib/folder-lock.js'
 
 const MAX_PATHS = 10 // paths listed per problem blob; `refs` has the full count
 

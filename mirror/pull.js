@@ -25,7 +25,7 @@ import { publishFsinfo } from '../builder/publish.js'
 import { walkTree } from 'rotree-client'
 import { VERIFY, DAMAGE_CODES, readLocal, blobPath, fetchVerified } from './blobs.js'
 import { writeHistory, cleanHistoryTemps } from './history.js'
-import { lockDir, LOCK_NAME } from './lock.js'
+import { lockDir, pidAlive as alive } from '../lib/folder-lock.js'
 import { collect } from './gc.js'
 
 /**
@@ -191,10 +191,10 @@ export async function readLocalFsinfo (dir, publicKey, warn = () => {}) {
   }
 }
 
-/** Remove what a killed pull left outside h/: fsinfo.json temp files of dead processes, history temps. */
+/** Remove what a killed pull left outside h/: fsinfo.json temp files of dead processes, history temps (lockDir sweeps its own). */
 async function sweep (dir) {
   for (const n of await fs.readdir(dir)) {
-    const m = /^\.fsinfo\.json\.tmp-(\d+)$/.exec(n) ?? (n.startsWith(LOCK_NAME + '.') ? /\.(\d+)$/.exec(n) : null)
+    const m = /^\.fsinfo\.json\.tmp-(\d+)$/.exec(n)
     if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) await fs.rm(path.join(dir, n), { force: true })
   }
   await cleanHistoryTemps(dir, alive)
@@ -206,10 +206,6 @@ async function recordHistory (dir, bytes, fsync, warn) {
     if (err.code !== 'EEXIST') throw err
     warn(err.message)
   }
-}
-
-function alive (pid) {
-  try { process.kill(pid, 0); return true } catch (err) { return err.code === 'EPERM' }
 }
 
 function sameBytes (a, b) { return a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0 }
