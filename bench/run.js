@@ -18,6 +18,7 @@ const FIGURES = {
   P4: './p4-fig6.js',
   P5: './p5-fig10.js',
   P6: './build.js',
+  P7: './p7-pull.js',
   P8: './browser.js',
   Fig7: './fig7.js',
   Fig9: './fig9.js',
