@@ -31,6 +31,12 @@
 //   { headerBytes: n }              the true bytes after an n-byte junk header
 // `stats.endless` counts endless bodies: { started, open, bytes } (open drops to 0
 // once every client hung up).
+// `cors: true` (off by default; not changeable by set()) adds the CORS headers
+// `rotree serve` and `rotree nginx-config` send to every answer, the lies
+// included (a 404, a stall's headers, a reset-mid's half body), so a page on
+// another origin sees the lie itself rather than an opaque network error; and
+// answers an OPTIONS preflight. Only a lie that sends no headers at all
+// ('reset', 'stall-silent') still looks like a network failure to a browser.
 // A behaviour function may also throw or return an unknown action: the server
 // answers 500 and records it in `problems` so a broken test shows up.
 import http from 'node:http'
@@ -44,13 +50,21 @@ export const STALL_MAX_MS = 20_000
 const MAX_REQUESTS = 100_000
 const HEX64 = /^[0-9a-f]{64}$/
 
+// as server/blob-route.js CORS (and nginx-config's `always` headers)
+const CORS_HEADERS = [
+  ['access-control-allow-origin', '*'],
+  ['access-control-expose-headers', 'Content-Length, Content-Range, ETag, Accept-Ranges']
+]
+const CORS_ALLOW = 'GET, HEAD, OPTIONS'
+
 /**
  * @param {string} dir a published folder (fsinfo.json, h/<hex>)
- * @param {{ blob?: (hash: string, bytes: Uint8Array) => any, fsinfo?: (bytes: Uint8Array) => any }} [opts]
+ * @param {{ blob?: (hash: string, bytes: Uint8Array) => any, fsinfo?: (bytes: Uint8Array) => any, cors?: boolean }} [opts]
  * @returns {Promise<{ url: string, close: () => Promise<void>, requests: string[], problems: string[], stats: object, set: (opts: object) => void, server: http.Server }>}
  */
 export async function startLyingServer (dir, opts = {}) {
-  let behaviour = { blob: undefined, fsinfo: undefined, ...opts }
+  const { cors = false, ...lies } = opts
+  let behaviour = { blob: undefined, fsinfo: undefined, ...lies }
   const requests = []
   const problems = []
   const sockets = new Set()
@@ -72,7 +86,13 @@ export async function startLyingServer (dir, opts = {}) {
 
   async function handle (req, res) {
     requests.push(req.url)
+    // set before any lie runs: writeHead() merges these with the lie's own headers
+    if (cors) for (const [name, value] of CORS_HEADERS) res.setHeader(name, value)
     if (requests.length > MAX_REQUESTS || closed) { res.writeHead(503).end(); return }
+    if (cors && req.method === 'OPTIONS') {
+      res.writeHead(204, { 'access-control-allow-methods': CORS_ALLOW, 'access-control-allow-headers': 'Range, If-None-Match', 'access-control-max-age': '86400', allow: CORS_ALLOW }).end()
+      return
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') { res.writeHead(405).end(); return }
     const url = new URL(req.url, 'http://x')
     let bytes; let action

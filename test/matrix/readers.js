@@ -2,7 +2,10 @@
 // front door and reports { ok, code, out, leftovers }: whether it succeeded,
 // the stable error code (or HTTP status) it answered with, the bytes it
 // handed out (to the caller, stdout, a file or an HTTP body), and any files
-// it left behind in its scratch folder.
+// it left behind in its scratch folder (and may add the error's `message`,
+// shown when a cell fails). A reader whose state is not a folder
+// (the browser's IndexedDB) opens `seenAddr` first when it is given, where the
+// others find that root already accepted in `stateDir`.
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
@@ -11,6 +14,7 @@ import { openTree } from 'rotree-client'
 import { gateway, statusOf } from '../../gateway/index.js'
 import { serve } from '../helpers/fixtures.js'
 import { checkPublished } from '../helpers/check-tree.js'
+import { browserReader } from './browser-reader.js'
 
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 
@@ -121,5 +125,7 @@ export const READERS = [
         try { return { ok: true, out: Buffer.from(await tree.readFile(p)), leftovers } } finally { tree.close() }
       } finally { await srv.close() }
     }
-  }
+  },
+  // last, so that without Chromium every Node reader has still been checked
+  browserReader
 ]

@@ -8,10 +8,10 @@ const DOC = new URL('../../docs/SECURITY.md', import.meta.url)
 
 // what else in the test suite shows each threat handled
 const OTHER_TESTS = {
-  'arbitrary-content': ['test/client/hostile.test.js (every blob kind, every read API)', 'test/fuzz/reader.test.js (random lies against the real reader)', 'test/fuzz/decoders.test.js (no mutated fsinfo.json verifies)', 'test/vectors/ (tampered vectors)'],
+  'arbitrary-content': ['test/client/hostile.test.js (every blob kind, every read API)', 'test/browser/lying.test.js (the web app shows an error and no byte of a changed blob)', 'test/browser/site.test.js (the Service Worker blocks a changed script, image or page)', 'test/browser/insecure.test.js (the same without WebCrypto)', 'test/fuzz/reader.test.js (random lies against the real reader)', 'test/fuzz/decoders.test.js (no mutated fsinfo.json verifies)', 'test/vectors/ (tampered vectors)'],
   'mix-and-match': ['test/client/hostile.test.js (swaps; a fork between two mirrors seen in one refresh)', 'verify.js placement checks: an index page cannot hide or misplace names'],
-  rollback: ['test/client/hostile.test.js (rollback after a reader restart, from the persisted state)', 'test/client/state.test.js (several processes share the state)'],
-  freeze: ['test/client/clock.test.js (expiry edges, grace period, a root expiring while open)'],
+  rollback: ['test/client/hostile.test.js (rollback after a reader restart, from the persisted state)', 'test/browser/lying.test.js (the web app refuses a rollback after a reload, from IndexedDB)', 'test/client/state.test.js (several processes share the state)'],
+  freeze: ['test/client/clock.test.js (expiry edges, grace period, a root expiring while open)', 'test/browser/site.test.js (a site whose root expires while open is no longer served)'],
   'endless-data': ['test/client/hostile.test.js (endless bodies stop once the reader hangs up)', 'test/fuzz/decoders.test.js (huge counts refused before allocation)'],
   'slow-retrieval': ['test/client/hostile.test.js (silent stalls, slow drips)'],
   'wrong-key': ['test/client/hostile.test.js', 'test/format/format.test.js'],
@@ -34,10 +34,14 @@ export async function writeSecurityDoc (results, { readers, lies }) {
     '',
     '**Not defended, by design**: confidentiality (trees are public; encrypted trees in the style of the NFSv4 round-trip privacy paper are future work); a compromised publisher key (it can sign anything until its roots expire: keep it offline, use short `--ttl`); freshness beyond the expiry time (a mirror may serve a valid root until it expires, so the TTL bounds how stale a reader can be); the web app\'s own code, which comes from the origin that serves it.',
     '')
+  const seenFirst = lies.filter(l => l.seenNewer).map(l => '`' + l.id + '`').join(' and ')
   L.push('## The matrix', '',
     `Every lie below was served by a real lying HTTP server (\`test/helpers/lying-server.js\`) to every reader: ${readers.map(r => '`' + r + '`').join(', ')}. ` +
     'For each cell the test asserts: with the liar alone, the read fails with the listed code, hands out no byte that is not the true file\'s (a stream may have delivered a verified prefix), and leaves no file behind; with an honest mirror beside the liar, the read succeeds with the exact bytes. ' +
-    `${results.length} cells passed in the run that wrote this file.`, '')
+    `${results.length} cells passed in the run that wrote this file.`, '',
+    // how the browser reader is driven (browser-reader.js)
+    'The browser column is the browser bundle (`client-js/dist/rotree-client.browser.js`, `openTree()` then `readFile()`) in headless Chromium, in a fresh browser context per read, so its rollback state in IndexedDB starts empty (or holds the newer root, for ' + seenFirst + '). ' +
+    'Its page is on another origin than the mirrors, which send CORS headers as `rotree serve` and `rotree nginx-config` do, so the page sees each lie and not a blocked response.', '')
   for (const [threat, title] of Object.entries(THREATS)) {
     const ls = lies.filter(l => l.threat === threat)
     if (!ls.length) continue

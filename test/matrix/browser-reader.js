@@ -1,0 +1,94 @@
+// The browser client as a reader of the matrix: the real bundle
+// (client-js/dist/rotree-client.browser.js) in Debian's Chromium through
+// playwright-core (DESIGN.md "Real components"), reading with openTree() and
+// readFile() in a page. The page has its own origin (a tiny local server that
+// serves one HTML page and the bundle), so both mirrors are cross-origin and
+// answer with CORS headers, as `rotree serve` and `rotree nginx-config` do.
+//
+// One Chromium for the whole run, started on first use; a fresh browser
+// context per read, so its IndexedDB (where the browser build keeps the
+// highest sequence seen per key) starts empty, unless the lie needs the newer
+// root seen first: then the page opens the tree against `seenAddr` in that
+// same context before the read.
+import http from 'node:http'
+import fs from 'node:fs/promises'
+import { ensureBundle, launchChromium, BUNDLE } from '../browser/helpers.js'
+
+const PAGE = '<!doctype html><meta charset="utf-8"><title>rotree matrix reader</title>\n'
+
+let started = null
+
+/** The browser and the page's origin, started once (a failure is kept, so every cell reports it). */
+function _start () {
+  started ??= (async () => {
+    await ensureBundle()
+    const bundle = await fs.readFile(BUNDLE)
+    const server = http.createServer((req, res) => {
+      if (req.url === '/') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE)
+      if (req.url === '/rotree-client.js') return res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(bundle)
+      res.writeHead(404).end()
+    })
+    await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+    const origin = `http://127.0.0.1:${server.address().port}/`
+    let browser
+    try {
+      browser = await launchChromium()
+    } catch (err) {
+      server.close()
+      throw new Error(`cannot start Chromium (/usr/bin/chromium, Debian package "chromium"): ${err.message}`, { cause: err })
+    }
+    return { browser, server, origin }
+  })()
+  return started
+}
+
+/** Close the browser and the page server if they were started. */
+export async function closeBrowserReader () {
+  if (!started) return
+  const s = await started.catch(() => null)
+  started = null
+  if (!s) return
+  await s.browser.close()
+  s.server.closeAllConnections()
+  await new Promise(resolve => s.server.close(() => resolve()))
+}
+
+/**
+ * Runs in the page. The bytes go back as base64 (a data: URL of a Blob: fast
+ * for the 3 MiB file), all of them, so the Node side checks the exact bytes
+ * handed out, not a summary the page computed.
+ */
+async function _readInPage ({ addr, mirrors, seenAddr, timeoutMs, path }) {
+  const { openTree } = await import('/rotree-client.js')
+  if (seenAddr) (await openTree(seenAddr, { timeoutMs })).close()
+  let bytes
+  try {
+    const tree = await openTree(addr, { mirrors, timeoutMs })
+    try { bytes = await tree.readFile(path) } finally { tree.close() }
+  } catch (err) {
+    return { ok: false, code: err?.code ?? `${err?.name}: ${err?.message}`, message: String(err?.message ?? err), b64: '' }
+  }
+  const url = await new Promise((resolve, reject) => {
+    const r = new FileReader()
+    r.onload = () => resolve(r.result)
+    r.onerror = () => reject(r.error)
+    r.readAsDataURL(new Blob([bytes]))
+  })
+  return { ok: true, code: null, b64: url.slice(url.indexOf(',') + 1) }
+}
+
+export const browserReader = {
+  id: 'browser (Chromium)',
+  async run ({ addr, mirrors, seenAddr, timeoutS, path }) {
+    const { browser, origin } = await _start()
+    const context = await browser.newContext()
+    try {
+      const page = await context.newPage()
+      await page.goto(origin)
+      const r = await page.evaluate(_readInPage, { addr, mirrors, seenAddr, timeoutMs: timeoutS * 1000, path })
+      return { ok: r.ok, code: r.code, message: r.message, out: Buffer.from(r.b64, 'base64') }
+    } finally {
+      await context.close()
+    }
+  }
+}
