@@ -81,10 +81,21 @@ export class Mirrors {
     }
   }
 
+  /** A mirror that failed: reported, and asked last for PENALTY_MS. */
   fault (m, err) {
+    this.report(m, err)
+    m.penaltyUntil = Date.now() + PENALTY_MS
+  }
+
+  /**
+   * A mirror that is behind (a validly signed but older fsinfo.json): reported,
+   * not benched. Blobs are named by their hash, so it still serves every blob
+   * the new root shares with the one it has, verified like any other; a blob
+   * it lacks answers 404, which is a fault.
+   */
+  report (m, err) {
     m.failed++
     m.lastError = { code: err.code, message: err.message, at: new Date().toISOString() }
-    m.penaltyUntil = Date.now() + PENALTY_MS
   }
 
   health () {

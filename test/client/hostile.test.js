@@ -670,6 +670,18 @@ describe('rollback and fork', () => {
     assertReported(tree, liar, CODE.ROLLBACK)
   })
 
+  test('a stale mirror is reported but not benched: it still serves the blobs the roots share', async t => {
+    const liar = await liarFor(t, serveFsinfo(rb.old), rb.out)
+    const tree = await opened(t, liar.url, { mirrors: [rb.honest.url] })
+    const h = () => tree.stats.mirrors.find(m => m.url === liar.url)
+    assert.equal(h().healthy, true, JSON.stringify(h()))
+    const before = liar.requests.length
+    // d/b.bin is the same in both roots: its chunk comes from the stale mirror, listed first
+    assert.equal((await tree.readFile('/d/b.bin')).length, 70 * 1024)
+    assert.ok(liar.requests.slice(before).some(r => r.includes('/h/')), `stale mirror not asked for blobs: ${liar.requests.slice(before)}`)
+    assert.equal(h().healthy, true)
+  })
+
   test('fork: a reader that saw root A at seq N refuses root B at seq N', async t => {
     const liar = await liarFor(t, {}, rb.out)
     const tree = await opened(t, liar.url)
