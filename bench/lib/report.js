@@ -11,7 +11,8 @@ export const RESULTS = path.join(ROOT, 'bench/results')
  * @typedef {{ label: string, value: number, baseline: number, baselineLabel: string, unit: string,
  *   higherIsBetter?: boolean, note?: string }} Row   ratio = value / baseline
  * @typedef {{ id: string, title: string, command: string, target?: string, met?: boolean|null,
- *   rows: Row[], notes?: string[], machine?: string, date?: string }} Figure
+ *   rows: Row[], notes?: string[], gap?: string, machine?: string, date?: string }} Figure
+ *   gap: where the target is missed, what the profile says causes it, and what would close it
  */
 
 export async function saveFigure (fig) {
@@ -74,7 +75,12 @@ export async function render ({ intro = '' } = {}) {
   for (const fig of figs) await fs.writeFile(path.join(ROOT, 'docs/bench', fig.id + '.svg'), figureSvg(fig) + '\n')
   const summary = ['| figure | target | status |', '|---|---|---|',
     ...figs.filter(f => f.target).map(f => `| ${f.id} | ${f.target} | ${f.met === true ? 'met' : f.met === false ? '**not met**' : 'not judged'} |`)]
-  const md = ['# Benchmarks', '', intro, '', ...summary, '', ...figs.map(figureMarkdown).flatMap(s => [s, ''])].join('\n')
+  const missed = figs.filter(f => f.target && f.met === false)
+  const gaps = missed.length
+    ? ['## Where a target is missed, and why', '',
+        ...missed.map(f => `- **${f.id}** (${f.target}): ${f.gap ?? 'no analysis recorded for this run.'}`), '']
+    : []
+  const md = ['# Benchmarks', '', intro, '', ...summary, '', ...gaps, ...figs.map(figureMarkdown).flatMap(s => [s, ''])].join('\n')
   await fs.writeFile(path.join(ROOT, 'docs/BENCHMARKS.md'), md)
   return figs
 }

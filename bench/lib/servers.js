@@ -57,6 +57,22 @@ export async function startExpressStatic (dir) {
 }
 
 /**
+ * The floor for any Node server: bare node:http answering every request with
+ * one constant buffer (the blob at h/<hex>, read once), with the same headers
+ * `rotree serve` sends. No routing, no file access, no cache lookup.
+ */
+export async function startBareNode (dir, hex) {
+  const port = await freePort()
+  const code = `import http from 'node:http'; import fs from 'node:fs'
+const buf = fs.readFileSync(${JSON.stringify(path.resolve(dir, 'h', hex))})
+const h = ['Content-Type', 'application/octet-stream', 'Content-Length', String(buf.length), 'ETag', '"${hex}"', 'Cache-Control', 'public, max-age=31536000, immutable', 'Accept-Ranges', 'bytes', 'X-Content-Type-Options', 'nosniff', 'Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', 'Content-Length, Content-Range, ETag, Accept-Ranges']
+http.createServer((req, res) => { res.writeHead(200, h); res.end(buf) }).listen(${port}, '127.0.0.1')`
+  const proc = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: 'ignore', cwd: ROOT })
+  await waitPort(port, proc)
+  return { url: `http://127.0.0.1:${port}/`, pids: [proc.pid], stop: stopper(proc), name: 'bare node:http' }
+}
+
+/**
  * nginx with one worker, from the config `rotree nginx-config --full` prints
  * for OUT (a published folder). `plainRoot` serves any folder the same way,
  * for baselines that need plain files (e.g. a 100 MB file as one file).
