@@ -8,6 +8,13 @@
 // 10,000 blobs measures the disk, not the builder. The page cache is warm
 // for every run, baseline included.
 //
+// Each full build gets a fresh OUT, and no OUT is deleted until the end: on
+// an ext4 without a journal (this machine's) the kernel skips inodes freed in
+// the last seconds to minutes when it allocates new ones, scanning past each
+// (ialloc.c, recently_deleted()), so a build started just after deleting the
+// previous build's 3,600 blobs paid up to ~0.4 ms per new file for the
+// benchmark's own cleanup.
+//
 //   node bench/build.js [--quick] [--fsync] [--files 10000] [--src DIR] [--save]
 //   (or as figure P6 of bench/run.js; --save writes bench/results/P6.json)
 import fs from 'node:fs/promises'
@@ -117,7 +124,6 @@ export async function run ({ quick = false, fsync = false, files = quick ? 2000 
       sums.push(sha256sumAll(list))
       out = path.join(dir, `out${i}`)
       fulls.push(rotreeBuild(src, out, key, { fsync }))
-      if (i < reps - 1) await fs.rm(out, { recursive: true })
     }
 
     // one changed file per rebuild, into the last full build's OUT; a different medium-sized file each time
@@ -152,7 +158,6 @@ export async function run ({ quick = false, fsync = false, files = quick ? 2000 
       t = performance.now()
       await build({ src, out: o, key: k, ttlMs: 3600e3, fsync })
       lib.inc.push(performance.now() - t)
-      await fs.rm(o, { recursive: true })
     }
     const read = [...new Set(incs.map(r => r.result.index.misses))]
     const dirs = [...new Set(incs.map(r => r.result.index.dirsEncoded))]
@@ -177,12 +182,13 @@ export async function run ({ quick = false, fsync = false, files = quick ? 2000 
       met,
       rows,
       raw: {
-        bytes, files, fsync, sha256sum: sums, full: fulls.map(r => ({ ms: r.ms, cpuMs: r.cpuMs, phases: r.result.phases })),
+        bytes, files, fsync, cores: os.availableParallelism(), sha256sum: sums, full: fulls.map(r => ({ ms: r.ms, cpuMs: r.cpuMs, phases: r.result.phases, pool: r.result.pool })),
         incremental: incs.map(r => ({ ms: r.ms, cpuMs: r.cpuMs, phases: r.result.phases })), noChange: noops.map(r => ({ ms: r.ms, cpuMs: r.cpuMs })),
         library: lib, filesReadPerRebuild: read, dirsEncodedPerRebuild: dirs, load: os.loadavg()
       },
       notes: [
         `Each build is a \`rotree build${fsync ? '' : ' --no-fsync'}\` process (Node start-up included), page cache warm; medians of ${reps} full builds and ${incs.length} rebuilds. ` +
+        `A full build reads, chunks and hashes files in ${fulls[0].result.pool?.threads ?? '?'} worker thread(s) (one per core, at most 4; this machine: ${os.availableParallelism()} cores), so its wall time can be below its CPU time; sha256sum uses one core. ` +
         `A rebuild (build index in OUT/.rotree/build-index) gives back unchanged directories whole and reads only files whose size, mtime, ctime or inode changed, here ${read.join('/')} file(s); ` +
         `it encoded ${dirs.join('/')} directories (the file's and the root). It still lstat()s every file of SRC, signs and publishes. ` +
         'The changed file is left 3.5 s before the rebuild: a file changed less than 3 s before it is read is not trusted by its stat next time (racy), and would be read again. ' +

@@ -9,18 +9,21 @@
 // still in h/; in a directory that changed, only files whose own stat changed
 // are read. The result is byte for byte what a clean build makes. With --unsigned the root is left in
 // OUT/unsigned.json for `rotree sign` on another machine (sign.js).
+//
+// Files are read, chunked, hashed and stored by a pool of worker threads
+// (chunk-pool.js); this thread walks the tree, keeps the index and encodes
+// directories, in name order, so the tree does not depend on the pool's size.
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { BuildInputError, UsageError } from 'rotree-client/errors'
 import { buildDirectory } from 'rotree-client/src/format/dirpage.js'
 import { buildFileBody } from 'rotree-client/src/format/chunkindex.js'
-import { limiter } from 'rotree-client/src/cache.js'
 import { BlobStore } from './blobstore.js'
 import { scan } from './scan.js'
-import { chunkFile } from './chunk-file.js'
+import { ChunkPool, defaultThreads } from './chunk-pool.js'
 import { BuildIndex } from './build-index.js'
 import { nextSeq, publishFsinfo, readPublished, writeUnsignedFile, removeUnsigned } from './publish.js'
-import { signFields, encodeUnsigned } from './sign.js'
+import { signFields, encodeUnsigned } from './sign-root.js'
 
 /**
  * @param {object} o
@@ -28,7 +31,10 @@ import { signFields, encodeUnsigned } from './sign.js'
  * @param {{ secretKey?: string, publicKey: string }} o.key (the secret half is not needed with unsigned)
  * @param {number} o.ttlMs how long the signed root is valid
  * @param {'fail'|'skip'} [o.onBad='fail'] what to do with input that cannot be published
- * @param {number} [o.jobs=4] files read at once
+ * @param {number} [o.threads] worker threads that read, chunk and hash files (chunk-pool.js; default one
+ *   per core, at most 4; 0: all on this thread). The tree is the same for any number.
+ * @param {number} [o.jobs] the old name of `threads`
+ * @param {number} [o.workersAfter] bytes of files to read before worker threads start (default 16 MiB; 0: at once)
  * @param {boolean} [o.fsync=true]
  * @param {number} [o.now] clock, ms
  * @param {number} [o.seq] force a sequence number
@@ -39,7 +45,8 @@ import { signFields, encodeUnsigned } from './sign.js'
  * @param {(msg: string) => void} [o.warn]
  */
 export async function build (o) {
-  const { src, out, key, ttlMs, onBad = 'fail', jobs = 4, fsync = true, now = Date.now(), onProgress = () => {}, warn = () => {}, unsigned = false } = o
+  const { src, out, key, ttlMs, onBad = 'fail', fsync = true, now = Date.now(), onProgress = () => {}, warn = () => {}, unsigned = false } = o
+  const threads = o.threads ?? o.jobs ?? defaultThreads()
   const t0 = Date.now()
   const phases = {} // wall ms per phase, for --json and bench/build.js
   const phasesCpu = {} // CPU ms (user + system) of this process per phase
@@ -58,35 +65,36 @@ export async function build (o) {
   await fs.mkdir(out, { recursive: true })
   // held to the end: it is also OUT's lock against a concurrent build, gc or resign
   const index = await BuildIndex.open(out, { rehash: o.rehash, racyMs: o.racyMs, warn })
+  let pool = null
   try {
     const store = await new BlobStore(out, { fsync }).open()
+    pool = new ChunkPool(store, { threads, workersAfter: o.workersAfter })
     phase('open')
 
     let done = 0; let files = 0
     const progress = n => { done += n; onProgress({ phase: 'build', done, total: tree.bytes, files }) }
-    const limit = limiter(jobs)
 
     // not known, changed, or a chunk is gone from h/: read it
-    function readFile (node, dirAbs) {
-      return limit(async () => {
-        const readStart = Date.now()
-        const r = await chunkFile(node, store, progress)
-        index.record(node, dirAbs, r, readStart)
-        return r
-      })
+    async function readFile (node, dir) {
+      // before the file is queued, so at or before its open: what the racy test needs (build-index.js)
+      const readStart = Date.now()
+      const r = await pool.chunk({ abs: dir.abs + '/' + node.name, rel: (dir.rel === '/' ? '/' : dir.rel + '/') + node.name, size: node.st.size, mtimeMs: node.st.mtimeMs })
+      index.record(node, dir.abs, r, readStart)
+      progress(r.size)
+      return r
     }
 
     // A file of a directory that changed: its record if its stat is unchanged and its chunks are in h/, else read it.
-    async function fileEntry (node, dirAbs, record) {
+    async function fileEntry (node, dir, record, contents) {
       const known = index.lookup(node, record)
       let r
       if (known && (!known.chunks || known.chunks.every(c => store.have.has(c.hash)))) {
         index.hit(node); progress(node.st.size)
         r = { size: known.size, chunks: known.chunks, mtime: Math.floor(node.st.mtimeMs), exec: (node.st.mode & 0o111) !== 0 }
         // an inlined file's bytes come from the index (checked against its hash), or from the file
-        if (known.inlined) r.inline = (await index.inlineBytes(node, dirAbs, known.record)) ?? (await readFile(node, dirAbs)).inline
+        if (known.inlined) r.inline = (await index.inlineBytes(node, dir.abs, known.record, contents)) ?? (await readFile(node, dir)).inline
       } else {
-        r = await readFile(node, dirAbs)
+        r = await readFile(node, dir)
       }
       files++
       const e = { name: node.name, type: 'file', size: r.size, mtime: r.mtime, exec: r.exec }
@@ -104,17 +112,19 @@ export async function build (o) {
       const known = index.lookupDir(node, digest)
       if (known && known.blobs.every(h => store.have.has(h))) {
         index.dirHit(node)
-        for (const k of node.children) if (k.type === 'file') { files++; progress(k.st.size) }
+        let n = 0; let bytes = 0
+        for (const k of node.children) if (k.type === 'file') { n++; bytes += k.st.size }
+        files += n; progress(bytes)
         return known
       }
-      const records = await index.loadFiles(node)
+      const { records, contents } = await index.loadFiles(node)
       let skipped = false
       const entries = (await Promise.all(node.children.map(async k => {
         const mtime = Math.floor(k.st.mtimeMs)
         if (k.type === 'dir') { const ref = subdirs.get(k.name); return { name: k.name, type: 'dir', size: ref.entries, mtime, dir: { hash: ref.hash, size: ref.size } } }
         if (k.type === 'symlink') return { name: k.name, type: 'symlink', target: k.target, mtime, size: 0 }
         try {
-          return await fileEntry(k, node.abs, records.get(k.name))
+          return await fileEntry(k, node, records.get(k.name), contents)
         } catch (err) {
           if (err.code !== 'ROTREE_BUILD_INPUT' || onBad !== 'skip') throw err
           warn(`skipping ${err.message}`); skipped = true; return null
@@ -137,6 +147,7 @@ export async function build (o) {
 
     const rootRef = await dirRef(tree.root)
     const root = { mtime: Math.floor(tree.root.st.mtimeMs), dir: { hash: rootRef.hash, size: rootRef.size } }
+    await pool.close()
     await store.sync()
     phase('tree')
 
@@ -163,10 +174,11 @@ export async function build (o) {
     return {
       root: root.dir.hash, rootSize: root.dir.size, seq, publicKey: key.publicKey, expires: fields.expires, unsigned,
       files: tree.files, dirs: tree.dirs, symlinks: tree.symlinks, bytes: tree.bytes, skipped: tree.skipped,
-      blobs: store.stats, index: index.stats, ms: Date.now() - t0, phases, phasesCpu
+      blobs: store.stats, index: index.stats, pool: pool.stats, ms: Date.now() - t0, phases, phasesCpu
     }
   } finally {
-    await index.close()
+    // a failed build: the workers stop at their next read, and no thread outlives the call
+    try { await pool?.close() } finally { await index.close() }
   }
 }
 

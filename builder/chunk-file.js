@@ -1,107 +1,89 @@
 // Phase 2 of a build for one file: read it once, cut it into content-defined
 // chunks (FORMAT.md §5), hash and store each chunk. Files that change while
 // being read are detected by comparing size and mtime before and after.
-import fs from 'node:fs/promises'
-import { openSync, readSync, fstatSync, closeSync } from 'node:fs'
+//
+// Synchronous on purpose: it runs in a chunk worker (chunk-pool.js), where
+// nothing else waits for the thread, or on the main thread for the few files
+// of a rebuild. Through the promise API each of open, fstat, read, close cost
+// ~20-60 µs of event-loop time, most of a small file's whole cost; a blocking
+// call costs ~1-3 µs. The same function serves both places, so what a file
+// becomes cannot depend on which thread read it.
+import { openSync, readSync, fstatSync, closeSync, constants } from 'node:fs'
+import { createHash } from 'node:crypto'
 import { BuildInputError } from 'rotree-client/errors'
 import { nextCut } from 'rotree-client/src/format/cdc.js'
-import { INLINE_MAX, CHUNK_MIN, CHUNK_MAX } from 'rotree-client/src/format/limits.js'
-import { sha256HexSync } from 'rotree-client/src/sha256-node.js'
+import { INLINE_MAX, CHUNK_MAX } from 'rotree-client/src/format/limits.js'
 
-const READ_SIZE = 8 * CHUNK_MAX
+/** Bytes read at once; a thread keeps one buffer of this size (readBuffer). */
+export const READ_SIZE = 8 * CHUNK_MAX
+
+// O_NOFOLLOW: the scan saw a regular file; if a symlink has replaced it since,
+// do not follow it out of the tree. O_NONBLOCK: a fifo put in its place must
+// not block the open forever (it has no effect on a regular file's reads).
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+
+export class Aborted extends Error {}
+
+/** A read buffer for chunkFileSync; one per thread, reused for every file. */
+export function readBuffer () { return Buffer.allocUnsafe(READ_SIZE) }
 
 /**
- * @param {{ abs: string, rel: string, st: import('node:fs').Stats }} node
- * @param {import('./blobstore.js').BlobStore} store
- * @param {(n: number) => void} onBytes progress
- * @returns {Promise<{ inline: Uint8Array } | { chunks: { hash: string, size: number }[] }>} with size, mtime
+ * @typedef {{ abs: string, rel: string, size: number, mtimeMs: number }} FileTask the scan's lstat, taken before the read
+ * @typedef {{ size: number, mtime: number, exec: boolean, inline?: Uint8Array,
+ *   chunks?: { hash: string, size: number }[], written?: boolean[] }} FileResult
+ *   inline: the bytes of a file of at most INLINE_MAX bytes (FORMAT.md §4.3);
+ *   chunks: its data chunks in file order; written[i]: chunk i was written by this call
+ * @param {FileTask} file
+ * @param {(hash: string, bytes: Uint8Array) => boolean} store writes a blob under its hash unless
+ *   it is there already, synchronously (it must be done with the bytes when it returns: the
+ *   buffer is reused); true when it wrote it
+ * @param {Buffer} buf from readBuffer()
+ * @param {() => boolean} [aborted] checked between reads: the build has failed, stop
+ * @returns {FileResult}
  */
-export async function chunkFile (node, store, onBytes = () => {}) {
-  if (node.st.size <= CHUNK_MIN) return smallFile(node, store, onBytes)
-  const fh = await fs.open(node.abs, 'r').catch(err => { throw new BuildInputError(`${node.rel}: cannot open (${err.code})`, { cause: err }) })
-  try {
-    // the scan's lstat is "before": a change between scan and read is caught too
-    const before = node.st
-    let result
-    if (before.size <= INLINE_MAX) {
-      const buf = await fh.readFile()
-      if (buf.length > INLINE_MAX) throw changed(node)
-      onBytes(buf.length)
-      result = { size: buf.length, inline: new Uint8Array(buf) }
-    } else {
-      result = await chunkStream(fh, store, onBytes, before.size, node)
-    }
-    const after = await fh.stat()
-    if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || result.size !== after.size) throw changed(node)
-    return { ...result, mtime: Math.floor(after.mtimeMs), exec: (after.mode & 0o111) !== 0 }
-  } finally {
-    await fh.close()
-  }
-}
-
-// A file of at most CHUNK_MIN bytes is one chunk (or inline): read it with
-// synchronous calls. Through the promise API each of open, fstat, read, read,
-// fstat, close costs ~20-60 µs of event-loop time; for the 70% of files in a
-// typical tree that are this small, that was most of a build's CPU time.
-// Blocking is brief (≤ 64 KiB from the page cache) and nothing else needs the
-// loop meanwhile but other files' reads.
-async function smallFile (node, store, onBytes) {
+export function chunkFileSync (file, store, buf, aborted) {
   let fd
-  try { fd = openSync(node.abs, 'r') } catch (err) { throw new BuildInputError(`${node.rel}: cannot open (${err.code})`, { cause: err }) }
-  let buf; let n = 0; let after
+  try { fd = openSync(file.abs, OPEN_FLAGS) } catch (err) { throw new BuildInputError(`${file.rel}: cannot open (${err.code})`, { cause: err }) }
   try {
-    const before = node.st
-    buf = Buffer.allocUnsafe(before.size + 1) // +1 byte: a file that grew is seen
-    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, null)) > 0;) n += r
-    after = fstatSync(fd)
-    if (n !== before.size || after.size !== before.size || after.mtimeMs !== before.mtimeMs) throw changed(node)
-  } finally {
-    closeSync(fd)
-  }
-  const bytes = buf.subarray(0, n)
-  const r = { size: n, mtime: Math.floor(after.mtimeMs), exec: (after.mode & 0o111) !== 0 }
-  if (n <= INLINE_MAX) r.inline = new Uint8Array(bytes)
-  else r.chunks = [{ hash: sha256HexSync(bytes), size: n }] // FORMAT.md §5: at most CHUNK_MIN bytes is never cut
-  if (r.chunks) await store.putHashed(r.chunks[0].hash, bytes)
-  onBytes(n)
-  return r
-}
-
-function changed (node) { return new BuildInputError(`${node.rel}: file changed while being read`, { details: { path: node.rel, changed: true } }) }
-
-// Read buffers are pooled: a fresh 8 MiB buffer per file made GC the biggest
-// cost of building /usr/share/doc (2.5 s of 6.8 s in a CPU profile).
-const pool = []
-
-async function chunkStream (fh, store, onBytes, expected, node) {
-  // a file smaller than the pool buffer gets an exact one (+1 byte to see EOF)
-  const small = expected < READ_SIZE
-  const buf = small ? Buffer.allocUnsafe(expected + 1) : pool.pop() ?? Buffer.allocUnsafe(READ_SIZE)
-  try {
-    const chunks = []
-    let start = 0; let end = 0; let eof = false; let size = 0
+    const chunks = []; const written = []
+    let start = 0; let end = 0; let eof = false; let size = 0; let read = 0
+    let inline = null
     for (;;) {
       if (!eof && end - start < CHUNK_MAX) {
+        if (aborted?.()) throw new Aborted()
         // keep the unconsumed tail, refill behind it
         if (start > 0) { buf.copy(buf, 0, start, end); end -= start; start = 0 }
         while (end < buf.length) {
-          const { bytesRead } = await fh.read(buf, end, buf.length - end, null)
-          if (bytesRead === 0) { eof = true; break }
-          end += bytesRead
+          let n
+          try { n = readSync(fd, buf, end, buf.length - end, null) } catch (err) {
+            throw new BuildInputError(`${file.rel}: cannot read (${err.code})`, { cause: err, details: { path: file.rel } })
+          }
+          if (n === 0) { eof = true; break }
+          end += n; read += n
+          // it grew past the size the scan saw (a log being written, a device swapped in): stop reading
+          if (read > file.size) throw changed(file)
         }
+        // FORMAT.md §4.3: a file of at most INLINE_MAX bytes lives in its directory page
+        if (eof && size === 0 && end <= INLINE_MAX) { inline = new Uint8Array(buf.subarray(0, end)); size = end; break }
       }
       if (start === end) break
       const len = nextCut(buf, start, end, eof)
-      if (len === 0) throw changed(node) // the file grew past the size it had when scanned
+      if (len === 0) throw changed(file) // cannot happen: a refill leaves ≥ CHUNK_MAX bytes or reaches EOF
       const piece = buf.subarray(start, start + len)
-      const hash = sha256HexSync(piece)
-      await store.putHashed(hash, piece) // awaited: the buffer is reused after this
+      const hash = createHash('sha256').update(piece).digest('hex')
+      written.push(store(hash, piece)) // done with the bytes when it returns: the buffer is reused
       chunks.push({ hash, size: len })
       start += len; size += len
-      onBytes(len)
     }
-    return { size, chunks }
+    // the scan's lstat is "before": a change between scan and read is caught too
+    const after = fstatSync(fd)
+    if (!after.isFile() || after.size !== file.size || after.mtimeMs !== file.mtimeMs || size !== after.size) throw changed(file)
+    const r = { size, mtime: Math.floor(after.mtimeMs), exec: (after.mode & 0o111) !== 0 }
+    if (inline) r.inline = inline; else { r.chunks = chunks; r.written = written }
+    return r
   } finally {
-    if (!small) pool.push(buf)
+    closeSync(fd)
   }
 }
+
+function changed (file) { return new BuildInputError(`${file.rel}: file changed while being read`, { details: { path: file.rel, changed: true } }) }

@@ -2,7 +2,8 @@
 // half, so a typo in a copied file is caught); it is created mode 0600 and
 // never overwritten.
 import fs from 'node:fs/promises'
-import { generateKeyPair, publicKeyOf } from 'rotree-client/src/ed25519.js'
+// node:crypto, not @noble: same keys and signatures, none of its start-up cost (ed25519-node.js)
+import { generateKeyPair, publicKeyOf } from './ed25519-node.js'
 import { BadKeyError } from 'rotree-client/errors'
 
 const TYPE = 'rotree-ed25519-secret-key'

@@ -19,8 +19,9 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
  * @typedef {{ size: number, mtimeMs: number, ctimeMs: number, ino: number, mode: number }} FileStat
- * @typedef {{ name: string, abs: string, rel: string, type: 'file'|'dir'|'symlink',
+ * @typedef {{ name: string, abs?: string, rel?: string, type: 'file'|'dir'|'symlink',
  *   st: import('node:fs').Stats | FileStat, children?: Node[], target?: string }} Node
+ *   (a file has no abs and rel: its directory's and its name make them, when it is read)
  * @param {string} src
  * @param {{ onBad: 'fail'|'skip', warn: (msg: string) => void }} o
  * @returns {Promise<{ root: Node, files: number, bytes: number, dirs: number, symlinks: number, skipped: string[] }>}
@@ -58,8 +59,9 @@ export async function scan (src, { onBad = 'fail', warn = () => {} } = {}) {
     if (st.isFile()) {
       totals.files++; totals.bytes += st.size
       // only what the build and its index use: 10,000 full Stats objects that
-      // live to the end of a build are most of a rebuild's garbage-collector time
-      return { name, abs, rel, type: 'file', st: { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, mode: st.mode } }
+      // live to the end of a build are most of a rebuild's garbage-collector
+      // time; so would be two path strings per file, which a rebuild seldom needs
+      return { name, type: 'file', st: { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, mode: st.mode } }
     }
     if (st.isSymbolicLink()) {
       let tb

@@ -9,15 +9,15 @@
 //                      (SFSRO's certificate authority re-signs daily); no blob changes
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { encodeFsinfo, decodeFsinfo, fsinfoMessage } from 'rotree-client/src/format/fsinfo.js'
-import { FORMAT_VERSION } from 'rotree-client/src/format/limits.js'
-import { sign, verifySignature } from 'rotree-client/src/ed25519.js'
+import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
+import { verifySignature } from 'rotree-client/src/ed25519.js'
 import { verifyFsinfo } from 'rotree-client/src/verify.js'
 import { decodeUtf8 } from 'rotree-client/src/format/bytes.js'
 import { BadFormatError, BadKeyError, BadSignatureError, ExpiredError, RollbackError, UsageError } from 'rotree-client/errors'
 import { nextSeq, lastSeq, publishFsinfo, readPublished, UNSIGNED_FILE } from './publish.js'
 import { withOutLock } from './build-index.js'
 import { walkLocal } from './local-tree.js'
+import { signFields, encodeUnsigned } from './sign-root.js'
 
 const UNSIGNED_FIELDS = ['version', 'key', 'seq', 'issued', 'expires', 'root', 'rootSize', 'rootMtime']
 const NO_SIG = '0'.repeat(128)
@@ -28,16 +28,7 @@ export function fieldsOf (info) {
   return { key: info.key, seq: info.seq, issued: info.issued, expires: info.expires, root: info.root.hash, rootSize: info.root.size, rootMtime: info.rootMtime }
 }
 
-/** FORMAT.md §6: sign the message rebuilt from the fields; the fsinfo.json text. */
-export function signFields (fields, secretKey) {
-  return encodeFsinfo({ ...fields, sig: sign(fsinfoMessage(fields), secretKey) })
-}
-
-/** unsigned.json: the fsinfo.json members in their usual order, without sig. */
-export function encodeUnsigned (f) {
-  const o = { version: FORMAT_VERSION, key: f.key, seq: f.seq, issued: f.issued, expires: f.expires, root: f.root, rootSize: f.rootSize, rootMtime: f.rootMtime }
-  return JSON.stringify(o, null, 2) + '\n'
-}
+export { signFields, encodeUnsigned }
 
 /**
  * Strict parse of unsigned.json: exactly the fsinfo.json members but sig, each

@@ -9,9 +9,9 @@ const HEX64 = /^[0-9a-f]{64}$/
 
 // not from ../common.js: that module loads the whole reader (openTree), ~35 ms
 // of start-up a rebuild after a one-file change should not pay (DESIGN.md P6)
-function positiveInt (v, name) {
+function threadCount (v) {
   const n = Number(v)
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer`)
+  if (v === '' || !Number.isInteger(n) || n < 0 || n > 64) throw new UsageError('--jobs must be a whole number from 0 to 64')
   return n
 }
 
@@ -25,7 +25,7 @@ export default {
     unsigned: { type: 'boolean', help: 'do not sign: write OUT/unsigned.json for `rotree sign` on another machine' },
     pubkey: { type: 'string', arg: 'HEX', help: 'with --unsigned: the public key the root will be signed with' },
     'skip-bad': { type: 'boolean', help: 'skip input that cannot be published (special files, bad names, escaping symlinks) instead of failing' },
-    jobs: { type: 'string', arg: 'N', help: 'files read in parallel (default 4)' },
+    jobs: { type: 'string', arg: 'N', help: 'worker threads that read, chunk and hash files (default: one per core, at most 4; 0: none)' },
     rehash: { type: 'boolean', help: 'read every file again, ignoring the build index of unchanged files' },
     'no-fsync': { type: 'boolean', help: 'do not fsync blobs and fsinfo.json (faster; not crash-safe)' },
     json: { type: 'boolean', help: 'print the result as JSON' }
@@ -47,7 +47,7 @@ export default {
     const bar = progressBar({ label: 'build', stream: io.stderr })
     const r = await build({
       src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'], unsigned: v.unsigned, rehash: v.rehash,
-      jobs: v.jobs ? positiveInt(v.jobs, 'jobs') : undefined,
+      threads: v.jobs !== undefined ? threadCount(v.jobs) : undefined,
       onProgress: p => bar.update(p.done, p.total, `${p.files} files`),
       warn: m => io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}rotree: warning: ${m}\n`)
     })

@@ -10,8 +10,15 @@ import { GEAR } from './gear.js'
 
 const BITS = Math.log2(CHUNK_AVG) // 18
 // the fingerprint shifts left, so its top bits depend on the last 32 bytes; masks test the top bits
-const MASK_S = (~0 << (32 - (BITS + 2))) >>> 0 // 20 bits before the average size: harder to cut
-const MASK_L = (~0 << (32 - (BITS - 2))) >>> 0 // 16 bits after it: easier to cut
+const MASK_S = ~0 << (32 - (BITS + 2)) // 20 bits before the average size: harder to cut
+const MASK_L = ~0 << (32 - (BITS - 2)) // 16 bits after it: easier to cut
+// The same table read as signed 32-bit words. The fingerprint is kept as an
+// int32 (`| 0`) rather than a uint32 (`>>> 0`): the bits, and so every cut
+// point, are identical (addition and shifts are the same modulo 2^32, the
+// masks test the same bits), but V8 keeps an int32 in a register where a
+// uint32 above 2^31 becomes a double. 3-4x faster on this loop, the hottest
+// of a build (bench/build.js).
+const GEAR32 = new Int32Array(GEAR.buffer, GEAR.byteOffset, GEAR.length)
 
 /**
  * Length of the next chunk at the start of buf[start..end).
@@ -32,14 +39,15 @@ export function nextCut (buf, start, end, final) {
 
 function scan (buf, start, end) {
   const normal = Math.min(end, start + CHUNK_AVG)
+  const gear = GEAR32
   let fp = 0
   let i = start + CHUNK_MIN
   for (; i < normal; i++) {
-    fp = ((fp << 1) + GEAR[buf[i]]) >>> 0
+    fp = ((fp << 1) + gear[buf[i]]) | 0
     if ((fp & MASK_S) === 0) return i + 1 - start
   }
   for (; i < end; i++) {
-    fp = ((fp << 1) + GEAR[buf[i]]) >>> 0
+    fp = ((fp << 1) + gear[buf[i]]) | 0
     if ((fp & MASK_L) === 0) return i + 1 - start
   }
   return end - start

@@ -1,0 +1,19 @@
+// The root a build ends with: fsinfo.json's fields signed (FORMAT.md §6), or
+// written out unsigned for `rotree sign` on another machine. Apart from
+// sign.js, which re-exports both, so that `rotree build` loads neither the
+// reader's verifier nor @noble (DESIGN.md P6: a one-file rebuild is mostly
+// start-up).
+import { encodeFsinfo, fsinfoMessage } from 'rotree-client/src/format/fsinfo.js'
+import { FORMAT_VERSION } from 'rotree-client/src/format/limits.js'
+import { sign } from './ed25519-node.js'
+
+/** FORMAT.md §6: sign the message rebuilt from the fields; the fsinfo.json text. */
+export function signFields (fields, secretKey) {
+  return encodeFsinfo({ ...fields, sig: sign(fsinfoMessage(fields), secretKey) })
+}
+
+/** unsigned.json: the fsinfo.json members in their usual order, without sig. */
+export function encodeUnsigned (f) {
+  const o = { version: FORMAT_VERSION, key: f.key, seq: f.seq, issued: f.issued, expires: f.expires, root: f.root, rootSize: f.rootSize, rootMtime: f.rootMtime }
+  return JSON.stringify(o, null, 2) + '\n'
+}
