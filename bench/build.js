@@ -193,7 +193,11 @@ export async function run ({ quick = false, fsync = false, files = quick ? 2000 
         `it encoded ${dirs.join('/')} directories (the file's and the root). It still lstat()s every file of SRC, signs and publishes. ` +
         'The changed file is left 3.5 s before the rebuild: a file changed less than 3 s before it is read is not trusted by its stat next time (racy), and would be read again. ' +
         'Load average during the run: ' + os.loadavg().map(x => x.toFixed(1)).join(' ') + '.'
-      ]
+      ],
+      gap: `A rebuild through the CLI is ${(100 * incMs / fullMs).toFixed(1)}% of a full build; through the library it is ${(100 * median(lib.inc) / median(lib.full)).toFixed(1)}%. ` +
+        'Profile of a no-change CLI rebuild of this tree on an idle machine (~180 ms): Node start-up 52 ms (node -e 0 alone is 45-50 ms), module loading 30-34 ms (level ~15 ms), the scan 40 ms (10,000 lstat calls alone 20-27 ms), opening the build index 15 ms, walking the tree 13 ms, publishing 5-8 ms. ' +
+        'Start-up, modules and the lstat calls alone come to ~8% of a 1.5 s full build, and the faster the full build gets (worker threads made it ~1.7x faster), the larger that share. ' +
+        'What would close it: not starting a process per rebuild (a long-running publisher that rebuilds on file-system events, or the library call, which skips start-up and module loading), and skipping the lstat of unchanged directories with a change journal such as fanotify; the full-build half of the target is met.'
     }
   } finally {
     await fs.rm(dir, { recursive: true, force: true })

@@ -56,6 +56,7 @@ export async function run ({ quick = false } = {}) {
   }
   const k16 = rows.filter(r => r.label.startsWith('16 KiB') && r.label.endsWith('CPU/request'))
   const worst = Math.max(...k16.map(r => r.value / r.baseline))
+  const vsBare = rows.filter(r => r.label.includes('vs bare node:http')).map(r => r.value / r.baseline)
   const floor = median(raw.filter(x => x.size === 16 * 1024 && x.server === 'bare node:http').map(x => x.cpuPerReqUs)) / median(raw.filter(x => x.size === 16 * 1024 && x.server === 'nginx').map(x => x.cpuPerReqUs))
   return {
     id, title: 'embedded server vs nginx and express.static',
@@ -67,6 +68,6 @@ export async function run ({ quick = false } = {}) {
     notes: [`Ratios are rotree ÷ baseline; for CPU per request lower is better. Worst 16 KiB CPU ratio: ${worst.toFixed(2)}×. ` +
       'autocannon runs in this process on the same 2 cores; rows marked "load generator bound" had the servers below 85% of a core, so their req/s measure autocannon, and CPU per request is the comparison that holds.',
       `The floor: bare node:http answering every request with one constant 16 KiB buffer (no routing, no file, no cache lookup) costs ${floor.toFixed(2)}× nginx's CPU per request (median over connection counts); the "vs bare node:http" rows are what rotree serve adds on top of Node's HTTP server.`],
-    gap: `Node's HTTP server itself is the floor: bare node:http answering with one constant 16 KiB buffer costs ${floor.toFixed(2)}× nginx's CPU per request in this run, and rotree serve (a cache hit is one Map lookup and one writeHead with precomputed headers) is within noise of that floor. The cost is in node:http's per-request JavaScript (llhttp callbacks, IncomingMessage and ServerResponse objects, header handling) against nginx's C event loop and sendfile. What would close it: nothing inside Node's HTTP stack; the design already puts nginx or a CDN in front of production trees (DEPLOY.md), and rotree serve is for development, small sites and tests.`
+    gap: `Node's HTTP server itself is the floor: bare node:http answering with one constant 16 KiB buffer costs ${floor.toFixed(2)}× nginx's CPU per request in this run (median over connection counts), and rotree serve (a cache hit is one Map lookup and one writeHead with precomputed headers) costs ${vsBare.map(x => x.toFixed(2)).join(', ')}× that floor at ${connsFor(16 * 1024).join(', ')} connections. CPU per request is read from /proc over runs where autocannon, in the same 2 cores, is the limit, so single rows moved by up to half between the two full runs of this session (31 and 48 µs at 1 connection). The cost is in node:http's per-request JavaScript (llhttp callbacks, IncomingMessage and ServerResponse objects, header handling) against nginx's C event loop and sendfile. What would close it: nothing inside Node's HTTP stack; the design already puts nginx or a CDN in front of production trees (DEPLOY.md), and rotree serve is for development, small sites and tests.`
   }
 }
