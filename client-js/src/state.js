@@ -4,6 +4,12 @@
 // must share the state at once without failing, so each update opens the
 // database, does its check-and-write under that exclusive open, and closes it;
 // a process that finds it locked retries with backoff.
+//
+// IndexedDB takes no such lock: two tabs (or two readers in one page) could
+// both read seq 3, then one write 9 and the other 5, and the 9 would be lost.
+// Where the Web Locks API exists (every current browser), the check-and-write
+// runs under an exclusive lock named after the database, which every tab and
+// worker of the origin shares.
 import { Level } from 'level'
 import { StateError } from './errors.js'
 import { checkRollback } from './verify.js'
@@ -18,6 +24,12 @@ export class SeqStore {
   }
 
   async _withDb (fn) {
+    const locks = globalThis.navigator?.locks
+    if (locks) return locks.request('rotree-state:' + this.location, () => this._open(fn))
+    return this._open(fn)
+  }
+
+  async _open (fn) {
     const deadline = Date.now() + RETRY_FOR_MS
     for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
       const db = new Level(this.location, { valueEncoding: 'json' })
