@@ -96,14 +96,21 @@ export async function runP2 ({ quick = false } = {}) {
   const reps = quick ? 1 : 3
   const rows = []; const raw = []
   try {
-    // cold: the first download of each chunk goes to the mirror
-    let t = performance.now()
-    const n = await getBytes(gw.url + 'big.bin')
-    if (n !== size) throw new Error(`cold download: ${n} bytes`)
-    const coldGw = size / MB / ((performance.now() - t) / 1000)
-    t = performance.now(); await getBytes(plain.url + 'big.bin')
-    const coldNginx = size / MB / ((performance.now() - t) / 1000)
-    rows.push({ label: '100 MB, cold (fetch + verify + store), 1 download', value: coldGw, baseline: coldNginx, baselineLabel: 'nginx, same file', unit: 'MB/s' })
+    // cold: every chunk goes to the mirror; a fresh gateway with an empty cache per run
+    const timedGet = async url => {
+      const t = performance.now(); const n = await getBytes(url)
+      if (n !== size) throw new Error(`${url}: ${n} bytes`)
+      return size / MB / ((performance.now() - t) / 1000)
+    }
+    const coldGw = []; const coldNginx = []
+    for (let i = 0; i < reps; i++) {
+      const fresh = await startGateway(`${mirror.url}#${key.publicKey}`, dir, ['--cache-dir', path.join(dir, `cold-cache-${i}`)])
+      try { coldGw.push(await timedGet(fresh.url + 'big.bin')) } finally { await fresh.stop() }
+      coldNginx.push(await timedGet(plain.url + 'big.bin'))
+    }
+    // the main gateway's first download fills its cache for the warm rows
+    await timedGet(gw.url + 'big.bin')
+    rows.push({ label: '100 MB, cold (fetch + verify + store), 1 download', value: median(coldGw), baseline: median(coldNginx), baselineLabel: 'nginx, same file', unit: 'MB/s' })
     raw.push({ case: 'cold', gateway: coldGw, nginx: coldNginx })
 
     for (const parallel of [1, 4]) {
@@ -150,7 +157,8 @@ export async function runP2 ({ quick = false } = {}) {
     met: mbOk && rpsOk,
     rows,
     raw,
-    notes: ['Both servers are their own processes on loopback; downloads use one keep-alive node:http client per parallel stream in the bench process. nginx (1 worker, sendfile) serves the source files; the gateway serves the tree from an nginx mirror of the published folder, with its level disk cache. Warm means every chunk is in the disk cache: it is read back and hashed again before it is sent (seed 004), so the figure includes a SHA-256 of every byte.'],
+    notes: ['Both servers are their own processes on loopback; downloads use one keep-alive node:http client per parallel stream in the bench process. nginx (1 worker, sendfile) serves the source files; the gateway serves the tree from an nginx mirror of the published folder, with its level disk cache. Warm means every chunk is in the disk cache: it is read back and hashed again before it is sent (seed 004), so the figure includes a SHA-256 of every byte.',
+      `The MB/s half of the target is judged on the warm rows, a gateway's steady state; the cold row (median of ${reps}, a fresh gateway with an empty cache each time) also fetches every chunk from the mirror, 8 at a time, and stores it, against nginx reading one local file.`],
     gap: 'One core does all of a verified byte\'s work, where nginx sends the file with sendfile and no hash. A CPU profile of the gateway over one cold and two warm 100 MB downloads (1.33 s busy for 314 MB): SHA-256 14%, garbage collection of one buffer per chunk 12%, LevelDB writes and reads of the disk cache 11%, the kernel\'s loopback copies inside socket writes (to the client, and request headers to the mirror) 13%, receiving from the mirror and Node\'s HTTP machinery most of the rest. Several parallel downloads use the second core and come closest (the 4-parallel row). What would close it for one download: hashing on a worker thread while the main thread sends the previous chunk, and disk-cache entries as plain files read with one pread instead of LevelDB values; both keep the rule that every byte is hashed before it is sent.'
   }
 }
