@@ -41,6 +41,7 @@ const ABSENT = new Set(['ROTREE_NOT_FOUND', 'ROTREE_NOT_A_DIRECTORY'])
  * @param {string|null} [opts.stateDir] reader state (rollback protection); default as the CLI's
  * @param {number} [opts.timeoutMs=30000] per upstream request
  * @param {number} [opts.concurrency=16] upstream blob fetches at once, per tree
+ * @param {number} [opts.mirrorPenaltyMs=30000] how long a failed mirror is asked last
  * @param {number} [opts.cacheBytes=67108864] verified blobs kept in memory, per tree
  * @param {string|null} [opts.cacheDir=null] on-disk verified-blob cache (level); null: none
  * @param {number} [opts.cacheSize=1073741824] bytes the disk cache may hold
@@ -63,7 +64,7 @@ export function gateway (opts) {
 
 export class Gateway {
   constructor ({
-    tree, trees = {}, mirrors = [], stateDir, timeoutMs, concurrency = 16, cacheBytes = 64 << 20,
+    tree, trees = {}, mirrors = [], stateDir, timeoutMs, mirrorPenaltyMs, concurrency = 16, cacheBytes = 64 << 20,
     cacheDir = null, cacheSize = 1 << 30, refreshSeconds = 60, maxAge, index = true, treeOptions = {}, log = null
   } = {}) {
     if (tree === undefined && Object.keys(trees).length === 0) throw new TypeError('gateway: give a tree (opts.tree) or named trees (opts.trees)')
@@ -76,7 +77,7 @@ export class Gateway {
       put: (h, b) => this.disk?.put(h, b),
       delete: h => this.disk?.delete(h)
     }
-    const tOpts = { timeoutMs, concurrency, cacheBytes, blobCache, ...treeOptions }
+    const tOpts = { timeoutMs, mirrorPenaltyMs, concurrency, cacheBytes, blobCache, ...treeOptions }
     if (stateDir !== undefined) tOpts.stateDir = stateDir
     for (const k of Object.keys(tOpts)) if (tOpts[k] === undefined) delete tOpts[k]
     const mountOpts = { treeOptions: tOpts, refreshMs: refreshSeconds * 1000, maxAgeS: Math.max(1, maxAge ?? refreshSeconds), log }

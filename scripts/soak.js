@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util'
 import { runSoak, RSS_GROWTH_LIMIT_MIB } from '../test/soak/soak.js'
 
 const USAGE = `usage: node scripts/soak.js [--minutes 10] [--connections 32] [--republish-ms 5000] [--flap-ms 2000]
-                           [--memory-cache 2M] [--disk-cache 4M] [--ttl-s 3600] [--rss-limit ${RSS_GROWTH_LIMIT_MIB}] [--json-only]`
+                           [--memory-cache 2M] [--disk-cache 4M] [--ttl-s 3600] [--mirror-penalty-s 1] [--rss-limit ${RSS_GROWTH_LIMIT_MIB}] [--json-only]`
 
 let v
 try {
@@ -25,6 +25,7 @@ try {
       'disk-cache': { type: 'string', default: '4M' },
       'rss-limit': { type: 'string', default: String(RSS_GROWTH_LIMIT_MIB) },
       'ttl-s': { type: 'string', default: '3600' },
+      'mirror-penalty-s': { type: 'string', default: '1' },
       'json-only': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false }
     }
@@ -49,6 +50,7 @@ const opts = {
   diskCache: v['disk-cache'],
   rssLimitMiB: num('rss-limit', 1),
   ttlSeconds: num('ttl-s', 1),
+  mirrorPenaltySeconds: Math.round(num('mirror-penalty-s', 1)),
   progressEveryMs: 10_000,
   log: line => process.stderr.write(line + '\n')
 }

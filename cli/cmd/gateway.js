@@ -18,6 +18,7 @@ export default {
     'cache-size': { type: 'string', arg: 'BYTES', help: 'disk cache limit, e.g. 2G or 500M (default 1G; 0 disables the disk cache)' },
     'memory-cache': { type: 'string', arg: 'BYTES', help: 'verified blobs kept in memory per tree (default 64M)' },
     concurrency: { type: 'string', arg: 'N', help: 'upstream blob fetches at once, per tree (default 16)' },
+    'mirror-penalty': { type: 'string', arg: 'SECONDS', help: 'a mirror that failed is asked last for this long (default 30)' },
     'no-index': { type: 'boolean', help: 'list directories even when they hold an index.html' }
   },
   async run ([addr], v, io) {
@@ -51,6 +52,7 @@ export default {
     }
     if (v.timeout !== undefined) opts.timeoutMs = positiveInt(v.timeout, 'timeout') * 1000
     if (v.concurrency !== undefined) opts.concurrency = positiveInt(v.concurrency, 'concurrency')
+    if (v['mirror-penalty'] !== undefined) opts.mirrorPenaltyMs = positiveInt(v['mirror-penalty'], 'mirror-penalty') * 1000
     if (v['memory-cache'] !== undefined) opts.cacheBytes = bytes(v['memory-cache'], 'memory-cache')
     const srv = await createGatewayServer(opts)
     let url

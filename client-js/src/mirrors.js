@@ -4,14 +4,18 @@
 // is valid: the caller's `check` (from verify.js) does.
 import { AllMirrorsFailedError, MIRROR_FAULT_CODES, RotreeError } from './errors.js'
 
-const PENALTY_MS = 30_000
+export const PENALTY_MS = 30_000
 
 export class Mirrors {
-  /** @param {string[]} urls base URLs ending in '/' @param {{ transport, timeoutMs: number }} o */
-  constructor (urls, { transport, timeoutMs }) {
+  /**
+   * @param {string[]} urls base URLs ending in '/'
+   * @param {{ transport, timeoutMs: number, penaltyMs?: number }} o penaltyMs: how long a failed mirror is asked last
+   */
+  constructor (urls, { transport, timeoutMs, penaltyMs = PENALTY_MS }) {
     this.list = urls.map(url => ({ url, ok: 0, failed: 0, lastError: null, penaltyUntil: 0 }))
     this.transport = transport
     this.timeoutMs = timeoutMs
+    this.penaltyMs = penaltyMs
   }
 
   /** Healthy mirrors first, in the order given; penalised ones after. */
@@ -81,10 +85,10 @@ export class Mirrors {
     }
   }
 
-  /** A mirror that failed: reported, and asked last for PENALTY_MS. */
+  /** A mirror that failed: reported, and asked last for penaltyMs. */
   fault (m, err) {
     this.report(m, err)
-    m.penaltyUntil = Date.now() + PENALTY_MS
+    m.penaltyUntil = Date.now() + this.penaltyMs
   }
 
   /**

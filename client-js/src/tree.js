@@ -45,7 +45,7 @@ export class Tree {
     this.opts = { timeoutMs: 30_000, concurrency: 8, readAhead: 8, cacheBytes: 32 << 20, skewMs: DEFAULT_SKEW_MS, graceMs: 0, fsinfoSettleMs: 2000, now: Date.now, ...opts }
     this.transport = opts.transport ?? createTransport({ maxSockets: this.opts.concurrency * 2 })
     const urls = [...new Set([url, ...(opts.mirrors ?? []).map(mirrorUrl)])]
-    this.mirrors = new Mirrors(urls, { transport: this.transport, timeoutMs: this.opts.timeoutMs })
+    this.mirrors = new Mirrors(urls, { transport: this.transport, timeoutMs: this.opts.timeoutMs, penaltyMs: this.opts.mirrorPenaltyMs })
     const dir = opts.stateDir === undefined ? defaultStateDir() : opts.stateDir
     this.state = new SeqStore(dir === null ? null : stateLocation(dir))
     this.cache = new LRU(this.opts.cacheBytes)

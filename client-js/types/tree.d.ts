@@ -34,6 +34,8 @@ export interface TreeOptions {
   stateDir?: string | null
   /** per-request deadline, ms (default 30000) */
   timeoutMs?: number
+  /** how long a mirror that failed is asked last, after the healthy ones, ms (default 30000) */
+  mirrorPenaltyMs?: number
   /** blob fetches in flight (default 8) */
   concurrency?: number
   /** chunks fetched ahead of a streaming read (default 8) */

@@ -682,6 +682,16 @@ describe('rollback and fork', () => {
     assert.equal(h().healthy, true)
   })
 
+  test('mirrorPenaltyMs sets how long a failed mirror is asked last', async t => {
+    const liar = await liarFor(t, { blob: () => ({ status: 500 }) }, rb.out)
+    const tree = await opened(t, liar.url, { mirrors: [rb.honest.url], mirrorPenaltyMs: 200 })
+    const h = () => tree.stats.mirrors.find(m => m.url === liar.url)
+    assert.equal((await tree.readFile('/d/b.bin')).length, 70 * 1024) // from the honest mirror
+    assert.equal(h().healthy, false)
+    await new Promise(resolve => setTimeout(resolve, 300))
+    assert.equal(h().healthy, true, 'asked first again once the penalty ran out')
+  })
+
   test('fork: a reader that saw root A at seq N refuses root B at seq N', async t => {
     const liar = await liarFor(t, {}, rb.out)
     const tree = await opened(t, liar.url)

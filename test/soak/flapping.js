@@ -6,11 +6,13 @@
  * or down phase each answer is a lie picked at random from the phase's kinds
  * (the report counts which were told).
  *
- * The gateway's client benches a mirror for 30 s after any fault
- * (client-js/src/mirrors.js PENALTY_MS) and asks it for blobs only when the
- * honest mirror is benched too, whereas fsinfo.json is asked of every mirror on
- * every refresh. So fsinfo.json lies are met on every refresh, but a blob lie
- * only when no fault at all happened in the last 30 s. The cycle is therefore:
+ * The gateway's client benches a mirror after any fault (30 s by default,
+ * client-js/src/mirrors.js; the soak runs the gateway with --mirror-penalty 1)
+ * and asks it for blobs only when the honest mirror is benched too, whereas
+ * fsinfo.json is asked of every mirror on every refresh. So fsinfo.json lies
+ * are met on every refresh, but a blob lie only once the bench has run out.
+ * With the short penalty that is about every second; the cycle still keeps the
+ * shape that lets blob lies through under the default 30 s:
  * a head (honest, blob lies, fsinfo.json lies, down), then a stretch of at
  * least 32 s with no fsinfo.json lie (honest, blobs down, blob lies), at whose
  * end the bench has run out and the next blob lie is met.

@@ -43,6 +43,8 @@ export const RSS_GROWTH_LIMIT_MIB = 64
  * @param {string} [o.diskCache='4M'] its --cache-size: also below the working set (LRU churn in level)
  * @param {number} [o.refreshSeconds=1] its --refresh
  * @param {number} [o.timeoutSeconds=5] its --timeout (how long a stalled mirror holds a fetch)
+ * @param {number} [o.mirrorPenaltySeconds=1] its --mirror-penalty: how long the flapping mirror is asked
+ *   last after a fault (30 s by default in the gateway; short here, so its blob lies keep reaching it)
  * @param {number} [o.bigBytes] size of the multi-chunk file
  * @param {number} [o.rssLimitMiB=64]
  * @param {number} [o.ttlSeconds=3600] how long each signed root is valid (short: roots expire under the readers)
@@ -51,7 +53,7 @@ export const RSS_GROWTH_LIMIT_MIB = 64
  */
 export async function runSoak ({
   seconds = 20, connections = 8, republishEveryMs = 3000, flapEveryMs = 2000, log = () => {},
-  progressEveryMs = 10_000, memoryCache = '2M', diskCache = '4M', refreshSeconds = 1, timeoutSeconds = 5,
+  progressEveryMs = 10_000, memoryCache = '2M', diskCache = '4M', refreshSeconds = 1, timeoutSeconds = 5, mirrorPenaltySeconds = 1,
   bigBytes = 5 * MiB, rssLimitMiB = RSS_GROWTH_LIMIT_MIB, ttlSeconds = 3600, signal
 } = {}) {
   const dir = await tmpdir('rotree-soak-')
@@ -83,7 +85,7 @@ export async function runSoak ({
     liar = await startLyingServer(out)
     const gwArgs = [
       'gateway', `${liar.url}#${key.publicKey}`, '--mirror', honest.match[1], '--port', '0',
-      '--refresh', String(refreshSeconds), '--timeout', String(timeoutSeconds),
+      '--refresh', String(refreshSeconds), '--timeout', String(timeoutSeconds), '--mirror-penalty', String(mirrorPenaltySeconds),
       '--state-dir', path.join(dir, 'state'), '--cache-dir', path.join(dir, 'cache'),
       '--cache-size', diskCache, '--memory-cache', memoryCache
     ]
@@ -93,7 +95,7 @@ export async function runSoak ({
     const gwPid = gw.proc.pid
 
     // ---- what runs beside the load -------------------------------------
-    const report = newReport({ seconds, connections, republishEveryMs, flapEveryMs, memoryCache, diskCache, refreshSeconds, timeoutSeconds, bigBytes, rssLimitMiB, ttlSeconds })
+    const report = newReport({ seconds, connections, republishEveryMs, flapEveryMs, memoryCache, diskCache, refreshSeconds, timeoutSeconds, mirrorPenaltySeconds, bigBytes, rssLimitMiB, ttlSeconds })
     report.seqFirst = seq
     const every = (ms, fn) => { const t = setInterval(fn, ms); timers.add(t); return t }
     let phaseIndex = 0
