@@ -14,9 +14,9 @@
 // whose owner is gone is stale and taken over, and the private files of dead
 // owners are swept.
 import fs from 'node:fs/promises'
-import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { LockedError } from 'rotree-client/errors'
+import { procStat } from './proc-stat.js'
 
 export const LOCK_NAME = '.rotree-lock'
 
@@ -99,9 +99,5 @@ function alive (owner) {
 
 /** The process's start time in clock ticks since boot (/proc/<pid>/stat field 22), or null where there is no /proc. */
 function startTime (pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // the command name (field 2) may hold spaces and parentheses: count from the last ')'
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null
-  } catch { return null }
+  try { return procStat(pid)[22 - 3] ?? null } catch { return null }
 }

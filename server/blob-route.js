@@ -23,7 +23,7 @@ export const CORS = [
   'Access-Control-Expose-Headers', 'Content-Length, Content-Range, ETag, Accept-Ranges'
 ]
 const IMMUTABLE = 'public, max-age=31536000, immutable'
-const BLOB_COMMON = [
+export const BLOB_COMMON = [
   'Cache-Control', IMMUTABLE,
   'Accept-Ranges', 'bytes',
   // octet-stream + nosniff: a browser never renders a hostile blob as HTML.

@@ -98,7 +98,6 @@ export function extension (path) {
 
 /** @param {string} path a file name or path @returns {string} */
 export function contentType (path) { return TYPES.get(extension(path)) ?? DEFAULT_TYPE }
-export const mimeType = contentType
 
 // Images an <img> can show. SVG is safe there: an <img> never runs its scripts.
 const IMAGE = new Set(['png', 'jpg', 'jpeg', 'gif', 'webp', 'avif', 'bmp', 'ico', 'svg'])

@@ -7,7 +7,7 @@
 //
 // A module worker (Chromium 91+, Safari 15+, Firefox 147+): static imports only.
 import { openTree } from './rotree-client.js'
-import { mimeType } from './mime.js'
+import { contentType } from './mime.js'
 import { explain } from './explain.js'
 
 const conf = new URL(self.location.href).searchParams
@@ -99,7 +99,7 @@ async function handle (req, url) {
 async function respond (view, req, path, st, status) {
   const info = view.info
   const headers = {
-    'content-type': mimeType(path),
+    'content-type': contentType(path),
     'x-content-type-options': 'nosniff',
     'cache-control': 'no-cache',
     'accept-ranges': 'bytes',

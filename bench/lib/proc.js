@@ -2,15 +2,14 @@
 // /proc (DESIGN.md: report CPU time per request beside req/s, because the load
 // generator is often the limit on 2 cores).
 import fs from 'node:fs'
+import { procStat } from '../../lib/proc-stat.js'
 
 const CLK_TCK = 100 // sysconf(_SC_CLK_TCK) on Linux x86_64
 
 /** CPU seconds (user + system) used so far by pid and, optionally, its children that exited. */
 export function cpuSeconds (pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  // fields after "(comm) ": state=0 … utime=11 stime=12
-  return (Number(f[11]) + Number(f[12])) / CLK_TCK
+  const f = procStat(pid) // utime is field 14, stime field 15
+  return (Number(f[14 - 3]) + Number(f[15 - 3])) / CLK_TCK
 }
 
 /** Resident set size in bytes. */

@@ -64,8 +64,9 @@ export async function startExpressStatic (dir) {
 export async function startBareNode (dir, hex) {
   const port = await freePort()
   const code = `import http from 'node:http'; import fs from 'node:fs'
+import { BLOB_COMMON } from ${JSON.stringify(path.join(ROOT, 'server/blob-route.js'))}
 const buf = fs.readFileSync(${JSON.stringify(path.resolve(dir, 'h', hex))})
-const h = ['Content-Type', 'application/octet-stream', 'Content-Length', String(buf.length), 'ETag', '"${hex}"', 'Cache-Control', 'public, max-age=31536000, immutable', 'Accept-Ranges', 'bytes', 'X-Content-Type-Options', 'nosniff', 'Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', 'Content-Length, Content-Range, ETag, Accept-Ranges']
+const h = ['Content-Type', 'application/octet-stream', 'Content-Length', String(buf.length), 'ETag', '"${hex}"', ...BLOB_COMMON]
 http.createServer((req, res) => { res.writeHead(200, h); res.end(buf) }).listen(${port}, '127.0.0.1')`
   const proc = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: 'ignore', cwd: ROOT })
   await waitPort(port, proc)

@@ -85,21 +85,17 @@ export class Mirrors {
     }
   }
 
-  /** A mirror that failed: reported, and asked last for penaltyMs. */
-  fault (m, err) {
-    this.report(m, err)
-    m.penaltyUntil = Date.now() + this.penaltyMs
-  }
-
   /**
-   * A mirror that is behind (a validly signed but older fsinfo.json): reported,
-   * not benched. Blobs are named by their hash, so it still serves every blob
-   * the new root shares with the one it has, verified like any other; a blob
-   * it lacks answers 404, which is a fault.
+   * A mirror that failed: reported, and asked last for penaltyMs. One that is
+   * only behind (ROTREE_ROLLBACK: a validly signed but older fsinfo.json) is
+   * reported, not benched: blobs are named by their hash, so it still serves
+   * every blob the new root shares with the one it has, verified like any
+   * other, and a blob it lacks answers 404, which is a fault.
    */
-  report (m, err) {
+  fault (m, err) {
     m.failed++
     m.lastError = { code: err.code, message: err.message, at: new Date().toISOString() }
+    if (err.code !== 'ROTREE_ROLLBACK') m.penaltyUntil = Date.now() + this.penaltyMs
   }
 
   health () {

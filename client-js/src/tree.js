@@ -73,8 +73,8 @@ export class Tree {
     const check = bytes => verifyFsinfo(bytes, { publicKey: this.publicKey, now, skewMs: this.opts.skewMs, graceMs: this.opts.graceMs })
     const results = await this.mirrors.fetchAll('fsinfo.json', MAX_FSINFO, check, { settleMs: this.opts.fsinfoSettleMs })
     const errors = results.filter(r => r.error).map(r => r.error)
-    const fault = (mirror, err, how = 'fault') => {
-      this.mirrors[how](this.mirrors.list.find(x => x.url === mirror), err)
+    const fault = (mirror, err) => {
+      this.mirrors.fault(this.mirrors.list.find(x => x.url === mirror), err)
       errors.push({ mirror, code: err.code, message: err.message, err })
     }
     // trust rule 2: one sequence number signed over two roots is an attack; believe neither
@@ -96,13 +96,13 @@ export class Tree {
         await this.state.accept(this.publicKey, value) // rollback / fork check against persisted state
       } catch (err) {
         if (err.code !== 'ROTREE_ROLLBACK' && err.code !== 'ROTREE_FORK') throw err
-        fault(mirror, err, err.code === 'ROTREE_ROLLBACK' ? 'report' : 'fault') // behind what this reader saw: reported; a fork: benched
+        fault(mirror, err) // behind what this reader saw: reported (Mirrors.fault); a fork: benched
         continue
       }
       // trust rule 4: a mirror still serving an older root is stale; report it, use the newest
-      // (not benched: its blobs are as good as anyone's, see Mirrors.report)
+      // (not benched: its blobs are as good as anyone's, see Mirrors.fault)
       for (const r of good) {
-        if (r.value.seq < value.seq) fault(r.mirror, new RollbackError(`${r.mirror} serves fsinfo.json sequence ${r.value.seq}, older than ${value.seq} from ${mirror}`), 'report')
+        if (r.value.seq < value.seq) fault(r.mirror, new RollbackError(`${r.mirror} serves fsinfo.json sequence ${r.value.seq}, older than ${value.seq} from ${mirror}`))
       }
       const changed = !this.current || this.current.root.hash !== value.root.hash
       if (!this.current || value.seq >= this.current.seq) this.current = { ...value, mirror }

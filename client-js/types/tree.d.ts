@@ -1,7 +1,7 @@
 // Hand-written declarations for the reader (src/tree.js, address.js, state.js,
 // walk.js), shared by the browser (index.d.ts) and Node (node.d.ts) entries,
 // which differ only in what createReadStream() returns.
-import type { Ref, Entry, DirPage, ChunkIndex } from './format.js'
+import type { Ref, Entry, DirPage, ChunkIndex, FsinfoFields } from './format.js'
 import type { SeenRecord } from './verify.js'
 import type { RotreeErrorCode } from './errors.js'
 
@@ -54,16 +54,8 @@ export interface TreeOptions {
   blobCache?: BlobCache
 }
 
-/** The accepted fsinfo.json. */
-export interface TreeInfo {
-  key: string
-  seq: number
-  issued: string
-  expires: string
-  /** the root directory's handle */
-  root: string
-  rootSize: number
-  rootMtime: number
+/** The accepted fsinfo.json: its signed fields (root is the root directory's handle), and where it came from. */
+export interface TreeInfo extends FsinfoFields {
   /** the mirror whose fsinfo.json was accepted */
   mirror: string
 }
