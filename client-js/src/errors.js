@@ -12,36 +12,46 @@ export class RotreeError extends Error {
   }
 }
 
-/** code, class name, one-line meaning: the table docs/ERRORS.md is checked against. */
+/**
+ * One row per error: code, class name, HTTP status, flags, one-line meaning.
+ * docs/ERRORS.md is checked against this table in both directions
+ * (test/errors.test.js). The flags:
+ *   fault   the mirror that answered misbehaved: skip it for the next one
+ *           (docs/TRUST.md rule 4); a reader never hands out its bytes
+ *   damage  a blob's bytes are not the blob its handle names (a local disk,
+ *           cache or mirror holds a bad copy: drop it, fetch another)
+ *   absent  a verified, sorted directory proves the path is not there (rule 5)
+ * The status is what the gateway and the Service Worker answer (statusOf).
+ */
 export const ERROR_TABLE = [
-  ['ROTREE_BAD_ADDRESS', 'BadAddressError', 'the tree address is not <url>#<64-hex public key>'],
-  ['ROTREE_BAD_KEY', 'BadKeyError', 'a key or key file is malformed'],
-  ['ROTREE_BAD_FORMAT', 'BadFormatError', 'bytes that verified by hash (or fsinfo.json) do not decode under the format rules'],
-  ['ROTREE_UNSUPPORTED_VERSION', 'UnsupportedVersionError', 'fsinfo.json names a format major version this reader does not know'],
-  ['ROTREE_BAD_SIGNATURE', 'BadSignatureError', 'fsinfo.json is not signed by the public key in the address'],
-  ['ROTREE_WRONG_KEY', 'WrongKeyError', 'fsinfo.json names a different public key than the address'],
-  ['ROTREE_EXPIRED', 'ExpiredError', 'fsinfo.json has expired by the reader\'s clock'],
-  ['ROTREE_NOT_YET_VALID', 'NotYetValidError', 'fsinfo.json is issued further in the future than the clock-skew allowance'],
-  ['ROTREE_ROLLBACK', 'RollbackError', 'fsinfo.json has a lower sequence number than one this reader already accepted'],
-  ['ROTREE_FORK', 'ForkError', 'fsinfo.json has the same sequence number as an accepted one but a different root'],
-  ['ROTREE_HASH_MISMATCH', 'HashMismatchError', 'a blob\'s bytes do not hash to the handle that referenced it'],
-  ['ROTREE_TOO_LARGE', 'TooLargeError', 'a mirror sent more bytes than the referencing entry allows'],
-  ['ROTREE_TRUNCATED', 'TruncatedError', 'a mirror sent fewer bytes than the referencing entry says'],
-  ['ROTREE_MIRROR_HTTP', 'MirrorHttpError', 'a mirror answered with an HTTP error status'],
-  ['ROTREE_MIRROR_NETWORK', 'MirrorNetworkError', 'a mirror could not be reached or dropped the connection'],
-  ['ROTREE_TIMEOUT', 'TimeoutError', 'a mirror stalled past the per-request timeout'],
-  ['ROTREE_ALL_MIRRORS_FAILED', 'AllMirrorsFailedError', 'every mirror failed; `errors` holds what each one did'],
-  ['ROTREE_NOT_FOUND', 'NotFoundError', 'a verified directory proves the path does not exist'],
-  ['ROTREE_NOT_A_DIRECTORY', 'NotADirectoryError', 'a path component is a file where a directory was needed'],
-  ['ROTREE_IS_A_DIRECTORY', 'IsADirectoryError', 'a file operation was given a directory'],
-  ['ROTREE_SYMLINK_LOOP', 'SymlinkLoopError', 'resolving symlinks took more than the loop limit, or left the tree'],
-  ['ROTREE_BAD_PATH', 'BadPathError', 'a path is malformed (empty component, NUL, too long, too deep)'],
-  ['ROTREE_BAD_RANGE', 'BadRangeError', 'a byte range is outside the file or malformed'],
-  ['ROTREE_STATE', 'StateError', 'the persisted reader state (highest sequence per key) could not be read or written'],
-  ['ROTREE_BUILD_INPUT', 'BuildInputError', 'the builder met input it cannot publish (special file, bad name, escaping symlink, file changed while read)'],
-  ['ROTREE_ABORTED', 'AbortedError', 'the caller aborted the operation'],
-  ['ROTREE_USAGE', 'UsageError', 'a command was called with bad arguments'],
-  ['ROTREE_LOCKED', 'LockedError', 'another rotree process is writing to the same folder (build, gc, sign --publish, resign; pull, fsck --repair-from)']
+  ['ROTREE_BAD_ADDRESS', 'BadAddressError', 400, '', 'the tree address is not <url>#<64-hex public key>'],
+  ['ROTREE_BAD_KEY', 'BadKeyError', 500, '', 'a key or key file is malformed'],
+  ['ROTREE_BAD_FORMAT', 'BadFormatError', 502, 'fault damage', 'bytes that verified by hash (or fsinfo.json) do not decode under the format rules'],
+  ['ROTREE_UNSUPPORTED_VERSION', 'UnsupportedVersionError', 502, 'fault', 'fsinfo.json names a format major version this reader does not know'],
+  ['ROTREE_BAD_SIGNATURE', 'BadSignatureError', 502, 'fault', 'fsinfo.json is not signed by the public key in the address'],
+  ['ROTREE_WRONG_KEY', 'WrongKeyError', 502, 'fault', 'fsinfo.json names a different public key than the address'],
+  ['ROTREE_EXPIRED', 'ExpiredError', 502, 'fault', 'fsinfo.json has expired by the reader\'s clock'],
+  ['ROTREE_NOT_YET_VALID', 'NotYetValidError', 502, 'fault', 'fsinfo.json is issued further in the future than the clock-skew allowance'],
+  ['ROTREE_ROLLBACK', 'RollbackError', 502, 'fault', 'fsinfo.json has a lower sequence number than one this reader already accepted'],
+  ['ROTREE_FORK', 'ForkError', 502, 'fault', 'fsinfo.json has the same sequence number as an accepted one but a different root'],
+  ['ROTREE_HASH_MISMATCH', 'HashMismatchError', 502, 'fault damage', 'a blob\'s bytes do not hash to the handle that referenced it'],
+  ['ROTREE_TOO_LARGE', 'TooLargeError', 502, 'fault damage', 'a mirror sent more bytes than the referencing entry allows'],
+  ['ROTREE_TRUNCATED', 'TruncatedError', 502, 'fault damage', 'a mirror sent fewer bytes than the referencing entry says'],
+  ['ROTREE_MIRROR_HTTP', 'MirrorHttpError', 502, 'fault', 'a mirror answered with an HTTP error status'],
+  ['ROTREE_MIRROR_NETWORK', 'MirrorNetworkError', 502, 'fault', 'a mirror could not be reached or dropped the connection'],
+  ['ROTREE_TIMEOUT', 'TimeoutError', 504, 'fault', 'a mirror stalled past the per-request timeout'],
+  ['ROTREE_ALL_MIRRORS_FAILED', 'AllMirrorsFailedError', 502, '', 'every mirror failed; `errors` holds what each one did (a `code` per mirror), and `status` is 504 when every mirror stalled'],
+  ['ROTREE_NOT_FOUND', 'NotFoundError', 404, 'absent', 'a verified directory proves the path does not exist'],
+  ['ROTREE_NOT_A_DIRECTORY', 'NotADirectoryError', 404, 'absent', 'a path component is a file where a directory was needed'],
+  ['ROTREE_IS_A_DIRECTORY', 'IsADirectoryError', 409, '', 'a file operation was given a directory'],
+  ['ROTREE_SYMLINK_LOOP', 'SymlinkLoopError', 508, '', 'resolving symlinks took more than the loop limit, or left the tree'],
+  ['ROTREE_BAD_PATH', 'BadPathError', 400, '', 'a path is malformed (empty component, NUL, too long, too deep)'],
+  ['ROTREE_BAD_RANGE', 'BadRangeError', 416, '', 'a byte range is outside the file or malformed'],
+  ['ROTREE_STATE', 'StateError', 503, '', 'the persisted reader state (highest sequence per key) could not be read or written'],
+  ['ROTREE_BUILD_INPUT', 'BuildInputError', 500, '', 'the builder met input it cannot publish (special file, bad name, escaping symlink, file changed while read)'],
+  ['ROTREE_ABORTED', 'AbortedError', 499, '', 'the caller aborted the operation'],
+  ['ROTREE_USAGE', 'UsageError', 400, '', 'a command was called with bad arguments'],
+  ['ROTREE_LOCKED', 'LockedError', 503, '', 'another rotree process is writing to the same folder (build, gc, sign --publish, resign; pull, fsck --repair-from)']
 ]
 
 const classes = {}
@@ -65,9 +75,28 @@ export const {
   LockedError
 } = classes
 
-/** Errors that mean "this mirror misbehaved, try the next one" (trust rule 4). */
-export const MIRROR_FAULT_CODES = new Set([
-  'ROTREE_BAD_FORMAT', 'ROTREE_UNSUPPORTED_VERSION', 'ROTREE_BAD_SIGNATURE', 'ROTREE_WRONG_KEY',
-  'ROTREE_EXPIRED', 'ROTREE_NOT_YET_VALID', 'ROTREE_ROLLBACK', 'ROTREE_FORK', 'ROTREE_HASH_MISMATCH',
-  'ROTREE_TOO_LARGE', 'ROTREE_TRUNCATED', 'ROTREE_MIRROR_HTTP', 'ROTREE_MIRROR_NETWORK', 'ROTREE_TIMEOUT'
-])
+const withFlag = flag => new Set(ERROR_TABLE.filter(r => r[3].split(' ').includes(flag)).map(r => r[0]))
+
+/** Errors that mean "this mirror misbehaved, try the next one" (docs/TRUST.md rule 4). */
+export const MIRROR_FAULT_CODES = withFlag('fault')
+
+/** Errors that mean "these bytes are not the blob their handle names". */
+export const DAMAGE_CODES = withFlag('damage')
+
+/** Errors that a verified directory proved (docs/TRUST.md rule 5). */
+export const ABSENT_CODES = withFlag('absent')
+
+const STATUS = new Map(ERROR_TABLE.map(r => [r[0], r[2]]))
+
+/**
+ * The one mapping from an error to an HTTP status, for the gateway and the
+ * Service Worker alike: 404 only for a verified absence, 502 for a mirror that
+ * lied or failed, 504 when every mirror stalled, 4xx for what the client sent,
+ * 500 for anything that is not ours (a bug).
+ * @param {any} err @returns {number}
+ */
+export function statusOf (err) {
+  if (err?.code === 'ROTREE_BAD_PATH' && err.status === 414) return 414
+  if (err?.code === 'ROTREE_ALL_MIRRORS_FAILED' && err.errors?.length && err.errors.every(e => e.code === 'ROTREE_TIMEOUT')) return 504
+  return STATUS.get(err?.code) ?? 500
+}

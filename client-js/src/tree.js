@@ -2,11 +2,12 @@
 // file bytes, fetching blobs through Mirrors and accepting them only through
 // verify.js. Every public read pins one root for its whole duration (trust rule 6).
 import {
-  NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError, BadRangeError, ForkError, RollbackError,
+  NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError, BadRangeError,
   MIRROR_FAULT_CODES
 } from './errors.js'
 import {
-  verifyFsinfo, verifyBlob, verifyDirPage, verifyChunkIndex, checkPagePlacement, checkChunkIndexPlacement, DEFAULT_SKEW_MS
+  verifyFsinfo, VERIFIERS, checkPagePlacement, checkChunkIndexPlacement, isExpired, rankRoots, hasFork, staleMirrors,
+  childPageExpectation, dirExpectation, DEFAULT_SKEW_MS
 } from './verify.js'
 import { compareBytes, utf8 } from './format/bytes.js'
 import { MAX_FSINFO, MAX_SYMLINK_HOPS } from './format/limits.js'
@@ -77,21 +78,12 @@ export class Tree {
       this.mirrors.fault(this.mirrors.list.find(x => x.url === mirror), err)
       errors.push({ mirror, code: err.code, message: err.message, err })
     }
-    // trust rule 2: one sequence number signed over two roots is an attack; believe neither
-    const roots = new Map()
-    for (const { value } of results) if (value) roots.set(value.seq, (roots.get(value.seq) ?? new Set()).add(value.root.hash))
-    // ...unless this reader already accepted one of them: then only the others are forks
-    const seen = [...roots.values()].some(set => set.size > 1) ? await this.state.get(this.publicKey) : null
-    const good = []
-    for (const r of results) {
-      if (!r.value) continue
-      const { seq, root } = r.value
-      if (roots.get(seq).size > 1 && !(seen?.seq === seq && seen.root === root.hash)) {
-        fault(r.mirror, new ForkError(`fsinfo.json sequence ${seq} is signed over ${roots.get(seq).size} different roots on different mirrors`))
-      } else good.push(r)
-    }
-    good.sort((a, b) => b.value.seq - a.value.seq)
-    for (const { mirror, value } of good) {
+    const answers = results.filter(r => r.value)
+    const seen = hasFork(answers) ? await this.state.get(this.publicKey) : null
+    const { candidates, forks } = rankRoots(answers, seen)
+    for (const f of forks) fault(f.mirror, f.err)
+    for (const chosen of candidates) {
+      const { mirror, value } = chosen
       try {
         await this.state.accept(this.publicKey, value) // rollback / fork check against persisted state
       } catch (err) {
@@ -99,11 +91,7 @@ export class Tree {
         fault(mirror, err) // behind what this reader saw: reported (Mirrors.fault); a fork: benched
         continue
       }
-      // trust rule 4: a mirror still serving an older root is stale; report it, use the newest
-      // (not benched: its blobs are as good as anyone's, see Mirrors.fault)
-      for (const r of good) {
-        if (r.value.seq < value.seq) fault(r.mirror, new RollbackError(`${r.mirror} serves fsinfo.json sequence ${r.value.seq}, older than ${value.seq} from ${mirror}`))
-      }
+      for (const s of staleMirrors(candidates, chosen)) fault(s.mirror, s.err)
       const changed = !this.current || this.current.root.hash !== value.root.hash
       if (!this.current || value.seq >= this.current.seq) this.current = { ...value, mirror }
       return changed
@@ -114,7 +102,7 @@ export class Tree {
   /** The root to use for one operation; an expired one is refreshed first. */
   async _root () {
     const c = this.current
-    if (c && this.opts.now() <= c.expiresMs + this.opts.graceMs) return c
+    if (c && !isExpired(c, { now: this.opts.now(), graceMs: this.opts.graceMs })) return c
     await this.refresh()
     return this.current
   }
@@ -132,7 +120,7 @@ export class Tree {
     if (hit !== undefined) return Promise.resolve(hit)
     let p = this.inflight.get(key)
     if (p) return p
-    const check = VERIFY[kind]
+    const check = VERIFIERS[kind]
     p = this.limit(() => this._fetchVerified(ref, check))
       .then(v => { if (cache) this.cache.set(key, v, ref.size); return v })
       .finally(() => this.inflight.delete(key))
@@ -194,7 +182,7 @@ export class Tree {
   /** Find `name` in a directory entry; null when the verified pages prove it absent. */
   async _lookup (dirEntry, name) {
     const nameBytes = utf8.encode(name)
-    let page = await this._dirPage(dirEntry.dir, { entries: dirEntry.entries })
+    let page = await this._dirPage(dirEntry.dir, dirExpectation({ size: dirEntry.entries }))
     let upper // names in this page are below it; the last child inherits its parent's bound
     for (;;) {
       if (page.kind === 'leaf') return bsearch(page.entries, nameBytes, e => e.nameBytes)
@@ -206,9 +194,9 @@ export class Tree {
         const mid = (lo + hi + 1) >> 1
         if (compareBytes(cs[mid].firstNameBytes, nameBytes) <= 0) lo = mid; else hi = mid - 1
       }
-      const c = cs[lo]
-      upper = cs[lo + 1]?.firstNameBytes ?? upper
-      page = await this._dirPage(c, { level: page.level - 1, firstNameBytes: c.firstNameBytes, nextNameBytes: upper, entries: c.entries })
+      const expect = childPageExpectation(page, lo, { nextNameBytes: upper })
+      upper = expect.nextNameBytes
+      page = await this._dirPage(cs[lo], expect)
     }
   }
 
@@ -219,10 +207,10 @@ export class Tree {
       if (page.kind === 'leaf') { yield * page.entries; return }
       const cs = page.children
       for (let i = 0; i < cs.length; i++) {
-        yield * walk(self, cs[i], { level: page.level - 1, firstNameBytes: cs[i].firstNameBytes, nextNameBytes: cs[i + 1]?.firstNameBytes ?? expect.nextNameBytes, entries: cs[i].entries })
+        yield * walk(self, cs[i], childPageExpectation(page, i, expect))
       }
     }
-    yield * walk(this, dirEntry.dir, { entries: dirEntry.entries })
+    yield * walk(this, dirEntry.dir, dirExpectation({ size: dirEntry.entries }))
   }
 
   /**
@@ -402,8 +390,6 @@ export class Tree {
 
   close () { this.transport.close() }
 }
-
-const VERIFY = { data: verifyBlob, dir: verifyDirPage, cindex: verifyChunkIndex }
 
 function infoOf (i) {
   return i && { key: i.key, seq: i.seq, issued: i.issued, expires: i.expires, root: i.root.hash, rootSize: i.root.size, rootMtime: i.rootMtime, mirror: i.mirror }

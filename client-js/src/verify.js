@@ -1,7 +1,8 @@
-// The verification rules of rotree, all of them, in one module with no I/O
-// (DESIGN.md "Trust rules"). The Node client, the browser, the gateway and
-// `rotree pull` call these functions on bytes that a fetcher brought; nothing
-// else in the code base decides whether bytes are trusted.
+// The trust rules of rotree, all of them, in one module with no I/O. Each
+// rule is numbered in docs/TRUST.md and cited here by that number. The Node
+// client, the browser, the gateway, `rotree pull`, fsck, gc and the signing
+// tools call these functions on bytes that a fetcher or a disk brought;
+// nothing else in the code base decides whether bytes are trusted.
 import {
   WrongKeyError, BadSignatureError, ExpiredError, NotYetValidError, RollbackError, ForkError,
   HashMismatchError, TooLargeError, TruncatedError, BadFormatError
@@ -16,29 +17,60 @@ import { sha256Hex } from '#sha256'
 export const DEFAULT_SKEW_MS = 5 * 60 * 1000
 
 /**
- * Trust rule 2: accept fsinfo.json only if it is well-formed, names the key the
- * user gave, is signed by it, has not expired and is not from the future.
- * The rollback check needs the persisted state and is checkRollback() below.
+ * docs/TRUST.md rule 2: accept fsinfo.json only if it is well-formed, names the
+ * key the user gave, is signed by it, has not expired and is not from the
+ * future. The rollback check needs the persisted state and is checkRollback().
  * @param {Uint8Array|string} bytes
  * @param {{ publicKey: string, now?: number, skewMs?: number, graceMs?: number }} opts
  */
 export function verifyFsinfo (bytes, { publicKey, now = Date.now(), skewMs = DEFAULT_SKEW_MS, graceMs = 0 }) {
+  const info = verifyFsinfoSignature(bytes, { publicKey })
+  checkFreshness(info, { now, skewMs, graceMs })
+  return info
+}
+
+/**
+ * docs/TRUST.md rules 1 and 2 without the clock: well-formed, the user's key,
+ * a good signature. For tools that check a published folder's history (pull,
+ * fsck, gc, sign), where an old root's age is not a reason to doubt it.
+ * Never use it to pick the root a reader serves: that is verifyFsinfo().
+ * @param {Uint8Array|string} bytes @param {{ publicKey: string }} o
+ */
+export function verifyFsinfoSignature (bytes, { publicKey }) {
   const info = decodeFsinfo(bytes)
   // rule 1: the key comes from the user; a mirror cannot substitute its own
   if (info.key !== publicKey) throw new WrongKeyError(`fsinfo.json is for key ${info.key.slice(0, 16)}…, not ${publicKey.slice(0, 16)}…`)
   if (!verifySignature(info.sig, info.message, publicKey)) throw new BadSignatureError('fsinfo.json signature does not verify')
-  if (now > info.expiresMs + graceMs) {
-    throw new ExpiredError(`fsinfo.json expired at ${info.expires} (reader clock ${new Date(now).toISOString()})`, { details: { expires: info.expires, now } })
-  }
-  if (info.issuedMs > now + skewMs) {
-    throw new NotYetValidError(`fsinfo.json issued at ${info.issued}, ahead of the reader clock ${new Date(now).toISOString()} by more than ${skewMs / 1000}s: check this machine's clock`, { details: { issued: info.issued, now } })
-  }
   info.raw = bytes // the exact bytes that verified: what `pull` republishes
   return info
 }
 
 /**
- * Trust rule 2, rollback: `seen` is the highest accepted { seq, root } for this key
+ * docs/TRUST.md rule 2, time: not expired (with the optional grace period) and
+ * not issued further ahead of the reader's clock than the skew allowance.
+ * @param {{ issued: string, expires: string, issuedMs: number, expiresMs: number }} info
+ * @param {{ now?: number, skewMs?: number, graceMs?: number }} [o]
+ */
+export function checkFreshness (info, { now = Date.now(), skewMs = DEFAULT_SKEW_MS, graceMs = 0 } = {}) {
+  if (isExpired(info, { now, graceMs })) {
+    throw new ExpiredError(`fsinfo.json expired at ${info.expires} (reader clock ${new Date(now).toISOString()})`, { details: { expires: info.expires, now } })
+  }
+  if (info.issuedMs > now + skewMs) {
+    throw new NotYetValidError(`fsinfo.json issued at ${info.issued}, ahead of the reader clock ${new Date(now).toISOString()} by more than ${skewMs / 1000}s: check this machine's clock`, { details: { issued: info.issued, now } })
+  }
+}
+
+/**
+ * docs/TRUST.md rule 2: is an accepted root past its expiry (plus grace) by
+ * this clock? A reader must refresh before using such a root again.
+ * @param {{ expiresMs: number }} info @param {{ now?: number, graceMs?: number }} [o]
+ */
+export function isExpired (info, { now = Date.now(), graceMs = 0 } = {}) {
+  return now > info.expiresMs + graceMs
+}
+
+/**
+ * docs/TRUST.md rule 2, rollback: `seen` is the highest accepted { seq, root } for this key
  * (or null). Returns true when `info` is newer than seen (state must be updated).
  */
 export function checkRollback (info, seen) {
@@ -51,7 +83,7 @@ export function checkRollback (info, seen) {
 }
 
 /**
- * Trust rule 3: bytes fetched for `ref` are exactly ref.size long and hash to
+ * docs/TRUST.md rule 3: bytes fetched for `ref` are exactly ref.size long and hash to
  * ref.hash. Fetchers cap the body at ref.size; this is the final check.
  * @param {Uint8Array} bytes @param {{ hash: string, size: number }} ref
  */
@@ -63,12 +95,12 @@ export async function verifyBlob (bytes, ref) {
   return bytes
 }
 
-/** Trust rule 3, then decode: a directory blob (leaf or index page). */
+/** docs/TRUST.md rule 3, then decode: a directory blob (leaf or index page). */
 export async function verifyDirPage (bytes, ref) {
   return decodeDirPage(await verifyBlob(bytes, ref))
 }
 
-/** Trust rule 3, then decode: a chunk-index blob. */
+/** docs/TRUST.md rule 3, then decode: a chunk-index blob. */
 export async function verifyChunkIndex (bytes, ref) {
   return decodeChunkIndex(await verifyBlob(bytes, ref))
 }
@@ -95,4 +127,87 @@ export function checkPagePlacement (page, { level, firstNameBytes, nextNameBytes
     const n = page.kind === 'leaf' ? page.entries.length : page.children.reduce((s, c) => s + c.entries, 0)
     if (n !== entries) throw new BadFormatError(`directory page holds ${n} entries, its parent says ${entries}`)
   }
+}
+
+/** The verifier for each kind of blob: raw bytes for 'data', decoded for the rest. */
+export const VERIFIERS = Object.freeze({ data: verifyBlob, dir: verifyDirPage, cindex: verifyChunkIndex })
+
+/**
+ * docs/TRUST.md rule 5: what a directory's top page must hold, from the entry
+ * that names it (the root has no parent entry: nothing is promised).
+ * @param {{ size?: number }} [dirEntry]
+ */
+export function dirExpectation (dirEntry) {
+  return dirEntry?.size === undefined ? {} : { entries: dirEntry.size }
+}
+
+/**
+ * docs/TRUST.md rule 5: what child `i` of a verified index page must hold: the
+ * level below, names from its first name up to (not including) the next
+ * child's, the last child inheriting its parent's upper bound, and the entry
+ * count the index promised. checkPagePlacement() enforces it.
+ * @param {{ level: number, children: object[] }} page an index page
+ * @param {number} i @param {{ nextNameBytes?: Uint8Array }} parentExpect
+ */
+export function childPageExpectation (page, i, parentExpect) {
+  const c = page.children[i]
+  return { level: page.level - 1, firstNameBytes: c.firstNameBytes, nextNameBytes: page.children[i + 1]?.firstNameBytes ?? parentExpect.nextNameBytes, entries: c.entries }
+}
+
+/**
+ * docs/TRUST.md rule 3 for a blob already on this machine (a mirror's own h/):
+ * a data chunk of exactly the expected size is taken as present without
+ * hashing (fsck scrubs), anything else is damage.
+ * @param {number} localSize @param {{ hash: string, size: number }} ref
+ * @returns {null | Error} null when it is acceptable, else the typed error
+ */
+export function localChunkFault (localSize, ref) {
+  if (localSize === ref.size) return null
+  const E = localSize < ref.size ? TruncatedError : TooLargeError
+  return new E(`blob ${ref.hash.slice(0, 16)}… is ${localSize} bytes on disk, expected ${ref.size}`, { details: { hash: ref.hash } })
+}
+
+/**
+ * docs/TRUST.md rules 2 and 4, across mirrors: given each mirror's verified
+ * fsinfo.json, the candidates newest first, and the mirrors caught in a fork
+ * (one sequence number signed over two roots, unless this reader already
+ * accepted one of them: then only the others are forks).
+ * @param {{ mirror: string, value: object }[]} answers verified by verifyFsinfo()
+ * @param {{ seq: number, root: string } | null} seen the persisted state
+ * @returns {{ candidates: { mirror: string, value: object }[], forks: { mirror: string, err: Error }[] }}
+ */
+export function rankRoots (answers, seen) {
+  const roots = new Map()
+  for (const { value } of answers) roots.set(value.seq, (roots.get(value.seq) ?? new Set()).add(value.root.hash))
+  const candidates = []
+  const forks = []
+  for (const a of answers) {
+    const { seq, root } = a.value
+    const n = roots.get(seq).size
+    if (n > 1 && !(seen?.seq === seq && seen.root === root.hash)) {
+      forks.push({ mirror: a.mirror, err: new ForkError(`fsinfo.json sequence ${seq} is signed over ${n} different roots on different mirrors`) })
+    } else candidates.push(a)
+  }
+  candidates.sort((a, b) => b.value.seq - a.value.seq)
+  return { candidates, forks }
+}
+
+/** Does a set of verified answers disagree about a root (so the persisted state must be read)? */
+export function hasFork (answers) {
+  const roots = new Map()
+  for (const { value } of answers) {
+    const r = roots.get(value.seq)
+    if (r !== undefined && r !== value.root.hash) return true
+    roots.set(value.seq, value.root.hash)
+  }
+  return false
+}
+
+/**
+ * docs/TRUST.md rule 4: once `chosen` is accepted, every mirror that serves an
+ * older root is stale, and is reported (not benched: see Mirrors.fault).
+ */
+export function staleMirrors (answers, chosen) {
+  return answers.filter(a => a.value.seq < chosen.value.seq)
+    .map(a => ({ mirror: a.mirror, err: new RollbackError(`${a.mirror} serves fsinfo.json sequence ${a.value.seq}, older than ${chosen.value.seq} from ${chosen.mirror}`) }))
 }

@@ -9,7 +9,7 @@
 //  * `onLoadError`: a page that cannot be loaded (missing or damaged on this
 //    disk) is reported and its subtree skipped instead of ending the walk, so
 //    fsck can go on and report everything else.
-import { checkPagePlacement, checkChunkIndexPlacement } from './verify.js'
+import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation } from './verify.js'
 import { limiter } from './cache.js'
 
 /**
@@ -47,14 +47,14 @@ export async function walkTree (root, load, onRef, { concurrency = 8, walked = n
     if (!children) return
     if (children.kind === 'index') {
       const cs = children.children
-      await Promise.all(cs.map((c, i) => dir(c, { level: children.level - 1, firstNameBytes: c.firstNameBytes, nextNameBytes: cs[i + 1]?.firstNameBytes ?? expect.nextNameBytes, entries: c.entries }, path)))
+      await Promise.all(cs.map((c, i) => dir(c, childPageExpectation(children, i, expect), path)))
       return
     }
     await Promise.all(children.entries.map(e => entry(e, path + '/' + e.name)))
   }
 
   async function entry (e, path) {
-    if (e.type === 'dir') return dir(e.dir, { entries: e.size }, path)
+    if (e.type === 'dir') return dir(e.dir, dirExpectation(e), path)
     if (e.chunks) for (const c of e.chunks) await onRef(c, 'data', path)
     if (e.index) return cindex(e.index, { level: e.index.levels, bytes: e.size }, path)
   }
