@@ -100,3 +100,21 @@ export function statusOf (err) {
   if (err?.code === 'ROTREE_ALL_MIRRORS_FAILED' && err.errors?.length && err.errors.every(e => e.code === 'ROTREE_TIMEOUT')) return 504
   return STATUS.get(err?.code) ?? 500
 }
+
+/**
+ * The error for "no mirror gave a good answer". When every mirror failed the
+ * same way (one mirror that stalled, or all serving an expired root), that
+ * typed error is thrown, so the cause keeps its own code; mixed failures give
+ * ROTREE_ALL_MIRRORS_FAILED. Either way `errors` lists each mirror and what it did.
+ */
+export function allFailed (path, errors) {
+  const what = errors.map(e => `${e.mirror}: ${e.code} (${e.message})`).join('; ')
+  const list = errors.map(({ mirror, code, message }) => ({ mirror, code, message }))
+  const first = errors[0]?.err
+  // reuse the cause's class only when it is ours: a plain Error from a custom transport would lose its code
+  if (first instanceof RotreeError && errors.every(e => e.code === first.code)) {
+    const E = first.constructor
+    return new E(errors.length === 1 ? `${first.message} [${errors[0].mirror}]` : `every mirror failed for ${path}: ${what}`, { cause: first, details: { errors: list } })
+  }
+  return new AllMirrorsFailedError(`all mirrors failed for ${path}: ${what}`, { details: { errors: list } })
+}

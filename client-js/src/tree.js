@@ -3,7 +3,7 @@
 // verify.js. Every public read pins one root for its whole duration (trust rule 6).
 import {
   NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError, BadRangeError,
-  MIRROR_FAULT_CODES
+  MIRROR_FAULT_CODES, allFailed
 } from './errors.js'
 import {
   verifyFsinfo, VERIFIERS, checkPagePlacement, checkChunkIndexPlacement, isExpired, rankRoots, hasFork, staleMirrors,
@@ -12,7 +12,7 @@ import {
 import { compareBytes, utf8 } from './format/bytes.js'
 import { MAX_FSINFO, MAX_SYMLINK_HOPS } from './format/limits.js'
 import { splitPath, joinPath } from './path.js'
-import { Mirrors, allFailed } from './mirrors.js'
+import { Mirrors } from './mirrors.js'
 import { LRU, limiter } from './cache.js'
 import { SeqStore } from './state.js'
 import { parseAddress, mirrorUrl } from './address.js'
