@@ -34,6 +34,9 @@ export const ERROR_TABLE = [
   ['ROTREE_NOT_YET_VALID', 'NotYetValidError', 502, 'fault', 'fsinfo.json is issued further in the future than the clock-skew allowance'],
   ['ROTREE_ROLLBACK', 'RollbackError', 502, 'fault', 'fsinfo.json has a lower sequence number than one this reader already accepted'],
   ['ROTREE_FORK', 'ForkError', 502, 'fault', 'fsinfo.json has the same sequence number as an accepted one but a different root'],
+  ['ROTREE_THRESHOLD', 'ThresholdError', 502, 'fault', 'a version-2 document has fewer valid signatures from distinct keys of its role than the role\'s threshold'],
+  ['ROTREE_WRONG_NAME', 'WrongNameError', 502, 'fault', 'fsinfo.json or its release names another tree than the address'],
+  ['ROTREE_RETIRED', 'RetiredError', 410, '', 'the tree\'s trust document has no release keys: its publisher retired it'],
   ['ROTREE_HASH_MISMATCH', 'HashMismatchError', 502, 'fault damage', 'a blob\'s bytes do not hash to the handle that referenced it'],
   ['ROTREE_TOO_LARGE', 'TooLargeError', 502, 'fault damage', 'a mirror sent more bytes than the referencing entry allows'],
   ['ROTREE_TRUNCATED', 'TruncatedError', 502, 'fault damage', 'a mirror sent fewer bytes than the referencing entry says'],
@@ -72,7 +75,7 @@ export const {
   TooLargeError, TruncatedError, MirrorHttpError, MirrorNetworkError, TimeoutError,
   AllMirrorsFailedError, NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError,
   BadPathError, BadRangeError, StateError, BuildInputError, AbortedError, UsageError,
-  LockedError
+  LockedError, ThresholdError, WrongNameError, RetiredError
 } = classes
 
 const withFlag = flag => new Set(ERROR_TABLE.filter(r => r[3].split(' ').includes(flag)).map(r => r[0]))
