@@ -1,0 +1,136 @@
+// FORMAT.md §12.3 and §12.4: fsinfo.json of format version 2, which carries
+// the release it makes current.
+//
+// A release is what the release role signs, once per published tree version,
+// offline: the tree's name, a release sequence number, an expiry and the root.
+// fsinfo.json is what the timestamp role signs, online and often: which
+// release is current, under which trust document, until when.
+//
+//   {
+//     "version": 2,
+//     "name": "stable",                       "" for an unnamed tree
+//     "trust": { "seq": 3, "hash": <hex> },   null for a single-key tree (§12.5)
+//     "seq": 1767225600,                      timestamp sequence, never goes back
+//     "issued": <ISO time>, "expires": <ISO time>,
+//     "release": {
+//       "name": "stable", "seq": 17, "expires": <ISO time>,
+//       "root": { "hash": <hex>, "size": 625, "codec": "deflate-raw", "decodedSize": 2011, "mtime": 1748779260000 },
+//       "signatures": [ { "key": <hex>, "sig": <hex> }, … ]
+//     },
+//     "signatures": [ { "key": <hex>, "sig": <hex> }, … ]
+//   }
+//
+// trust.hash is the SHA-256 of the named trust document's message (§12.2).
+// release message:                       fsinfo message:
+//   "rotree-release-v2" LF                 "rotree-fsinfo-v2" LF
+//   "name " <name> LF                      "name " <name> LF
+//   "seq " <decimal> LF                    "trust " (<seq> " " <hash> | "-") LF
+//   "expires " <ISO time> LF               "seq " <decimal> LF
+//   "root " <hash> " " <size> " "          "issued " <ISO time> LF
+//          <codec> " " <decodedSize> " "   "expires " <ISO time> LF
+//          <mtime> LF                      "release " <SHA-256 of the release message, hex> LF
+import { BadFormatError, UnsupportedVersionError } from '../errors.js'
+import { utf8 } from './bytes.js'
+import { MAX_BLOB } from './limits.js'
+import { CODECS } from './codec-names.js'
+import { sha256HexSync } from '#sha256'
+import { parseObject, object, hex64, safeInt, isoTime, treeName, signatures, jsonText, dec } from './signed-doc.js'
+
+export const MAX_FSINFO_V2 = 16 * 1024
+
+const MEMBERS = ['version', 'name', 'trust', 'seq', 'issued', 'expires', 'release', 'signatures']
+const RELEASE_MEMBERS = ['name', 'seq', 'expires', 'root', 'signatures']
+const ROOT_MEMBERS = ['hash', 'size', 'codec', 'decodedSize', 'mtime']
+
+/** The exact bytes each release key signs. */
+export function releaseMessage ({ name, seq, expires, root }) {
+  return utf8.encode(`rotree-release-v2\nname ${name}\nseq ${dec(seq)}\nexpires ${expires}\nroot ${root.hash} ${dec(root.size)} ${root.codec} ${dec(root.decodedSize)} ${dec(root.mtime)}\n`)
+}
+
+/** The exact bytes each timestamp key signs; `releaseHash` is SHA-256(releaseMessage) in hex. */
+export function fsinfoV2Message ({ name, trust, seq, issued, expires }, releaseHash) {
+  const t = trust ? `${dec(trust.seq)} ${trust.hash}` : '-'
+  return utf8.encode(`rotree-fsinfo-v2\nname ${name}\ntrust ${t}\nseq ${dec(seq)}\nissued ${issued}\nexpires ${expires}\nrelease ${releaseHash}\n`)
+}
+
+function decodeRoot (v) {
+  object(v, 'fsinfo.json: release.root', ROOT_MEMBERS)
+  const root = {
+    hash: hex64(v.hash, 'fsinfo.json: release.root.hash'),
+    size: safeInt(v.size, 'fsinfo.json: release.root.size', 1, MAX_BLOB),
+    codec: v.codec,
+    decodedSize: safeInt(v.decodedSize, 'fsinfo.json: release.root.decodedSize', 1, MAX_BLOB),
+    mtime: safeInt(v.mtime, 'fsinfo.json: release.root.mtime', Number.MIN_SAFE_INTEGER)
+  }
+  if (!CODECS.includes(root.codec)) throw new BadFormatError(`fsinfo.json: release.root.codec ${JSON.stringify(v.codec)} is not one of ${CODECS.join(', ')}`)
+  if (root.codec === 'none' && root.decodedSize !== root.size) throw new BadFormatError('fsinfo.json: an uncompressed root has decodedSize ≠ size')
+  return root
+}
+
+export function decodeRelease (v) {
+  object(v, 'fsinfo.json: release', RELEASE_MEMBERS)
+  const r = {
+    name: treeName(v.name, 'fsinfo.json: release.name'),
+    seq: safeInt(v.seq, 'fsinfo.json: release.seq'),
+    expires: v.expires,
+    expiresMs: isoTime(v.expires, 'fsinfo.json: release.expires'),
+    root: decodeRoot(v.root),
+    signatures: signatures(v.signatures, 'fsinfo.json: release')
+  }
+  r.message = releaseMessage(r)
+  return r
+}
+
+/**
+ * Strict parse of a version-2 fsinfo.json: shape only; the trust module
+ * (client-js/src/trust/roles.js) checks names, signatures, times, sequences.
+ * @param {Uint8Array|string} input
+ */
+export function decodeFsinfoV2 (input) {
+  const j = parseObject(input, MAX_FSINFO_V2, 'fsinfo.json')
+  if (!Number.isInteger(j.version)) throw new BadFormatError('fsinfo.json: version missing')
+  if (j.version !== 2) throw new UnsupportedVersionError(`fsinfo.json format version ${j.version}; this decoder reads 2`)
+  object(j, 'fsinfo.json', MEMBERS)
+  let trust = null
+  if (j.trust !== null) {
+    object(j.trust, 'fsinfo.json: trust', ['seq', 'hash'])
+    trust = { seq: safeInt(j.trust.seq, 'fsinfo.json: trust.seq', 1), hash: hex64(j.trust.hash, 'fsinfo.json: trust.hash') }
+  }
+  const info = {
+    version: 2,
+    name: treeName(j.name, 'fsinfo.json: name'),
+    trust,
+    seq: safeInt(j.seq, 'fsinfo.json: seq'),
+    issued: j.issued,
+    expires: j.expires,
+    issuedMs: isoTime(j.issued, 'fsinfo.json: issued'),
+    expiresMs: isoTime(j.expires, 'fsinfo.json: expires'),
+    release: decodeRelease(j.release),
+    signatures: signatures(j.signatures, 'fsinfo.json')
+  }
+  if (info.expiresMs <= info.issuedMs) throw new BadFormatError('fsinfo.json: expires is not after issued')
+  info.releaseHash = sha256HexSync(info.release.message)
+  info.message = fsinfoV2Message(info, info.releaseHash)
+  return info
+}
+
+/** The JSON text of a version-2 fsinfo.json. */
+export function encodeFsinfoV2 ({ name, trust, seq, issued, expires, release, signatures = [] }) {
+  const { root } = release
+  return jsonText({
+    version: 2,
+    name,
+    trust: trust ? { seq: trust.seq, hash: trust.hash } : null,
+    seq,
+    issued,
+    expires,
+    release: {
+      name: release.name,
+      seq: release.seq,
+      expires: release.expires,
+      root: { hash: root.hash, size: root.size, codec: root.codec, decodedSize: root.decodedSize, mtime: root.mtime },
+      signatures: release.signatures ?? []
+    },
+    signatures
+  })
+}

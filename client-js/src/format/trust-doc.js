@@ -1,0 +1,84 @@
+// FORMAT.md §12.2: the trust document, `trust/<seq>.json`: which keys hold
+// each role of a tree family, and how many of them must sign. Signed by the
+// root role (the threshold of the previous document's root keys and of its
+// own: docs/TRUST.md rule 10).
+//
+//   {
+//     "type": "rotree-trust",
+//     "version": 2,
+//     "seq": 1,                                   1, 2, 3, … with no gaps
+//     "expires": "2027-11-23T00:00:00.000Z",
+//     "roles": {
+//       "root":      { "threshold": 2, "keys": [<hex>, <hex>, <hex>] },
+//       "release":   { "threshold": 2, "keys": [<hex>, <hex>] },
+//       "timestamp": { "threshold": 1, "keys": [<hex>] }
+//     },
+//     "signatures": [ { "key": <hex>, "sig": <hex> }, … ]
+//   }
+//
+// Keys in a role are sorted and distinct. A document whose release role has no
+// keys (threshold 0) retires every tree the family publishes.
+//
+// The signed message (ASCII, LF line ends, keys in the order of the list):
+//
+//   "rotree-trust-v2" LF
+//   "seq "       <decimal>                          LF
+//   "expires "   <ISO time, as in the JSON>         LF
+//   "root "      <threshold> (" " <key>)*           LF
+//   "release "   <threshold> (" " <key>)*           LF
+//   "timestamp " <threshold> (" " <key>)*           LF
+//
+// The anchor of an address that certifies a k-of-n root from the start
+// ("#t<64 hex>", FORMAT.md §12.5) is the SHA-256 of document 1's message.
+import { BadFormatError, UnsupportedVersionError } from '../errors.js'
+import { utf8 } from './bytes.js'
+import { parseObject, object, safeInt, isoTime, keyList, signatures, jsonText, dec } from './signed-doc.js'
+
+export const TRUST_TYPE = 'rotree-trust'
+export const MAX_TRUST_DOC = 64 * 1024
+export const ROLES = ['root', 'release', 'timestamp']
+
+const MEMBERS = ['type', 'version', 'seq', 'expires', 'roles', 'signatures']
+
+/** The exact bytes each root key signs. */
+export function trustMessage ({ seq, expires, roles }) {
+  const line = r => `${r} ${roles[r].threshold}${roles[r].keys.map(k => ' ' + k).join('')}\n`
+  return utf8.encode(`rotree-trust-v2\nseq ${dec(seq)}\nexpires ${expires}\n${ROLES.map(line).join('')}`)
+}
+
+/**
+ * Strict parse of a trust document: shape only (thresholds within their key
+ * counts, sorted keys); the trust module counts signatures.
+ * @param {Uint8Array|string} input
+ */
+export function decodeTrustDoc (input) {
+  const j = parseObject(input, MAX_TRUST_DOC, 'trust document')
+  if (j.type !== TRUST_TYPE) throw new BadFormatError(`trust document: type is not ${JSON.stringify(TRUST_TYPE)}`)
+  if (!Number.isInteger(j.version)) throw new BadFormatError('trust document: version missing')
+  if (j.version !== 2) throw new UnsupportedVersionError(`trust document format version ${j.version}; this reader knows 2`)
+  object(j, 'trust document', MEMBERS)
+  const seq = safeInt(j.seq, 'trust document: seq', 1)
+  const expiresMs = isoTime(j.expires, 'trust document: expires')
+  object(j.roles, 'trust document: roles', ROLES)
+  const roles = {}
+  for (const r of ROLES) {
+    const v = object(j.roles[r], `trust document: roles.${r}`, ['threshold', 'keys'])
+    const keys = keyList(v.keys, `trust document: roles.${r}.keys`)
+    // FORMAT.md §12.2: only the release role may be empty (a retired family)
+    const min = r === 'release' ? 0 : 1
+    const threshold = safeInt(v.threshold, `trust document: roles.${r}.threshold`, min, keys.length)
+    if (keys.length > 0 && threshold === 0) throw new BadFormatError(`trust document: roles.${r} has keys but threshold 0`)
+    if (keys.length < min) throw new BadFormatError(`trust document: roles.${r} has no keys`)
+    roles[r] = { threshold, keys }
+  }
+  const doc = { seq, expires: j.expires, expiresMs, roles, signatures: signatures(j.signatures, 'trust document') }
+  doc.message = trustMessage(doc)
+  return doc
+}
+
+/** The JSON text of a trust document (with whatever signatures it has so far). */
+export function encodeTrustDoc ({ seq, expires, roles, signatures = [] }) {
+  const r = {}
+  for (const name of ROLES) r[name] = { threshold: roles[name].threshold, keys: [...roles[name].keys].sort() }
+  return jsonText({ type: TRUST_TYPE, version: 2, seq, expires, roles: r, signatures })
+}

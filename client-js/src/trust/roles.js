@@ -1,0 +1,182 @@
+// The trust rules of format version 2 (docs/TRUST.md rules 10–14): roles,
+// thresholds, rotation, named trees. Pure functions over decoded documents
+// (client-js/src/format/trust-doc.js, fsinfo-v2.js) and the persisted state;
+// no I/O. The root store fetches, this module decides.
+//
+// The shape follows TUF's client workflow (root rotation, then timestamp,
+// then the release it names), on a file system's one signed entry point.
+import {
+  BadAddressError, ThresholdError, WrongNameError, RetiredError, RollbackError, ForkError, ExpiredError, BadFormatError
+} from '../errors.js'
+import { verifySignature } from '../ed25519.js'
+import { NAME_RE, HEX64 } from '../format/signed-doc.js'
+import { sha256HexSync } from '#sha256'
+
+/** How many trust documents one refresh may walk (docs/TRUST.md rule 10). */
+export const MAX_TRUST_STEPS = 64
+
+/**
+ * FORMAT.md §12.5: the fragment of an address, `<anchor>[:<name>]`, where the
+ * anchor is an ed25519 public key (64 hex: the key signs alone, or signs the
+ * family's first trust document) or `t` + the SHA-256 of trust document 1's
+ * message (a k-of-n root certified from the start).
+ * @param {string} fragment
+ * @returns {{ anchor: { kind: 'key', key: string } | { kind: 'trust', hash: string }, name: string, id: string }}
+ *   id: the anchor and name as one string, the key of the persisted state
+ */
+export function parseFragment (fragment) {
+  const s = String(fragment).toLowerCase()
+  const colon = s.indexOf(':')
+  const a = colon < 0 ? s : s.slice(0, colon)
+  const name = colon < 0 ? '' : s.slice(colon + 1)
+  if (!NAME_RE.test(name) || (colon >= 0 && name === '')) throw new BadAddressError(`tree name ${JSON.stringify(name)} is not [a-z0-9][a-z0-9._-]* (at most 64 characters)`)
+  let anchor
+  if (HEX64.test(a)) anchor = { kind: 'key', key: a }
+  else if (a.length === 65 && a[0] === 't' && HEX64.test(a.slice(1))) anchor = { kind: 'trust', hash: a.slice(1) }
+  else throw new BadAddressError(`tree address must end in #<64-hex key> or #t<64-hex trust hash>, optionally :<name>; got ${JSON.stringify(fragment)}`)
+  return { anchor, name, id: colon < 0 ? a : `${a}:${name}` }
+}
+
+/** The anchor of a family whose first trust document is `doc1`: 't' + SHA-256 of its message. */
+export function trustAnchorOf (doc1) { return 't' + sha256HexSync(doc1.message) }
+
+/** SHA-256 of a trust document's message: what fsinfo.json's `trust.hash` names. */
+export function trustHash (doc) { return sha256HexSync(doc.message) }
+
+/**
+ * The distinct keys of `role` with a valid signature over `message`. Each key
+ * counts once however many entries carry it; a bad signature beside good ones
+ * does not void them (docs/TRUST.md rule 11).
+ * @param {Uint8Array} message @param {{ key: string, sig: string }[]} sigs
+ * @param {{ keys: string[] }} role
+ */
+export function validSigners (message, sigs, role) {
+  const allowed = new Set(role.keys)
+  const ok = new Set()
+  for (const { key, sig } of sigs) {
+    if (!allowed.has(key) || ok.has(key)) continue
+    if (verifySignature(sig, message, key)) ok.add(key)
+  }
+  return ok
+}
+
+/** Throw ThresholdError unless at least role.threshold distinct role keys signed. */
+export function requireThreshold (message, sigs, role, what) {
+  const n = validSigners(message, sigs, role).size
+  if (n < role.threshold) {
+    throw new ThresholdError(`${what}: ${n} valid signature${n === 1 ? '' : 's'} from distinct keys of its role, ${role.threshold} required`, { details: { valid: n, threshold: role.threshold } })
+  }
+}
+
+/**
+ * docs/TRUST.md rule 10: accept trust document `next` after `prev` (null: `next`
+ * must be document 1 and certified by the address's anchor).
+ * @param {object|null} prev decoded, already trusted
+ * @param {object} next decoded
+ * @param {{ kind: 'key', key: string } | { kind: 'trust', hash: string }} anchor
+ */
+export function acceptTrustStep (prev, next, anchor) {
+  if (prev === null) {
+    if (next.seq !== 1) throw new BadFormatError(`the first trust document must have seq 1, not ${next.seq}`)
+    if (anchor.kind === 'trust') {
+      if (sha256HexSync(next.message) !== anchor.hash) throw new ThresholdError('trust document 1 is not the one the address certifies (its hash differs)')
+    } else {
+      // a single key adopting roles: its first trust document is signed by it
+      requireThreshold(next.message, next.signatures, { threshold: 1, keys: [anchor.key] }, 'trust document 1 (the address key)')
+    }
+  } else {
+    if (next.seq !== prev.seq + 1) throw new BadFormatError(`trust document ${next.seq} does not follow ${prev.seq}`)
+    requireThreshold(next.message, next.signatures, prev.roles.root, `trust document ${next.seq} (root keys of ${prev.seq})`)
+  }
+  requireThreshold(next.message, next.signatures, next.roles.root, `trust document ${next.seq} (its own root keys)`)
+  return next
+}
+
+/**
+ * Walk from the trusted document (or the anchor) through `docs` (consecutive,
+ * decoded, oldest first), each step accepted by acceptTrustStep. Returns the
+ * newest trusted document (null when there is none and none was given).
+ */
+export function walkTrust (trusted, docs, anchor) {
+  if (docs.length > MAX_TRUST_STEPS) throw new BadFormatError(`more than ${MAX_TRUST_STEPS} trust documents in one refresh`)
+  let cur = trusted
+  for (const d of docs) cur = acceptTrustStep(cur, d, anchor)
+  return cur
+}
+
+/** The roles of a tree that never adopted a trust document: its key holds every role alone. */
+export function singleKeyRoles (key) {
+  const r = { threshold: 1, keys: [key] }
+  return { root: r, release: r, timestamp: r }
+}
+
+/**
+ * docs/TRUST.md rules 11–13: is a version-2 fsinfo.json, with its release,
+ * signed as the trust document (or the single key) requires, for this name,
+ * and fresh? The rollback checks are advanceState().
+ * @param {object} info decodeFsinfoV2()
+ * @param {{ anchor: object, name: string, trust: object|null, now: number, skewMs: number, graceMs: number, checkFreshness: Function }} o
+ *   trust: the newest trusted document, null for a single-key tree
+ */
+export function verifyFsinfoV2 (info, { anchor, name, trust, now, skewMs, graceMs, checkFreshness }) {
+  // rule 12: the name comes from the address, as the key does (rule 1)
+  if (info.name !== name) throw new WrongNameError(`fsinfo.json is for tree ${JSON.stringify(info.name)}, not ${JSON.stringify(name)}`)
+  if (info.release.name !== name) throw new WrongNameError(`the release is for tree ${JSON.stringify(info.release.name)}, not ${JSON.stringify(name)}`)
+  let roles
+  if (info.trust === null) {
+    if (trust !== null) throw new RollbackError('fsinfo.json is signed by the single address key, but this tree adopted a trust document: the key is retired as a lone signer')
+    if (anchor.kind !== 'key') throw new ThresholdError('fsinfo.json names no trust document, but the address certifies one')
+    roles = singleKeyRoles(anchor.key)
+  } else {
+    if (trust === null || trust.seq !== info.trust.seq || trustHash(trust) !== info.trust.hash) {
+      throw new BadFormatError(`fsinfo.json names trust document ${info.trust.seq}, which is not the one the chain verified`)
+    }
+    roles = trust.roles
+    if (trust.expiresMs + graceMs < now) throw new ExpiredError(`trust document ${trust.seq} expired at ${trust.expires}`, { details: { expires: trust.expires, now } })
+    // rule 14: a family with no release keys has retired its trees
+    if (roles.release.threshold === 0) throw new RetiredError(`trust document ${trust.seq} retires this tree (no release keys)`)
+  }
+  requireThreshold(info.message, info.signatures, roles.timestamp, 'fsinfo.json (timestamp keys)')
+  requireThreshold(info.release.message, info.release.signatures, roles.release, `release ${info.release.seq} (release keys)`)
+  checkFreshness(info, { now, skewMs, graceMs })
+  if (info.release.expiresMs + graceMs < now) throw new ExpiredError(`release ${info.release.seq} expired at ${info.release.expires}`, { details: { expires: info.release.expires, now } })
+  return { roles }
+}
+
+/** A role's key set and threshold as one string: when it changes, that role's stored sequence is dropped. */
+export function roleId (role) { return sha256HexSync(new TextEncoder().encode(`${role.threshold} ${role.keys.join(' ')}`)) }
+
+/**
+ * docs/TRUST.md rules 2 and 13, version 2: the state after accepting `info`
+ * (with `roles` from verifyFsinfoV2 and `trust`, the newest trusted document),
+ * or a typed error when it would go back.
+ *
+ * state := { v: 2, trust: { seq, hash } | null,
+ *            release: { id, seq, root }, timestamp: { id, seq, release } }
+ * where `id` is roleId() of the keys that signed it: when a role's keys change
+ * its stored sequence is dropped, so a retired key that signed a huge sequence
+ * number (a fast-forward attack) cannot lock readers out (TUF's recovery).
+ * @returns {{ state: object, newer: boolean }}
+ */
+export function advanceState (seen, info, roles) {
+  const trust = info.trust
+  if (seen?.trust) {
+    if (!trust || trust.seq < seen.trust.seq) throw new RollbackError(`fsinfo.json is under trust document ${trust ? trust.seq : '(none)'}, older than ${seen.trust.seq} already seen`)
+    if (trust.seq === seen.trust.seq && trust.hash !== seen.trust.hash) throw new ForkError(`two trust documents numbered ${trust.seq}`)
+  }
+  const rel = { id: roleId(roles.release), seq: info.release.seq, root: info.release.root.hash }
+  const ts = { id: roleId(roles.timestamp), seq: info.seq, release: info.releaseHash }
+  const prevRel = seen?.release?.id === rel.id ? seen.release : null
+  const prevTs = seen?.timestamp?.id === ts.id ? seen.timestamp : null
+  if (prevRel) {
+    if (rel.seq < prevRel.seq) throw new RollbackError(`release ${rel.seq} is below ${prevRel.seq}, already seen`, { details: { seq: rel.seq, seen: prevRel.seq } })
+    if (rel.seq === prevRel.seq && rel.root !== prevRel.root) throw new ForkError(`release ${rel.seq} was already seen with a different root`)
+  }
+  if (prevTs) {
+    if (ts.seq < prevTs.seq) throw new RollbackError(`fsinfo.json sequence ${ts.seq} is below ${prevTs.seq}, already seen`, { details: { seq: ts.seq, seen: prevTs.seq } })
+    if (ts.seq === prevTs.seq && ts.release !== prevTs.release) throw new ForkError(`fsinfo.json sequence ${ts.seq} was already seen binding another release`)
+  }
+  const state = { v: 2, trust: trust ? { seq: trust.seq, hash: trust.hash } : null, release: rel, timestamp: ts }
+  const newer = !seen || !prevTs || ts.seq > prevTs.seq || (trust?.seq ?? 0) > (seen.trust?.seq ?? 0)
+  return { state, newer }
+}

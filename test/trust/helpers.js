@@ -1,0 +1,44 @@
+// Keys, trust documents, releases and fsinfo.json of format version 2, signed
+// in memory, for the role and rotation tests.
+import { generateKeyPair, sign } from 'rotree-client/src/ed25519.js'
+import { encodeTrustDoc, decodeTrustDoc } from 'rotree-client/src/format/trust-doc.js'
+import { encodeFsinfoV2, decodeFsinfoV2, releaseMessage } from 'rotree-client/src/format/fsinfo-v2.js'
+import { trustHash } from 'rotree-client/src/trust/roles.js'
+
+export const T0 = Date.UTC(2026, 0, 1)
+export const DAY = 86400e3
+export const iso = ms => new Date(ms).toISOString()
+
+/** n fresh key pairs. */
+export function keys (n) { return Array.from({ length: n }, () => generateKeyPair()) }
+const pubs = ks => ks.map(k => k.publicKey).sort()
+
+export function role (ks, threshold = 1) { return { threshold, keys: pubs(ks) } }
+
+/**
+ * A decoded trust document signed by `signers` (key pairs; a signer may
+ * appear twice; `bad` adds a garbage signature for that key).
+ */
+export function trustDoc ({ seq, root, release, timestamp, expires = T0 + 365 * DAY }, signers, { bad = [] } = {}) {
+  const fields = { seq, expires: iso(expires), roles: { root, release, timestamp } }
+  const unsigned = decodeTrustDoc(encodeTrustDoc(fields))
+  const signatures = signers.map(k => ({ key: k.publicKey, sig: sign(unsigned.message, k.secretKey) }))
+  for (const k of bad) signatures.push({ key: k.publicKey, sig: 'ab'.repeat(64) })
+  const text = encodeTrustDoc({ ...fields, signatures })
+  return decodeTrustDoc(text)
+}
+
+/** A decoded fsinfo.json v2 with its release. */
+export function fsinfo ({ name = '', trust = null, seq = 1, issued = T0, expires = T0 + DAY, release = {} }, { tsSigners, relSigners }) {
+  const rel = {
+    name: release.name ?? name,
+    seq: release.seq ?? 1,
+    expires: iso(release.expires ?? T0 + 30 * DAY),
+    root: { hash: release.root ?? 'ab'.repeat(32), size: 100, codec: 'none', decodedSize: 100, mtime: 0 }
+  }
+  rel.signatures = relSigners.map(k => ({ key: k.publicKey, sig: sign(releaseMessage(rel), k.secretKey) }))
+  const fields = { name, trust: trust && { seq: trust.seq, hash: trustHash(trust) }, seq, issued: iso(issued), expires: iso(expires), release: rel }
+  const unsigned = decodeFsinfoV2(encodeFsinfoV2(fields))
+  const signatures = tsSigners.map(k => ({ key: k.publicKey, sig: sign(unsigned.message, k.secretKey) }))
+  return decodeFsinfoV2(encodeFsinfoV2({ ...fields, signatures }))
+}

@@ -1,0 +1,209 @@
+// The key scenarios of TUF's conformance suite (root rotation, thresholds,
+// duplicate key ids, fast-forward recovery, rollback, expiry), ported to
+// rotree's trust documents, releases and fsinfo.json: pure functions of
+// client-js/src/trust/roles.js, no I/O. docs/TRUST.md rules 10–14.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import {
+  parseFragment, acceptTrustStep, walkTrust, verifyFsinfoV2, advanceState, trustAnchorOf, MAX_TRUST_STEPS
+} from 'rotree-client/src/trust/roles.js'
+import { checkFreshness } from 'rotree-client/verify'
+import { keys, role, trustDoc, fsinfo, T0, DAY } from './helpers.js'
+
+const clock = { now: T0 + 3600e3, skewMs: 300e3, graceMs: 0, checkFreshness }
+const code = c => err => { assert.equal(err.code, c, err.message); return true }
+
+function family () {
+  const [A, B, C, D, E] = keys(5)
+  const [R1, R2] = keys(2)
+  const [T] = keys(1)
+  const doc1 = trustDoc({ seq: 1, root: role([A, B, C], 2), release: role([R1, R2], 2), timestamp: role([T]) }, [A, B])
+  return { A, B, C, D, E, R1, R2, T, doc1, anchor: { kind: 'trust', hash: trustAnchorOf(doc1).slice(1) } }
+}
+
+test('addresses: a key, a trust anchor, a name; anything else is refused', () => {
+  const k = 'ab'.repeat(32)
+  assert.deepEqual(parseFragment(k).anchor, { kind: 'key', key: k })
+  assert.equal(parseFragment(k).name, '')
+  assert.deepEqual(parseFragment('t' + k + ':nightly'), { anchor: { kind: 'trust', hash: k }, name: 'nightly', id: 't' + k + ':nightly' })
+  for (const bad of [k.slice(1), 'x' + k, k + ':', k + ':Bad Name', k + ':' + 'a'.repeat(65), k + ':-x']) {
+    assert.throws(() => parseFragment(bad), code('ROTREE_BAD_ADDRESS'), bad)
+  }
+})
+
+test('document 1: certified by the anchor hash and its own root threshold', () => {
+  const f = family()
+  assert.equal(acceptTrustStep(null, f.doc1, f.anchor), f.doc1)
+  // the same roles signed by one root key only: below its own threshold
+  const weak = trustDoc({ seq: 1, root: role([f.A, f.B, f.C], 2), release: role([f.R1, f.R2], 2), timestamp: role([f.T]) }, [f.A])
+  assert.throws(() => acceptTrustStep(null, weak, { kind: 'trust', hash: trustAnchorOf(weak).slice(1) }), code('ROTREE_THRESHOLD'))
+  // another family's document 1 at this address
+  const other = family()
+  assert.throws(() => acceptTrustStep(null, other.doc1, f.anchor), code('ROTREE_THRESHOLD'))
+})
+
+test('a single key adopts roles: its first trust document is signed by it', () => {
+  const [K, A] = keys(2)
+  const anchor = { kind: 'key', key: K.publicKey }
+  const doc1 = trustDoc({ seq: 1, root: role([A]), release: role([A]), timestamp: role([A]) }, [A, K])
+  assert.equal(acceptTrustStep(null, doc1, anchor), doc1)
+  const unsignedByK = trustDoc({ seq: 1, root: role([A]), release: role([A]), timestamp: role([A]) }, [A])
+  assert.throws(() => acceptTrustStep(null, unsignedByK, anchor), code('ROTREE_THRESHOLD'))
+})
+
+test('root rotation 1-of-1: the new key needs the old key and itself', () => {
+  const [A, B] = keys(2)
+  const anchor = { kind: 'key', key: A.publicKey }
+  const d1 = trustDoc({ seq: 1, root: role([A]), release: role([A]), timestamp: role([A]) }, [A])
+  const d2 = trustDoc({ seq: 2, root: role([B]), release: role([B]), timestamp: role([B]) }, [A, B])
+  assert.equal(walkTrust(null, [d1, d2], anchor), d2)
+  const missingOld = trustDoc({ seq: 2, root: role([B]), release: role([B]), timestamp: role([B]) }, [B])
+  assert.throws(() => walkTrust(null, [d1, missingOld], anchor), code('ROTREE_THRESHOLD'))
+  const missingNew = trustDoc({ seq: 2, root: role([B]), release: role([B]), timestamp: role([B]) }, [A])
+  assert.throws(() => walkTrust(null, [d1, missingNew], anchor), code('ROTREE_THRESHOLD'))
+})
+
+test('3-of-5: one key replaced, and all keys replaced, each step with both thresholds', () => {
+  const ks = keys(10)
+  const [K0, K1, K2, K3, K4, K5, K6, K7, K8, K9] = ks
+  const rel = role([K0])
+  const d1 = trustDoc({ seq: 1, root: role([K0, K1, K2, K3, K4], 3), release: rel, timestamp: rel }, [K0, K1, K2])
+  const anchor = { kind: 'trust', hash: trustAnchorOf(d1).slice(1) }
+  // K4 replaced by K5: old threshold from K0..K2, new threshold from K0, K1, K5
+  const d2 = trustDoc({ seq: 2, root: role([K0, K1, K2, K3, K5], 3), release: rel, timestamp: rel }, [K0, K1, K2, K5])
+  assert.equal(walkTrust(null, [d1, d2], anchor), d2)
+  // every key replaced at once: 3 old + 3 new
+  const d3 = trustDoc({ seq: 3, root: role([K5, K6, K7, K8, K9], 3), release: rel, timestamp: rel }, [K0, K1, K2, K6, K7, K8])
+  assert.equal(walkTrust(d2, [d3], anchor), d3)
+  // all replaced, but only 2 of the old keys signed
+  const short = trustDoc({ seq: 3, root: role([K5, K6, K7, K8, K9], 3), release: rel, timestamp: rel }, [K0, K1, K6, K7, K8])
+  assert.throws(() => walkTrust(d2, [short], anchor), code('ROTREE_THRESHOLD'))
+})
+
+test('threshold raised and lowered', () => {
+  const [A, B, C] = keys(3)
+  const anchor = { kind: 'key', key: A.publicKey }
+  const r = role([A])
+  const d1 = trustDoc({ seq: 1, root: role([A, B, C], 1), release: r, timestamp: r }, [A])
+  const up = trustDoc({ seq: 2, root: role([A, B, C], 3), release: r, timestamp: r }, [A, B, C])
+  assert.equal(walkTrust(null, [d1, up], anchor), up)
+  const upShort = trustDoc({ seq: 2, root: role([A, B, C], 3), release: r, timestamp: r }, [A, B])
+  assert.throws(() => walkTrust(null, [d1, upShort], anchor), code('ROTREE_THRESHOLD'))
+  const down = trustDoc({ seq: 3, root: role([A, B, C], 1), release: r, timestamp: r }, [A, B, C])
+  assert.equal(walkTrust(up, [down], anchor), down)
+  const downShort = trustDoc({ seq: 3, root: role([A, B, C], 1), release: r, timestamp: r }, [A])
+  assert.throws(() => walkTrust(up, [downShort], anchor), code('ROTREE_THRESHOLD'))
+})
+
+test('duplicate key ids count once; an invalid signature beside valid ones is ignored', () => {
+  const [A, B, C] = keys(3)
+  const r = role([A])
+  const dup = trustDoc({ seq: 1, root: role([A, B, C], 2), release: r, timestamp: r }, [A, A, A])
+  assert.throws(() => acceptTrustStep(null, dup, { kind: 'trust', hash: trustAnchorOf(dup).slice(1) }), code('ROTREE_THRESHOLD'))
+  const withBad = trustDoc({ seq: 1, root: role([A, B, C], 2), release: r, timestamp: r }, [A, B], { bad: [C] })
+  assert.equal(acceptTrustStep(null, withBad, { kind: 'trust', hash: trustAnchorOf(withBad).slice(1) }), withBad)
+  // a key outside the role signing does not count either
+  const [X] = keys(1)
+  const outsider = trustDoc({ seq: 1, root: role([A, B, C], 2), release: r, timestamp: r }, [A, X])
+  assert.throws(() => acceptTrustStep(null, outsider, { kind: 'trust', hash: trustAnchorOf(outsider).slice(1) }), code('ROTREE_THRESHOLD'))
+})
+
+test('the walk is consecutive and bounded', () => {
+  const [A] = keys(1)
+  const r = role([A])
+  const anchor = { kind: 'key', key: A.publicKey }
+  const docs = Array.from({ length: MAX_TRUST_STEPS + 1 }, (_, i) => trustDoc({ seq: i + 1, root: r, release: r, timestamp: r }, [A]))
+  assert.throws(() => walkTrust(null, docs, anchor), code('ROTREE_BAD_FORMAT'))
+  assert.throws(() => walkTrust(null, [docs[0], docs[2]], anchor), code('ROTREE_BAD_FORMAT'))
+  assert.throws(() => walkTrust(null, [docs[1]], anchor), code('ROTREE_BAD_FORMAT'))
+})
+
+test('fsinfo.json: timestamp threshold, release threshold, the name', () => {
+  const f = family()
+  const ok = fsinfo({ name: 'stable', trust: f.doc1 }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  verifyFsinfoV2(ok, { anchor: f.anchor, name: 'stable', trust: f.doc1, ...clock })
+  const oneRelease = fsinfo({ name: 'stable', trust: f.doc1 }, { tsSigners: [f.T], relSigners: [f.R1] })
+  assert.throws(() => verifyFsinfoV2(oneRelease, { anchor: f.anchor, name: 'stable', trust: f.doc1, ...clock }), code('ROTREE_THRESHOLD'))
+  // a stolen timestamp key cannot invent a release
+  const invented = fsinfo({ name: 'stable', trust: f.doc1 }, { tsSigners: [f.T], relSigners: [f.T] })
+  assert.throws(() => verifyFsinfoV2(invented, { anchor: f.anchor, name: 'stable', trust: f.doc1, ...clock }), code('ROTREE_THRESHOLD'))
+  const noTs = fsinfo({ name: 'stable', trust: f.doc1 }, { tsSigners: [f.R1], relSigners: [f.R1, f.R2] })
+  assert.throws(() => verifyFsinfoV2(noTs, { anchor: f.anchor, name: 'stable', trust: f.doc1, ...clock }), code('ROTREE_THRESHOLD'))
+  // tree B served at tree A's address
+  const nightly = fsinfo({ name: 'nightly', trust: f.doc1 }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  assert.throws(() => verifyFsinfoV2(nightly, { anchor: f.anchor, name: 'stable', trust: f.doc1, ...clock }), code('ROTREE_WRONG_NAME'))
+  const mixed = fsinfo({ name: 'stable', trust: f.doc1, release: { name: 'nightly' } }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  assert.throws(() => verifyFsinfoV2(mixed, { anchor: f.anchor, name: 'stable', trust: f.doc1, ...clock }), code('ROTREE_WRONG_NAME'))
+})
+
+test('expiry: fsinfo.json, the release and the final trust document', () => {
+  const f = family()
+  const late = { ...clock, now: T0 + 2 * DAY }
+  const expiredTs = fsinfo({ name: 'x', trust: f.doc1 }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  assert.throws(() => verifyFsinfoV2(expiredTs, { anchor: f.anchor, name: 'x', trust: f.doc1, ...late }), code('ROTREE_EXPIRED'))
+  const expiredRel = fsinfo({ name: 'x', trust: f.doc1, expires: T0 + 10 * DAY, release: { expires: T0 + DAY } }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  assert.throws(() => verifyFsinfoV2(expiredRel, { anchor: f.anchor, name: 'x', trust: f.doc1, ...late }), code('ROTREE_EXPIRED'))
+  const shortTrust = trustDoc({ seq: 1, root: role([f.A, f.B, f.C], 2), release: role([f.R1, f.R2], 2), timestamp: role([f.T]), expires: T0 + DAY }, [f.A, f.B])
+  const info = fsinfo({ name: 'x', trust: shortTrust, expires: T0 + 10 * DAY }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  const anchor = { kind: 'trust', hash: trustAnchorOf(shortTrust).slice(1) }
+  assert.throws(() => verifyFsinfoV2(info, { anchor, name: 'x', trust: shortTrust, ...late }), code('ROTREE_EXPIRED'))
+})
+
+test('a retired family: no release keys, refused with its own code', () => {
+  const f = family()
+  const d2 = trustDoc({ seq: 2, root: role([f.A, f.B, f.C], 2), release: { threshold: 0, keys: [] }, timestamp: role([f.T]) }, [f.A, f.B])
+  assert.equal(walkTrust(f.doc1, [d2], f.anchor), d2)
+  const info = fsinfo({ name: '', trust: d2 }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  assert.throws(() => verifyFsinfoV2(info, { anchor: f.anchor, name: '', trust: d2, ...clock }), code('ROTREE_RETIRED'))
+})
+
+test('rollback and forks: release and timestamp sequences never go back', () => {
+  const f = family()
+  const mk = (seq, relSeq, root = 'ab'.repeat(32)) => fsinfo({ trust: f.doc1, seq, release: { seq: relSeq, root } }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  const roles = f.doc1.roles
+  let { state } = advanceState(null, mk(10, 3), roles)
+  assert.equal(advanceState(state, mk(11, 3), roles).newer, true)
+  assert.throws(() => advanceState(state, mk(9, 3), roles), code('ROTREE_ROLLBACK'))
+  assert.throws(() => advanceState(state, mk(12, 2), roles), code('ROTREE_ROLLBACK'))
+  assert.throws(() => advanceState(state, mk(12, 3, 'cd'.repeat(32)), roles), code('ROTREE_FORK'))
+  state = advanceState(state, mk(12, 4), roles).state
+  assert.equal(state.release.seq, 4)
+})
+
+test('trust documents never go back; a single-key fsinfo.json after adoption is refused', () => {
+  const [K, A] = keys(2)
+  const anchor = { kind: 'key', key: K.publicKey }
+  const r = role([A])
+  const d1 = trustDoc({ seq: 1, root: r, release: r, timestamp: r }, [A, K])
+  const d2 = trustDoc({ seq: 2, root: r, release: r, timestamp: r, expires: Date.UTC(2027, 5, 1) }, [A])
+  const under2 = fsinfo({ trust: d2, seq: 5 }, { tsSigners: [A], relSigners: [A] })
+  const { state } = advanceState(null, under2, d2.roles)
+  const under1 = fsinfo({ trust: d1, seq: 6 }, { tsSigners: [A], relSigners: [A] })
+  assert.throws(() => advanceState(state, under1, d1.roles), code('ROTREE_ROLLBACK'))
+  // the lone address key, retired as a signer once the tree adopted roles
+  const lone = fsinfo({ trust: null, seq: 7 }, { tsSigners: [K], relSigners: [K] })
+  assert.throws(() => verifyFsinfoV2(lone, { anchor, name: '', trust: d2, ...clock }), code('ROTREE_ROLLBACK'))
+  assert.throws(() => advanceState(state, lone, { release: role([K]), timestamp: role([K]) }), code('ROTREE_ROLLBACK'))
+})
+
+test('fast-forward recovery: a rotated timestamp or release key drops that role\'s sequence', () => {
+  const f = family()
+  const [T2, R3] = keys(2)
+  // a compromised timestamp key signed a huge sequence number
+  const attack = fsinfo({ trust: f.doc1, seq: Number.MAX_SAFE_INTEGER - 1, release: { seq: 1e9 } }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  const { state } = advanceState(null, attack, f.doc1.roles)
+  // without rotation the honest publisher is locked out
+  const honest = fsinfo({ trust: f.doc1, seq: 100, release: { seq: 5 } }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  assert.throws(() => advanceState(state, honest, f.doc1.roles), code('ROTREE_ROLLBACK'))
+  // rotate the timestamp key and the release keys (new trust document)
+  const d2 = trustDoc({ seq: 2, root: role([f.A, f.B, f.C], 2), release: role([f.R1, R3], 2), timestamp: role([T2]) }, [f.A, f.B])
+  walkTrust(f.doc1, [d2], f.anchor)
+  const after = fsinfo({ trust: d2, seq: 101, release: { seq: 5 } }, { tsSigners: [T2], relSigners: [f.R1, R3] })
+  verifyFsinfoV2(after, { anchor: f.anchor, name: '', trust: d2, ...clock })
+  const next = advanceState(state, after, d2.roles)
+  assert.equal(next.state.timestamp.seq, 101)
+  assert.equal(next.state.release.seq, 5)
+  // and the retired timestamp key is never accepted again: it is not in d2's role
+  const byOld = fsinfo({ trust: d2, seq: 102, release: { seq: 5 } }, { tsSigners: [f.T], relSigners: [f.R1, R3] })
+  assert.throws(() => verifyFsinfoV2(byOld, { anchor: f.anchor, name: '', trust: d2, ...clock }), code('ROTREE_THRESHOLD'))
+})
