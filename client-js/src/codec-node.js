@@ -1,0 +1,30 @@
+// FORMAT.md §12.6 in Node: a verified blob's stored bytes decoded by its
+// codec into exactly the size its parent recorded. node:zlib's
+// maxOutputLength stops a decompression bomb before it allocates more than
+// that; a stream that ends early, runs past the size or leaves bytes unread
+// is ROTREE_BAD_FORMAT (the publisher signed bytes that do not decode).
+import { inflateRawSync } from 'node:zlib'
+import { BadFormatError } from './errors.js'
+
+/**
+ * @param {Uint8Array} stored bytes whose hash already verified
+ * @param {'none'|'deflate-raw'} codec @param {number} decodedSize
+ * @returns {Promise<Uint8Array>}
+ */
+export async function decodeBlob (stored, codec, decodedSize) { return decodeBlobSync(stored, codec, decodedSize) }
+
+export function decodeBlobSync (stored, codec, decodedSize) {
+  if (codec === 'none') return stored
+  if (codec !== 'deflate-raw') throw new BadFormatError(`unknown codec ${JSON.stringify(codec)}`)
+  let out
+  try {
+    out = inflateRawSync(stored, { maxOutputLength: decodedSize, info: true })
+  } catch (err) {
+    if (err.code === 'ERR_BUFFER_TOO_LARGE') throw new BadFormatError(`blob decodes to more than the ${decodedSize} bytes its parent records`, { cause: err })
+    throw new BadFormatError(`blob does not decode as ${codec}: ${err.message}`, { cause: err })
+  }
+  if (out.engine.bytesWritten !== stored.length) throw new BadFormatError(`blob has ${stored.length - out.engine.bytesWritten} bytes after its ${codec} stream`)
+  if (out.buffer.length !== decodedSize) throw new BadFormatError(`blob decodes to ${out.buffer.length} bytes, its parent records ${decodedSize}`)
+  const b = out.buffer
+  return new Uint8Array(b.buffer, b.byteOffset, b.length)
+}
