@@ -14,6 +14,7 @@ import { MAX_FSINFO, MAX_SYMLINK_HOPS } from './format/limits.js'
 import { splitPath, joinPath } from './path.js'
 import { Mirrors } from './mirrors.js'
 import { LRU, limiter } from './cache.js'
+import { readChunks, chunkSpans } from './read-pipeline.js'
 import { SeqStore } from './state.js'
 import { parseAddress, mirrorUrl } from './address.js'
 import { createTransport, defaultStateDir, stateLocation, toStream } from '#platform'
@@ -55,6 +56,11 @@ export class Tree {
     this.current = null
     // shared with snapshot() views (they inherit this object, so counts land here)
     this.counters = { localFaults: 0 } // blobs in opts.blobCache that failed verification
+    // what the read pipeline needs from a tree (read-pipeline.js): blob fetches do not depend on the root
+    this._source = {
+      chunk: (ref, { cache = true } = {}) => this._blob(ref, 'data', cache),
+      chunkIndex: (ref, expect) => this._chunkIndex(ref, expect)
+    }
   }
 
   /** The accepted fsinfo.json: { key, seq, issued, expires, root, mirror }. */
@@ -331,62 +337,13 @@ export class Tree {
     yield * this._read(entry, start, last + 1, last + 1 - start <= this.opts.cacheBytes / 8)
   }
 
-  /** Verified bytes of file `entry` in [start, end), in order, with read-ahead. */
-  async * _read (entry, start, end, cache) {
-    if (entry.inline) { if (end > start) yield entry.inline.subarray(start, end); return }
-    if (end <= start) return
-    const window = []
-    const spans = this._spans(entry, start, end)
-    const fill = async () => {
-      while (window.length < this.opts.readAhead) {
-        const n = await spans.next()
-        if (n.done) return
-        const s = n.value
-        const p = this._blob(s.ref, 'data', cache)
-        p.catch(() => {}) // surfaced when awaited in order below
-        window.push({ s, p })
-      }
-    }
-    await fill()
-    try {
-      while (window.length) {
-        const { s, p } = window.shift()
-        const bytes = await p
-        const from = Math.max(start - s.offset, 0)
-        const to = Math.min(end - s.offset, bytes.length)
-        await fill()
-        yield bytes.subarray(from, to)
-      }
-    } finally {
-      await spans.return?.()
-    }
+  /** Verified bytes of file `entry` in [start, end), through the read pipeline. */
+  _read (entry, start, end, cache) {
+    return readChunks(this._source, entry, start, end, { cache, readAhead: this.opts.readAhead })
   }
 
-  /** The chunks of `entry` that overlap [start, end): { ref, offset }, fetching index blobs as needed. */
-  async * _spans (entry, start, end) {
-    if (entry.chunks) {
-      let off = 0
-      for (const c of entry.chunks) {
-        if (off + c.size > start && off < end) yield { ref: c, offset: off }
-        off += c.size
-      }
-      return
-    }
-    const self = this
-    async function * walk (ref, level, bytes, base) {
-      const idx = await self._chunkIndex(ref, { level, bytes })
-      let off = base
-      for (const c of idx.children) {
-        if (off >= end) return
-        if (off + c.bytes > start) {
-          if (level === 1) yield { ref: { hash: c.hash, size: c.size }, offset: off }
-          else yield * walk(c, level - 1, c.bytes, off)
-        }
-        off += c.bytes
-      }
-    }
-    yield * walk(entry.index, entry.index.levels, entry.size, 0)
-  }
+  /** @deprecated the chunks overlapping [start, end); see read-pipeline.js chunkSpans */
+  _spans (entry, start, end) { return chunkSpans(this._source, entry, start, end) }
 
   close () { this.transport.close() }
 }
