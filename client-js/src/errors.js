@@ -54,6 +54,7 @@ export const ERROR_TABLE = [
   ['ROTREE_BUILD_INPUT', 'BuildInputError', 500, '', 'the builder met input it cannot publish (special file, bad name, escaping symlink, file changed while read)'],
   ['ROTREE_ABORTED', 'AbortedError', 499, '', 'the caller aborted the operation'],
   ['ROTREE_USAGE', 'UsageError', 400, '', 'a command was called with bad arguments'],
+  ['ROTREE_PUSH_FAILED', 'PushError', 500, '', 'rotree push could not upload to the remote (rclone missing or failed); the remote keeps its previous tree'],
   ['ROTREE_LOCKED', 'LockedError', 503, '', 'another rotree process is writing to the same folder (build, gc, sign --publish, resign; pull, fsck --repair-from)']
 ]
 
@@ -75,7 +76,7 @@ export const {
   TooLargeError, TruncatedError, MirrorHttpError, MirrorNetworkError, TimeoutError,
   AllMirrorsFailedError, NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError,
   BadPathError, BadRangeError, StateError, BuildInputError, AbortedError, UsageError,
-  LockedError, ThresholdError, WrongNameError, RetiredError
+  LockedError, ThresholdError, WrongNameError, RetiredError, PushError
 } = classes
 
 const withFlag = flag => new Set(ERROR_TABLE.filter(r => r[3].split(' ').includes(flag)).map(r => r[0]))
