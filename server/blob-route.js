@@ -10,6 +10,9 @@ import { constants as C } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream'
+// Range and If-None-Match: the one reading every rotree server shares (an
+// invalid Range is ignored with a 200, an unsatisfiable one is a 416).
+import { parseRange, etagMatches, ifRangeHolds, contentRange, unsatisfiedRange } from 'rotree-client/http'
 
 const BLOB_PATH = /^\/h\/[0-9a-f]{64}$/
 export const SMALL_MAX = 1 << 20 // blobs up to 1 MiB are cacheable; bigger ones stream
@@ -40,40 +43,6 @@ export function sendStatus (res, status, body) {
     ...CORS
   ])
   res.end(buf)
-}
-
-/**
- * RFC 9110 §13.1.2: If-None-Match uses weak comparison; `*` matches any
- * existing representation. `etag` is our quoted strong tag.
- */
-export function etagMatches (inm, etag) {
-  if (inm === etag) return true // the common case: a client echoing our tag
-  for (let tag of inm.split(',')) {
-    tag = tag.trim()
-    if (tag === '*' || tag === etag || tag === 'W/' + etag) return true
-  }
-  return false
-}
-
-/**
- * RFC 9110 §14.2: one `bytes=` range → [start, end] inclusive, 'unsatisfiable',
- * or null (ignore the header and send 200: malformed, multi-range, other unit,
- * empty representation).
- */
-export function parseRange (header, size) {
-  const m = /^bytes=(\d*)-(\d*)$/i.exec(header)
-  if (m === null || size === 0) return null
-  const [, a, b] = m
-  if (a === '') { // suffix: the last n bytes
-    if (b === '') return null
-    const n = Number(b)
-    if (n === 0) return 'unsatisfiable'
-    return [Math.max(0, size - n), size - 1]
-  }
-  const start = Number(a)
-  if (b !== '' && Number(b) < start) return null // invalid range-spec, ignored
-  if (start >= size) return 'unsatisfiable'
-  return [start, b === '' ? size - 1 : Math.min(Number(b), size - 1)]
 }
 
 // One cached blob: its bytes and the 200/304 header arrays, built once.
@@ -151,7 +120,7 @@ export function createBlobRoute ({ dir, cacheBytes, log = null }) {
     }
     if (range === 'unsatisfiable') return _send416(res, e.buf.length)
     res.writeHead(206, _h206(e.etag, range, e.buf.length))
-    req.method === 'HEAD' ? res.end() : res.end(e.buf.subarray(range[0], range[1] + 1))
+    req.method === 'HEAD' ? res.end() : res.end(e.buf.subarray(range.start, range.end + 1))
   }
 
   function _sendStream (req, res, hex, fh, size) {
@@ -176,7 +145,7 @@ export function createBlobRoute ({ dir, cacheBytes, log = null }) {
       fh.close().catch(() => {})
       return res.end()
     }
-    const [start, end] = range ?? [0, size - 1]
+    const { start, end } = range ?? { start: 0, end: size - 1 }
     // autoClose closes fh when the stream ends or is destroyed; pipeline destroys
     // it when the client goes away, so an aborted download leaks no descriptor.
     const rs = fh.createReadStream({ start, end, autoClose: true })
@@ -236,23 +205,21 @@ export function createBlobRoute ({ dir, cacheBytes, log = null }) {
 // "send it all". Blobs have no Last-Modified, so a date never matches.
 function _wantedRange (req, etag, size) {
   const h = req.headers.range
-  if (h === undefined) return null
-  const ifRange = req.headers['if-range']
-  if (ifRange !== undefined && ifRange !== etag) return null
+  if (h === undefined || !ifRangeHolds(req.headers['if-range'], { etag })) return null
   return parseRange(h, size)
 }
 
-function _h206 (etag, [start, end], size) {
+function _h206 (etag, range, size) {
   return [
     'Content-Type', 'application/octet-stream',
-    'Content-Length', String(end - start + 1),
-    'Content-Range', `bytes ${start}-${end}/${size}`,
+    'Content-Length', String(range.end - range.start + 1),
+    'Content-Range', contentRange(range, size),
     'ETag', etag,
     ...BLOB_COMMON
   ]
 }
 
 function _send416 (res, size) {
-  res.writeHead(416, ['Content-Range', `bytes */${size}`, 'Content-Length', '0', ...BLOB_COMMON])
+  res.writeHead(416, ['Content-Range', unsatisfiedRange(size), 'Content-Length', '0', ...BLOB_COMMON])
   res.end()
 }

@@ -10,7 +10,8 @@
 import { createHash } from 'node:crypto'
 import { stat, open } from 'node:fs/promises'
 import { join } from 'node:path'
-import { CORS, etagMatches, sendStatus } from './blob-route.js'
+import { etagMatches } from 'rotree-client/http'
+import { CORS, sendStatus } from './blob-route.js'
 
 // Far above FORMAT.md's MAX_FSINFO; only here so a stray huge file cannot
 // make the server allocate without bound. Readers enforce the real limit.

@@ -10,6 +10,7 @@ import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createRotreeServer } from '../../server/index.js'
+import { rangeCases } from '../gateway/range-cases.js'
 
 const sha = (buf) => createHash('sha256').update(buf).digest('hex')
 
@@ -147,6 +148,24 @@ describe('blobs', () => {
       assert.equal(h.body.length, 0)
     })
   }
+
+  // The same table as the gateway's (test/gateway/ranges.test.js): one answer per malformed Range.
+  test('the shared Range table: invalid → 200, unsatisfiable → 416, valid → 206, for a cached and a streamed blob', async () => {
+    for (const [buf, hex] of [[small, smallHex], [big, bigHex]]) {
+      const n = buf.length
+      for (const [range, want] of rangeCases(n)) {
+        const r = await raw(srv.port, `/h/${hex}`, { headers: { range } })
+        const status = Array.isArray(want) ? 206 : want
+        assert.equal(r.status, status, `${range} (${n} bytes)`)
+        if (status === 200) assert.ok(r.body.equals(buf), range)
+        if (status === 416) assert.equal(r.headers['content-range'], `bytes */${n}`, range)
+        if (status === 206) {
+          assert.equal(r.headers['content-range'], `bytes ${want[0]}-${want[1]}/${n}`, range)
+          assert.ok(r.body.equals(buf.subarray(want[0], want[1] + 1)), range)
+        }
+      }
+    }
+  })
 
   test('the query string is ignored', async () => {
     const r = await raw(srv.port, `/h/${smallHex}?x=1&y=../../etc/passwd`)
