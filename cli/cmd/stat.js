@@ -1,5 +1,6 @@
 // rotree stat
 import { READER_OPTIONS, withTree, publicStat } from '../common.js'
+import { escapeText } from '../escape.js'
 
 export default {
   usage: 'stat ADDR PATH',
@@ -14,7 +15,7 @@ export default {
       if (v.json) { io.stdout.write(JSON.stringify(out, null, 2) + '\n'); return }
       for (const [k, val] of Object.entries(out)) {
         if (k === 'tree') continue
-        io.stdout.write(`${k.padEnd(8)} ${val}\n`)
+        io.stdout.write(`${k.padEnd(8)} ${escapeText(val)}\n`) // names and targets are the publisher's (--json stays exact)
       }
       io.stdout.write(`verified seq ${i.seq}, root ${i.root}, expires ${i.expires}\n`)
     })
