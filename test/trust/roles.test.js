@@ -207,3 +207,21 @@ test('fast-forward recovery: a rotated timestamp or release key drops that role\
   const byOld = fsinfo({ trust: d2, seq: 102, release: { seq: 5 } }, { tsSigners: [f.T], relSigners: [f.R1, R3] })
   assert.throws(() => verifyFsinfoV2(byOld, { anchor: f.anchor, name: '', trust: d2, ...clock }), code('ROTREE_THRESHOLD'))
 })
+
+test('fsinfo.json v2 decoding: reserved private-tree member and codec, strict members', async () => {
+  const { decodeFsinfoV2 } = await import('rotree-client/src/format/fsinfo-v2.js')
+  const f = family()
+  const ok = fsinfo({ trust: f.doc1 }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  const json = JSON.parse(new TextDecoder().decode(new TextEncoder().encode(JSON.stringify({
+    version: 2, name: '', trust: ok.trust, seq: ok.seq, issued: ok.issued, expires: ok.expires,
+    release: { name: '', seq: 1, expires: ok.release.expires, root: ok.release.root, signatures: [] }, signatures: []
+  }))))
+  decodeFsinfoV2(JSON.stringify(json))
+  assert.throws(() => decodeFsinfoV2(JSON.stringify({ ...json, access: { hash: 'ab'.repeat(32), size: 1 } })), code('ROTREE_UNSUPPORTED_VERSION'))
+  assert.throws(() => decodeFsinfoV2(JSON.stringify({ ...json, extra: 1 })), code('ROTREE_BAD_FORMAT'))
+  assert.throws(() => decodeFsinfoV2(JSON.stringify({ ...json, version: 3 })), code('ROTREE_UNSUPPORTED_VERSION'))
+  const badCodec = { ...json, release: { ...json.release, root: { ...json.release.root, codec: 'zstd' } } }
+  assert.throws(() => decodeFsinfoV2(JSON.stringify(badCodec)), code('ROTREE_BAD_FORMAT'))
+  const noneMismatch = { ...json, release: { ...json.release, root: { ...json.release.root, decodedSize: 101 } } }
+  assert.throws(() => decodeFsinfoV2(JSON.stringify(noneMismatch)), code('ROTREE_BAD_FORMAT'))
+})

@@ -90,6 +90,8 @@ export function decodeFsinfoV2 (input) {
   const j = parseObject(input, MAX_FSINFO_V2, 'fsinfo.json')
   if (!Number.isInteger(j.version)) throw new BadFormatError('fsinfo.json: version missing')
   if (j.version !== 2) throw new UnsupportedVersionError(`fsinfo.json format version ${j.version}; this decoder reads 2`)
+  // FORMAT.md §12.8: reserved for private trees, which this reader cannot open
+  if (Object.hasOwn(j, 'access')) throw new UnsupportedVersionError('fsinfo.json describes a private tree (access); this reader has no private-tree support')
   object(j, 'fsinfo.json', MEMBERS)
   let trust = null
   if (j.trust !== null) {
