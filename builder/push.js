@@ -1,0 +1,128 @@
+// `rotree push OUT DEST`: upload a published folder to any rclone remote (S3,
+// GCS, Azure, B2, WebDAV, SFTP, a local path, …) in the only order that
+// keeps every reader safe (docs/DEPLOY.md "Pushing to a remote"):
+//
+//   1. check OUT: its fsinfo.json verifies for its own key and every blob its
+//      root reaches is present with the right size (a broken tree is never pushed);
+//   2. blobs first (h/), with immutable caching headers where the backend
+//      keeps headers; a blob already on DEST with the same size is skipped,
+//      so a rerun after an interruption moves only what is missing;
+//   3. trust/ and history/ (immutable, named by sequence number);
+//   4. fsinfo.json last and short-lived: uploaded under a temporary name
+//      (the exact bytes read in step 1), then moved over fsinfo.json on the
+//      remote, so a reader never sees a half-written one, nor one whose blobs
+//      are not all there yet.
+//
+// The mirror itself does no cryptography; readers verify what it serves.
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { verifyFsinfoSignature } from 'rotree-client/verify'
+import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
+import { BuildInputError, PushError } from 'rotree-client/errors'
+import { walkLocal } from './local-tree.js'
+
+export const BLOB_HEADERS = ['Cache-Control: public, max-age=31536000, immutable', 'Content-Type: application/octet-stream']
+export const FSINFO_HEADERS = ['Cache-Control: public, max-age=60', 'Content-Type: application/json']
+
+/**
+ * @param {string} out a published folder
+ * @param {string} dest an rclone remote path: '/srv/mirror', 's3:bucket/pub', ':webdav,url=…:path'
+ * @param {{ rclone?: string, rcloneArgs?: string[], onProgress?: (p: { phase: string, bytes: number, totalBytes: number, transfers: number }) => void, env?: object }} [o]
+ * @returns {Promise<{ seq: number, root: string, key: string, blobs: { transferred: number, bytes: number } }>}
+ */
+export async function push (out, dest, { rclone = 'rclone', rcloneArgs = [], onProgress = () => {}, env = process.env } = {}) {
+  const bytes = await readFsinfo(out)
+  const info = verifyFsinfoSignature(bytes, { publicKey: decodeFsinfo(bytes).key })
+  await walkLocal(out, info.root) // step 1: complete, or a typed error naming the missing blob
+  const run = (args, phase, input) => runRclone(rclone, [...args, ...rcloneArgs], { env, input, onStats: s => onProgress({ phase, ...s }) })
+  const base = dest.endsWith('/') || dest.endsWith(':') ? dest : dest + '/'
+  // step 2: blobs. --size-only: a blob's name is its hash, so same name and size
+  // means done; a blob cut short by an interrupted upload has another size and is sent again
+  const blobs = await run(['copy', path.join(out, 'h'), base + 'h', '--size-only', '--exclude', '.*', ...headers(BLOB_HEADERS)], 'blobs')
+  // step 3: the documents that never change once written
+  for (const dir of ['trust', 'history']) {
+    if (await exists(path.join(out, dir))) await run(['copy', path.join(out, dir), base + dir, '--size-only', '--exclude', '.*', ...headers(FSINFO_HEADERS)], dir)
+  }
+  // step 4: the new root, last, by a rename
+  await publishFsinfo(base, bytes, run)
+  return { seq: info.seq, root: info.root.hash, key: info.key, blobs: { transferred: blobs.transfers, bytes: blobs.bytes } }
+}
+
+const headers = list => list.flatMap(h => ['--header-upload', h])
+
+/**
+ * fsinfo.json under a temporary name, then renamed over the old one. On a
+ * local path that is rename(2), atomic. On a remote it is rclone's moveto:
+ * atomic where the backend replaces in one step (S3 and other object stores:
+ * a server-side copy; SFTP with posix-rename), else the old file is removed
+ * just before the rename and a reader that asks in between gets a 404 and
+ * retries (never a mixed tree). --ignore-times: rclone would otherwise skip
+ * the move when the new file has the old one's size and time.
+ */
+async function publishFsinfo (base, bytes, run) {
+  const tmp = `.fsinfo.json.${randomBytes(6).toString('hex')}.rotree-tmp`
+  if (isLocalPath(base)) {
+    await fs.mkdir(base, { recursive: true })
+    const fh = await fs.open(path.join(base, tmp), 'wx', 0o644)
+    try { await fh.writeFile(bytes); await fh.sync() } finally { await fh.close() }
+    await fs.rename(path.join(base, tmp), path.join(base, 'fsinfo.json'))
+    return
+  }
+  await run(['rcat', base + tmp, ...headers(FSINFO_HEADERS)], 'fsinfo', bytes)
+  await run(['moveto', base + tmp, base + 'fsinfo.json', '--ignore-times'], 'fsinfo')
+}
+
+/** rclone's rule: a path is remote when a name with a colon comes before any slash. */
+function isLocalPath (p) {
+  const colon = p.indexOf(':')
+  const slash = p.indexOf('/')
+  return colon < 0 || (slash >= 0 && slash < colon)
+}
+
+async function readFsinfo (out) {
+  try {
+    return await fs.readFile(path.join(out, 'fsinfo.json'))
+  } catch (err) {
+    if (err.code === 'ENOENT') throw new BuildInputError(`${out} has no fsinfo.json: build (and sign) it before pushing`, { details: { path: out } })
+    throw err
+  }
+}
+
+async function exists (p) { try { await fs.access(p); return true } catch { return false } }
+
+/**
+ * Run rclone with JSON logs and one-second stats; resolves with the last
+ * stats seen ({ bytes, totalBytes, transfers }), rejects with PushError and
+ * rclone's last error lines.
+ */
+function runRclone (cmd, args, { env, input, onStats }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, [...args, '--use-json-log', '--stats', '1s', '--stats-log-level', 'NOTICE'], { env, stdio: [input ? 'pipe' : 'ignore', 'ignore', 'pipe'] })
+    let last = { bytes: 0, totalBytes: 0, transfers: 0 }
+    const errors = []
+    let buf = ''
+    child.stderr.setEncoding('utf8')
+    child.stderr.on('data', d => {
+      buf += d
+      let i
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i); buf = buf.slice(i + 1)
+        let j = null
+        try { j = JSON.parse(line) } catch { if (line.trim()) errors.push(line.trim()); continue }
+        if (j.stats) { last = { bytes: j.stats.bytes ?? 0, totalBytes: j.stats.totalBytes ?? 0, transfers: j.stats.transfers ?? 0 }; onStats(last) }
+        if (j.level === 'error' || j.level === 'critical') errors.push(j.msg)
+      }
+      if (errors.length > 20) errors.splice(0, errors.length - 20)
+    })
+    child.on('error', err => reject(err.code === 'ENOENT'
+      ? new PushError(`${cmd} not found: install rclone (Debian package rclone)`, { cause: err })
+      : new PushError(`${cmd}: ${err.message}`, { cause: err })))
+    child.on('close', code => {
+      if (code === 0) resolve(last)
+      else reject(new PushError(`rclone ${args[0]} failed (exit ${code}): ${errors.slice(-3).join('; ') || 'no message'}`, { details: { exitCode: code } }))
+    })
+    if (input) child.stdin.end(input)
+  })
+}

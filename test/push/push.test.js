@@ -1,0 +1,156 @@
+// `rotree push` against remotes that run here: rclone's local backend and a
+// WebDAV server (`rclone serve webdav`). The order matters more than the
+// copy: while a push runs, the remote must always hold a complete tree
+// (fsinfo.json never ahead of its blobs, never half written).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import net from 'node:net'
+import { spawn, spawnSync } from 'node:child_process'
+import { openTree } from 'rotree-client'
+import { tmpdir, writeTree, buildTree, makeKey, serve, address, prng } from '../helpers/fixtures.js'
+import { checkPublished } from '../helpers/check-tree.js'
+
+const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
+const haveRclone = spawnSync('rclone', ['version'], { stdio: 'ignore' }).status === 0
+const skip = haveRclone ? false : 'needs rclone (Debian package rclone)'
+
+function rotree (args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [BIN, ...args])
+    const out = []; const err = []
+    p.stdout.on('data', b => out.push(b)); p.stderr.on('data', b => err.push(b))
+    p.on('error', reject)
+    p.on('close', code => resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }))
+  })
+}
+
+async function freePort () {
+  const s = net.createServer().listen(0, '127.0.0.1')
+  await new Promise(resolve => s.once('listening', resolve))
+  const { port } = s.address()
+  await new Promise(resolve => s.close(resolve))
+  return port
+}
+
+async function fixture (t) {
+  const dir = await tmpdir('rotree-push-')
+  t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const key = makeKey()
+  const src = path.join(dir, 'src')
+  await writeTree(src, { 'a.txt': 'one\n', 'dir/b.bin': prng(300_000, 'b'), 'link': { symlink: 'a.txt' } })
+  const { out } = await buildTree(src, { key, out: path.join(dir, 'out') })
+  return { dir, key, src, out }
+}
+
+async function readAll (url, key, stateDir) {
+  const tree = await openTree(address(url, key.publicKey), { stateDir, timeoutMs: 5000 })
+  try {
+    return { seq: tree.info.seq, a: Buffer.from(await tree.readFile('/a.txt')).toString(), b: await tree.readFile('/dir/b.bin') }
+  } finally { tree.close() }
+}
+
+test('push to a local path: the remote serves the same verified tree, and a rerun uploads nothing', { skip, timeout: 60_000 }, async t => {
+  const f = await fixture(t)
+  const dest = path.join(f.dir, 'mirror')
+  const r = await rotree(['push', f.out, dest, '--url', 'http://mirror.example/pub', '--json'])
+  assert.equal(r.code, 0, r.stderr)
+  const j = JSON.parse(r.stdout)
+  assert.ok(j.blobs.transferred > 0)
+  assert.equal(j.address, `http://mirror.example/pub/#${f.key.publicKey}`)
+  await checkPublished(dest, f.key.publicKey)
+  assert.deepEqual(await fs.readFile(path.join(dest, 'fsinfo.json')), await fs.readFile(path.join(f.out, 'fsinfo.json')))
+  assert.deepEqual((await fs.readdir(dest)).filter(n => n.startsWith('.')), [], 'no temporary file left on the remote')
+  const srv = await serve(dest); t.after(() => srv.close())
+  const got = await readAll(srv.url, f.key, null)
+  assert.equal(got.a, 'one\n')
+  const again = await rotree(['push', f.out, dest, '--json'])
+  assert.equal(again.code, 0, again.stderr)
+  assert.equal(JSON.parse(again.stdout).blobs.transferred, 0)
+  const plain = await rotree(['push', f.out, dest, '--url', 'http://mirror.example/pub'])
+  assert.match(plain.stdout.trim().split('\n').at(-1), /^address: http:\/\/mirror\.example\/pub\/#[0-9a-f]{64}$/)
+})
+
+test('while a push runs, the remote always holds a complete tree', { skip, timeout: 120_000 }, async t => {
+  const f = await fixture(t)
+  const dest = path.join(f.dir, 'mirror')
+  assert.equal((await rotree(['push', f.out, dest])).code, 0)
+  const first = await checkPublished(dest, f.key.publicKey)
+  // a second version with ~6 MB of new blobs, pushed slowly
+  await writeTree(f.src, { 'a.txt': 'two\n', 'big.bin': prng(6_000_000, 'big') })
+  await buildTree(f.src, { key: f.key, out: f.out })
+  const pushing = rotree(['push', f.out, dest, '--rclone-arg=--bwlimit=3M'])
+  let done = false
+  pushing.then(() => { done = true })
+  let checks = 0
+  const seen = new Set()
+  while (!done) {
+    // what a reader would get right now: fsinfo.json and every blob it reaches
+    let r
+    try { r = await checkPublished(dest, f.key.publicKey) } catch (err) {
+      // the only acceptable gap: fsinfo.json itself between an unlink and a rename
+      // on a backend without atomic replace; a missing blob is never acceptable
+      if (err.code === 'ENOENT' && err.path?.endsWith('fsinfo.json')) continue
+      throw err
+    }
+    seen.add(r.seq); checks++
+    await new Promise(resolve => setTimeout(resolve, 25))
+  }
+  const r = await pushing
+  assert.equal(r.code, 0, r.stderr)
+  const last = await checkPublished(dest, f.key.publicKey)
+  assert.ok(last.seq > first.seq)
+  assert.ok(checks >= 10, `only ${checks} checks ran during the push`)
+  assert.ok(seen.has(first.seq), 'the old tree stayed complete while blobs were uploading')
+})
+
+test('push to a WebDAV remote (rclone serve webdav), read back through rotree serve on its folder', { skip, timeout: 60_000 }, async t => {
+  const f = await fixture(t)
+  const root = path.join(f.dir, 'davroot')
+  await fs.mkdir(root)
+  const port = await freePort()
+  const dav = spawn('rclone', ['serve', 'webdav', root, '--addr', `127.0.0.1:${port}`], { stdio: 'ignore' })
+  t.after(() => dav.kill())
+  for (let i = 0; i < 100; i++) {
+    const ok = await new Promise(resolve => net.connect(port, '127.0.0.1').on('connect', function () { this.destroy(); resolve(true) }).on('error', () => resolve(false)))
+    if (ok) break
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+  const remote = `:webdav,url='http://127.0.0.1:${port}':pub`
+  const r = await rotree(['push', f.out, remote])
+  assert.equal(r.code, 0, r.stderr)
+  const pub = path.join(root, 'pub')
+  await checkPublished(pub, f.key.publicKey)
+  const srv = await serve(pub); t.after(() => srv.close())
+  const got = await readAll(srv.url, f.key, null)
+  assert.deepEqual(Buffer.from(got.b), prng(300_000, 'b'))
+})
+
+test('push refuses an incomplete folder and names the missing blob; the remote keeps its tree', { skip, timeout: 60_000 }, async t => {
+  const f = await fixture(t)
+  const dest = path.join(f.dir, 'mirror')
+  assert.equal((await rotree(['push', f.out, dest])).code, 0)
+  const before = await fs.readFile(path.join(dest, 'fsinfo.json'))
+  await writeTree(f.src, { 'c.bin': prng(200_000, 'c') })
+  await buildTree(f.src, { key: f.key, out: f.out })
+  const blobs = await fs.readdir(path.join(f.out, 'h'))
+  const mine = new Set(await fs.readdir(path.join(dest, 'h')))
+  const fresh = blobs.filter(b => !mine.has(b))
+  assert.ok(fresh.length > 0)
+  for (const b of fresh) await fs.rm(path.join(f.out, 'h', b))
+  const r = await rotree(['push', f.out, dest])
+  assert.equal(r.code, 1)
+  assert.match(r.stderr, /^rotree: ROTREE_|ENOENT/m)
+  assert.deepEqual(await fs.readFile(path.join(dest, 'fsinfo.json')), before)
+})
+
+test('push with rclone missing says what to install', { timeout: 30_000 }, async t => {
+  const f = await fixture(t)
+  const { push } = await import('../../builder/push.js')
+  await assert.rejects(push(f.out, path.join(f.dir, 'x'), { rclone: path.join(f.dir, 'no-such-rclone') }), err => {
+    assert.equal(err.code, 'ROTREE_PUSH_FAILED')
+    assert.match(err.message, /Debian package rclone/)
+    return true
+  })
+})
