@@ -6,7 +6,7 @@
 // directory page still gets its 502/504; a failure later destroys the socket,
 // and a chunked body without its last chunk is a broken transfer.
 import { sendError, destroyAfterHeaders } from './http-status.js'
-import { drained } from './files.js'
+import { drained } from './bounded-body.js'
 
 const BUFFER_MAX = 256 * 1024
 const WRITE_AT = 64 * 1024

@@ -1,7 +1,7 @@
 // The gateway's verified-blob cache on disk: `level` (classic-level), bounded
 // in bytes, least recently used out first, kept across restarts. It plugs into
 // a Tree as opts.blobCache: the Tree puts only blobs it has verified, and
-// verifies again whatever get() returns, because disks rot (seed 004): a bad
+// verifies again whatever get() returns, because disks rot: a bad
 // entry costs one re-fetch (tree.stats.localFaults counts them), never a wrong byte.
 //
 // Layout (two sublevels, written together in one batch):
@@ -18,7 +18,7 @@
 // write and returns at once; the queue is one promise chain (so a put and a
 // later eviction of the same blob reach LevelDB in order) and is bounded in
 // bytes: when the disk falls behind, further blobs are not cached (counted as
-// `dropped`) rather than piling up in memory (DESIGN.md P9). A blob waiting
+// `dropped`) rather than piling up in memory (docs/BENCHMARKS.md, P9). A blob waiting
 // in the queue is served from it.
 import { Level } from 'level'
 import { StateError } from 'rotree-client/errors'

@@ -1,114 +1,110 @@
 // GET/HEAD of a file: validators, conditional requests, one byte range, and a
-// body of verified bytes only.
+// body of verified bytes only, never more than its Content-Length announced.
 //
 // The first piece of the body is fetched and verified before the status line
 // is written, so a lie about a small file (or about the first chunk of a big
 // one) is answered 502/504 with a body naming the error. Later chunks can only
 // fail after a 200/206 with a Content-Length went out: then the socket is
-// destroyed (http-status.js), and the client sees a short, broken transfer.
-import { etagMatches, parseRange } from '../server/blob-route.js'
-import { BadRangeError } from 'rotree-client/errors'
+// destroyed (bounded-body.js), and the client sees a short, broken transfer.
+import { parseRange, etagMatches, etagMatchesStrong, ifRangeHolds, contentRange, unsatisfiedRange } from 'rotree-client/http'
+import { BadRangeError, BadFormatError } from 'rotree-client/errors'
 import { fileMeta, readEntry, readOneChunk } from './tree-access.js'
 import { sendError, sendText, destroyAfterHeaders } from './http-status.js'
+import { BoundedBody } from './bounded-body.js'
+import { sandboxHeaders } from './sandbox.js'
 
 /**
  * @param {import('node:http').IncomingMessage} req
  * @param {import('node:http').ServerResponse} res
  * @param {import('./mount.js').Pin} pin
  * @param {object} entry a verified file entry
- * @param {{ log?: object, vary?: boolean }} o vary: the answer depends on Accept (a directory's index.html)
+ * @param {{ log?: object, vary?: boolean, sandbox?: boolean }} o
+ *   vary: the answer depends on Accept (a directory's index.html); sandbox: docs/GATEWAY.md "Sandboxed documents"
  */
 export async function sendFile (req, res, pin, entry, o = {}) {
   const m = fileMeta(entry)
   const head = req.method === 'HEAD'
-  const h = req.headers
-  const common = ['ETag', m.etag, 'Cache-Control', pin.cacheControl(), 'Accept-Ranges', 'bytes']
-  if (m.lastModified !== null) common.push('Last-Modified', m.lastModified)
-  if (o.vary) common.push('Vary', 'Accept')
-  common.push(...pin.headers)
+  const common = commonHeaders(pin, m, o)
 
   // RFC 9110 §13.2.2: preconditions in this order
-  const pre = precondition(h, m)
+  const pre = precondition(req.headers, m)
   if (pre === 412) return sendText(res, 412, '412 Precondition Failed\nIf-Match / If-Unmodified-Since did not hold for this file\n', { head, headers: common })
   if (pre === 304) { res.writeHead(304, common); return res.end() }
 
-  const size = m.size
-  let start = 0
-  let end = size // exclusive
-  let status = 200
-  const headers = ['Content-Type', m.type, 'X-Content-Type-Options', 'nosniff', ...common]
-  const range = h.range === undefined ? null : wantedRange(h, m)
-  if (range === 'unsatisfiable' || range === 'malformed') {
-    const why = range === 'malformed'
-      ? `malformed Range header ${JSON.stringify(h.range.slice(0, 100))}; this gateway serves one range: bytes=A-B, bytes=A- or bytes=-N`
-      : `Range ${JSON.stringify(h.range.slice(0, 100))} is outside the file (${size} bytes)`
-    return sendError(res, new BadRangeError(why), { head, headers: ['Content-Range', `bytes */${size}`, ...common] })
+  const range = wantedRange(req.headers, m)
+  if (range === 'unsatisfiable') {
+    const why = `Range ${JSON.stringify(req.headers.range.slice(0, 100))} is outside the file (${m.size} bytes)`
+    return sendError(res, new BadRangeError(why), { head, headers: ['Content-Range', unsatisfiedRange(m.size), ...common] })
   }
-  if (range !== null) {
-    status = 206
-    start = range[0]; end = range[1] + 1
-    headers.push('Content-Range', `bytes ${range[0]}-${range[1]}/${size}`)
-  }
+  const start = range === null ? 0 : range.start
+  const end = range === null ? m.size : range.end + 1 // exclusive
+  const status = range === null ? 200 : 206
+  const headers = ['Content-Type', m.type, 'X-Content-Type-Options', 'nosniff', ...sandboxHeaders(m.type, o.sandbox !== false), ...common]
+  if (range !== null) headers.push('Content-Range', contentRange(range, m.size))
   headers.push('Content-Length', String(end - start))
 
   if (head || end === start) { res.writeHead(status, headers); return res.end() }
-
-  if (entry.inline) { // verified with its directory page: nothing left to fetch
-    res.writeHead(status, headers)
-    return res.end(entry.inline.subarray(start, end))
-  }
-
+  const answer = { status, headers, length: end - start }
+  if (entry.inline) return sendWhole(res, answer, entry.inline.subarray(start, end), o.log)
   const one = readOneChunk(pin, entry, start, end)
-  if (one !== null) {
-    let bytes
-    try { bytes = await one } catch (err) { return sendError(res, err, { headers: pin.headers, log: o.log }) }
-    if (res.destroyed) return
-    res.writeHead(status, headers)
-    return res.end(bytes)
-  }
+  if (one !== null) return sendOneChunk(res, pin, answer, one, o.log)
+  return sendStream(res, pin, answer, readEntry(pin, entry, start, end), o.log)
+}
 
-  const it = readEntry(pin, entry, start, end)
+function commonHeaders (pin, m, o) {
+  const h = ['ETag', m.etag, 'Cache-Control', pin.cacheControl(), 'Accept-Ranges', 'bytes']
+  if (m.lastModified !== null) h.push('Last-Modified', m.lastModified)
+  if (o.vary) h.push('Vary', 'Accept')
+  h.push(...pin.headers)
+  return h
+}
+
+/** The whole answer in hand: its length is checked before the status goes out. */
+function sendWhole (res, answer, bytes, log) {
+  if (bytes.length !== answer.length) return sendError(res, overLength(bytes.length, answer.length), { log })
+  res.writeHead(answer.status, answer.headers)
+  return new BoundedBody(res, answer.length, log).whole(bytes)
+}
+
+/** A range inside one chunk: fetched and verified before any header. */
+async function sendOneChunk (res, pin, answer, pending, log) {
+  let bytes
+  try { bytes = await pending } catch (err) { return sendError(res, err, { headers: pin.headers, log }) }
+  if (res.destroyed) return
+  return sendWhole(res, answer, bytes, log)
+}
+
+/** Several chunks: the first is verified before the status line, the rest stream through a BoundedBody. */
+async function sendStream (res, pin, answer, it, log) {
   let r
   try {
     r = await it.next()
   } catch (err) {
-    return sendError(res, err, { headers: pin.headers, log: o.log })
+    return sendError(res, err, { headers: pin.headers, log })
   }
-  if (res.destroyed) return it.return()
-  if (r.done) return sendError(res, new Error(`no bytes read for a ${size}-byte file`), { log: o.log })
-  res.writeHead(status, headers)
-  if (r.value.length === end - start) { // the whole answer is one verified piece
-    res.end(r.value)
-    return it.return()
-  }
-  await pump(res, it, r, o.log)
-}
-
-/** Write verified pieces with backpressure; stop when the client leaves. */
-async function pump (res, it, r, log) {
   try {
+    if (res.destroyed) return
+    if (r.done) return sendError(res, new BadFormatError(`no bytes read for a ${answer.length}-byte range`), { headers: pin.headers, log })
+    if (r.value.length > answer.length) return sendError(res, overLength(r.value.length, answer.length), { headers: pin.headers, log })
+    res.writeHead(answer.status, answer.headers)
+    const body = new BoundedBody(res, answer.length, log)
     while (!r.done) {
-      if (res.destroyed) return
-      if (!res.write(r.value)) await drained(res)
-      if (res.destroyed) return
+      if (!await body.write(r.value)) return
       r = await it.next()
     }
-    res.end()
+    body.end()
   } catch (err) {
+    if (!res.headersSent) return sendError(res, err, { headers: pin.headers, log })
     // headers are out: a wrong status is impossible now, a clean short body is forbidden
     log?.error?.(`rotree gateway: transfer aborted: ${err.code ?? ''} ${err.message}`)
     destroyAfterHeaders(res)
   } finally {
-    await it.return().catch(() => {})
+    await it.return?.().catch(() => {})
   }
 }
 
-export function drained (res) {
-  return new Promise(resolve => {
-    const done = () => { res.off('drain', done); res.off('close', done); resolve() }
-    res.on('drain', done)
-    res.on('close', done)
-  })
+function overLength (got, want) {
+  return new BadFormatError(`the tree gave ${got} bytes for a ${want}-byte answer (its entry and its chunks disagree)`)
 }
 
 /**
@@ -118,7 +114,7 @@ export function drained (res) {
 export function precondition (h, m) {
   const im = h['if-match']
   if (im !== undefined) {
-    if (!strongMatch(im, m.etag)) return 412
+    if (!etagMatchesStrong(im, m.etag)) return 412
   } else if (h['if-unmodified-since'] !== undefined) {
     const t = Date.parse(h['if-unmodified-since'])
     if (!Number.isNaN(t) && m.mtimeS * 1000 > t) return 412
@@ -133,29 +129,13 @@ export function precondition (h, m) {
   return null
 }
 
-function strongMatch (header, etag) {
-  for (const tag of header.split(',')) {
-    const t = tag.trim()
-    if (t === '*' || t === etag) return true
-  }
-  return false
-}
-
 /**
- * The one range to send: [first, last] inclusive, null for the whole file,
- * 'unsatisfiable' or 'malformed' (both 416 with a clear body: DESIGN.md "Bad
- * input"). Another unit, several ranges, or an If-Range that no longer holds
- * mean the whole file, as RFC 9110 §14.2 allows.
+ * The one range to send ({ start, end } inclusive), null for the whole file,
+ * or 'unsatisfiable' (416): rotree-client/http's reading, the same as
+ * `rotree serve` and the Service Worker. An If-Range that no longer holds
+ * means the whole file.
  */
 export function wantedRange (h, m) {
-  const spec = h.range.trim()
-  if (!/^bytes\s*=/i.test(spec)) return null
-  if (spec.includes(',')) return null
-  const ir = h['if-range']
-  if (ir !== undefined && ir !== m.etag && ir !== m.lastModified) return null
-  const norm = spec.replace(/^bytes\s*=\s*/i, 'bytes=')
-  const syn = /^bytes=(\d*)-(\d*)$/.exec(norm)
-  if (syn === null || (syn[1] === '' && syn[2] === '') || (syn[1] !== '' && syn[2] !== '' && Number(syn[2]) < Number(syn[1]))) return 'malformed'
-  if (m.size === 0) return null // as nginx: nothing to slice, the empty 200 is the whole answer
-  return parseRange(norm, m.size)
+  if (h.range === undefined || !ifRangeHolds(h['if-range'], m)) return null
+  return parseRange(h.range, m.size)
 }

@@ -19,8 +19,8 @@ export function wantsJson (req) {
 /**
  * @param {string} title the public path shown, e.g. "/downloads/docs/"
  * @param {boolean} parent show a "../" row
- * @param {AsyncIterable<{ entry: object, target: object|null }>} entries raw verified entries,
- *   each with what it leads to (itself, a symlink's target, or null when that is missing)
+ * @param {AsyncIterable<{ entry: object, target: object|null|undefined }>} entries raw verified entries,
+ *   each with what it leads to (targets.js)
  * @param {string} [note] a line under the heading (already plain text)
  * @returns {AsyncGenerator<string>}
  */
@@ -34,12 +34,14 @@ export async function * htmlListing (title, parent, entries, note = '') {
   yield '</tbody></table>\n</body></html>\n'
 }
 
+// t: what the entry leads to (targets.js): itself, a symlink's target, null
+// (nowhere), or undefined (not resolved: the request's budget was spent)
 function htmlRow (e, t) {
-  const dir = t !== null && t.type === 'dir'
+  const dir = t !== null && t !== undefined && t.type === 'dir'
   const href = './' + encodeURIComponent(e.name) + (dir ? '/' : '')
   let name = esc(e.name) + (dir ? '/' : '')
   if (e.type === 'symlink') name += ` → ${esc(e.target)}${t === null ? ' (broken)' : ''}`
-  const size = t === null ? ''
+  const size = t === null || t === undefined ? ''
     : dir ? (t.size === undefined ? '' : `${t.size} ${t.size === 1 ? 'entry' : 'entries'}`)
       : `<span title="${t.size} bytes">${human(t.size)}</span>`
   const row = `<td class="s">${size}</td><td>${time(e.mtime)}</td></tr>\n`

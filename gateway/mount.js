@@ -6,6 +6,7 @@
 // every request until refresh() adopts a newer one, so the hot path builds no
 // per-request view.
 import { Tree } from 'rotree-client'
+import { rootRecord, isFresh } from './tree-access.js'
 
 const RETRY_OPEN_MS = 1000 // a tree that failed to open is retried at most this often
 
@@ -56,15 +57,14 @@ export class Mount {
 
   /**
    * The Pin for the current root, refreshing first when there is none yet or
-   * it has expired (a pinned snapshot never refreshes on its own).
+   * it is no longer fresh by the tree's clock (a pinned snapshot never
+   * refreshes on its own; docs/TRUST.md rule 2).
    * @returns {Pin|Promise<Pin>}
    */
   current () {
-    const cur = this.tree.current
-    const pin = this.pin
-    if (pin !== null && pin.root === cur && Date.now() <= pin.expiresMs + (this.tree.opts.graceMs ?? 0)) return pin
-    if (cur !== null && cur !== undefined && Date.now() <= cur.expiresMs + (this.tree.opts.graceMs ?? 0)) return this._newPin()
-    return this._renew()
+    const rec = rootRecord(this.tree)
+    if (rec === null || !isFresh(this.tree)) return this._renew()
+    return this.pin !== null && this.pin.root === rec ? this.pin : this._newPin()
   }
 
   _newPin () {
@@ -79,7 +79,7 @@ export class Mount {
     // a tree whose mirrors are all failing is not asked again for every request
     if (this.lastError && Date.now() - this.lastFailAt < RETRY_OPEN_MS && !this.refreshing) throw this.lastError
     await this.refresh()
-    if (this.pin === null || this.pin.root !== this.tree.current) return this._newPin()
+    if (this.pin === null || this.pin.root !== rootRecord(this.tree)) return this._newPin()
     return this.pin
   }
 
@@ -103,11 +103,10 @@ export class Mount {
   }
 }
 
-
 /** What every response served from one root shares. */
 export class Pin {
   constructor (tree, maxAgeS) {
-    this.root = tree.current
+    this.root = rootRecord(tree)
     this.view = tree.snapshot()
     this.info = tree.info
     this.expiresMs = this.root.expiresMs

@@ -1,9 +1,9 @@
-// Request paths (DESIGN.md "Bad input", Gateway): a URL path becomes a list of
-// tree names, or a 4xx with a clear reason. Nothing here resolves '..': a path
+// Request paths: a URL path becomes a list of tree names, or a 4xx with a
+// clear reason. Nothing here resolves '..': a path
 // that holds a dot segment (raw or percent-encoded), NUL, a backslash or an
 // encoded '/' is refused outright, so no spelling of a path can name anything
 // but the entries it lists, and nothing can climb out of a tree or a mount.
-import { BadPathError } from 'rotree-client/errors'
+import { BadPathError, NotADirectoryError } from 'rotree-client/errors'
 import { MAX_PATH, MAX_DEPTH, MAX_NAME } from 'rotree-client/src/format/limits.js'
 
 // A URL path may be longer than the tree path it decodes to (every byte can be
@@ -54,10 +54,9 @@ function decodeSegment (s) {
   return d
 }
 
+// statusOf (rotree-client/errors) reads `status`: 414 for what is too long, else 400
 function bad (message, status = 400) {
-  const err = new BadPathError(message)
-  err.status = status
-  return err
+  return new BadPathError(message, { details: { status } })
 }
 
 /** One name as a URL path segment. */
@@ -73,3 +72,6 @@ export function encodePath (segments, slash = false) {
 
 /** The tree path ('/a/b') for names, as Tree methods take it. */
 export function treePath (segments) { return '/' + segments.join('/') }
+
+/** A request for 'name/' where name is a file (404, as the verified entry proves). */
+export function notADir (segments) { return new NotADirectoryError(`/${segments.join('/')} is a file, not a directory`) }

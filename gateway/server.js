@@ -1,11 +1,10 @@
-// `rotree gateway` as a node:http server: the middleware of index.js with no
-// framework in front (DESIGN.md P2: hot paths pay no per-request framework
-// cost), plus what only a server can do: answer malformed requests and
-// oversized headers with a clear 4xx before any handler runs, and shut down
-// gracefully.
+// `rotree gateway` as a node:http server: the middleware of gateway.js with no
+// framework in front (the hot path pays no per-request framework cost), plus
+// what only a server can do: answer malformed requests and oversized headers
+// with a clear 4xx before any handler runs, and shut down gracefully.
 import http from 'node:http'
 import { listen as listenOn, gracefulClose } from '../server/lifecycle.js'
-import { gateway } from './index.js'
+import { gateway } from './gateway.js'
 
 export const MAX_HEADER_BYTES = 16 * 1024
 
@@ -36,7 +35,7 @@ export async function createGatewayServer ({ maxHeaderSize = MAX_HEADER_BYTES, .
 }
 
 // Node's parser rejects these before any handler sees them; the default answer
-// has no body. DESIGN.md "Bad input" wants a 4xx that says what was wrong.
+// has no body. Bad input gets a 4xx that says what was wrong.
 const CLIENT_ERRORS = {
   HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', `request line and headers together may be at most ${MAX_HEADER_BYTES / 1024} KiB`],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'the request did not arrive in time'],

@@ -1,13 +1,32 @@
-// What the gateway needs from a pinned Tree view, in one file. A request
-// resolves its path once (Tree.resolve) and then serves, lists or reads the
-// resolved entry (Tree.readEntry, Tree.entriesOf), instead of resolving again
-// in stat() and in readRange() on every small-file request. Every byte still
-// passes verify.js. readOneChunk is the one place that uses an internal
-// (_blob): a fast path for a range inside one chunk.
+// What the gateway needs from a Tree, in one file, through its public API
+// only: the accepted root (tree.rootRecord), whether it is still fresh by the
+// tree's own clock and grace (tree.isFresh(), docs/TRUST.md rule 2), a pinned
+// view (tree.snapshot()), and on that view: resolve a path once, then list
+// (entriesOf), stream (readEntry) or read one chunk (readChunk) of the entry.
+// Every byte passes verify.js inside the Tree.
 import { createHash } from 'node:crypto'
 import { toStat } from 'rotree-client'
+import { isExpired } from 'rotree-client/verify'
 import { contentType } from './mime.js'
 import { treePath } from './paths.js'
+
+// ---- the tree's root -------------------------------------------------------
+// TRANSITION: Tree.rootRecord and Tree.isFresh() are being added to the client;
+// until they are there, the same answers from `current` and verify.js.
+
+/** The accepted fsinfo record (identity changes when a new root is adopted); null before the first. */
+export function rootRecord (tree) {
+  return ('rootRecord' in tree ? tree.rootRecord : tree.current) ?? null
+}
+
+/** Accepted, and not expired by the tree's own clock and grace. */
+export function isFresh (tree) {
+  if (typeof tree.isFresh === 'function') return tree.isFresh()
+  const rec = rootRecord(tree)
+  return rec !== null && !isExpired(rec, { now: tree.opts.now(), graceMs: tree.opts.graceMs })
+}
+
+// ---- one pinned view -------------------------------------------------------
 
 /**
  * @param {import('./mount.js').Pin} pin
@@ -15,14 +34,14 @@ import { treePath } from './paths.js'
  * @param {boolean} [follow=true] follow a final symlink
  * @returns {Promise<object>} the verified entry (a directory's carries `dir`, a file's its chunks)
  */
-export async function resolve (pin, segments, follow = true) {
+export function resolve (pin, segments, follow = true) {
   return pin.view.resolve(treePath(segments), { follow })
 }
 
 /**
  * Verified bytes of `entry` in [start, end), in order. Reads larger than an
- * eighth of the memory cache stream past it (as Tree.readRange does), so one
- * big download does not flush every directory page.
+ * eighth of the memory cache stream past it (the Tree decides), so one big
+ * download does not flush every directory page.
  * @returns {AsyncGenerator<Uint8Array>}
  */
 export function readEntry (pin, entry, start, end) {
@@ -31,9 +50,9 @@ export function readEntry (pin, entry, start, end) {
 
 /**
  * The fast path for the common small file: when [start, end) lies inside one
- * chunk listed in the entry, its verified bytes, from the same cache and the
- * same verified fetch as Tree._read uses, without an async generator per
- * request. null when the range needs more (several chunks, a chunk index).
+ * chunk listed in the entry, that chunk's verified bytes sliced to the range,
+ * without an async generator per request. null when the range needs more
+ * (several chunks, a chunk index).
  * @returns {Promise<Uint8Array>|null}
  */
 export function readOneChunk (pin, entry, start, end) {
@@ -46,18 +65,25 @@ export function readOneChunk (pin, entry, start, end) {
       if (end > off + c.size) return null
       const from = start - off
       const to = end - off
-      return pin.view._blob(c, 'data', end - start <= pin.view.opts.cacheBytes / 8)
-        .then(b => from === 0 && to === b.length ? b : b.subarray(from, to))
+      return readChunk(pin.view, c).then(b => from === 0 && to === b.length ? b : b.subarray(from, to))
     }
     off += c.size
   }
   return null
 }
 
+// One chunk is at most MAX_BLOB (1 MiB): the small read the memory cache is for.
+function readChunk (view, ref) {
+  if (typeof view.readChunk === 'function') return view.readChunk(ref, { cache: true })
+  return view._blob(ref, 'data', true) // TRANSITION: until Tree.readChunk lands
+}
+
 /** A directory's entries (raw, verified) in name order, one page at a time. */
 export function entriesOf (pin, dirEntry) { return pin.view.entriesOf(dirEntry) }
 
 export { toStat }
+
+// ---- validators ------------------------------------------------------------
 
 const META = new WeakMap() // file entry → its response metadata; entries live as long as their cached page
 

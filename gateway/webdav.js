@@ -2,8 +2,13 @@
 // Depth 0 and 1, so rclone, davfs2, Finder and Explorer mount a tree as a file
 // system. GET and HEAD are the ordinary file routes. Depth: infinity is
 // refused (§9.1 allows it; a whole tree in one answer is a denial of service),
-// and every method that would write is 405.
-import { escapeMarkup } from './body.js'
+// and every method that would write is 405. propfind() answers one request;
+// the rest of this file is the protocol's XML.
+import { escapeMarkup, sendGenerated } from './body.js'
+import { sendError, sendText } from './http-status.js'
+import { resolve, fileMeta, dirEtag } from './tree-access.js'
+import { notADir } from './paths.js'
+import { withTargets } from './targets.js'
 
 export const DAV_ALLOW = 'OPTIONS, GET, HEAD, PROPFIND'
 export const DAV_HEADERS = ['DAV', '1', 'MS-Author-Via', 'DAV', 'Allow', DAV_ALLOW]
@@ -11,6 +16,80 @@ const DAV = 'DAV:'
 const MAX_BODY = 64 * 1024
 
 const KNOWN = ['displayname', 'resourcetype', 'getcontentlength', 'getcontenttype', 'getlastmodified', 'creationdate', 'getetag', 'supportedlock', 'lockdiscovery']
+
+/**
+ * PROPFIND on a path of the gateway (RFC 4918 §9.1).
+ * @param {import('./gateway.js').Gateway} gw
+ * @param {object} ctx the request's context (Gateway._context)
+ */
+export async function propfind (gw, ctx) {
+  const { req, res } = ctx
+  const depth = depthOf(req)
+  if (depth === null) return sendText(res, 400, '400 Bad Request\nDepth must be 0, 1 or infinity\n')
+  if (depth === 'infinity') {
+    // RFC 4918 §9.1: a server may refuse; say so with the precondition element
+    req.resume()
+    const body = Buffer.from(FINITE_DEPTH_BODY)
+    res.writeHead(403, ['Content-Type', XML_TYPE, 'Content-Length', String(body.length)])
+    return res.end(body)
+  }
+  const text = await readBody(req)
+  if (text === null) return sendText(res, 413, '413 Content Too Large\na PROPFIND body may be at most 64 KiB\n', { headers: ['Connection', 'close'] })
+  const want = parsePropfind(text)
+  if (want === null) return sendText(res, 400, '400 Bad Request\nthe PROPFIND body is not a DAV:propfind document this server can read\n')
+  if (ctx.mount === null) return propfindMounts(gw, ctx, depth, want)
+  return propfindTree(gw, ctx, depth, want)
+}
+
+/** The gateway's root when only named trees are mounted: the trees as collections. */
+function propfindMounts (gw, ctx, depth, want) {
+  if (ctx.segs.length > 0) return sendText(ctx.res, 404, `404 Not Found\nno tree is mounted as ${JSON.stringify(ctx.segs[0])}\n`)
+  const pieces = (async function * () {
+    yield MULTISTATUS_OPEN
+    yield davResponse(gw.href(ctx, [], true), { dir: true, name: '', mtime: gw.startedAt.getTime() }, want)
+    if (depth === '1') {
+      for await (const { entry: m } of gw.mountItems()) {
+        yield davResponse(gw.href(ctx, [m.name], true), { dir: true, name: m.name, mtime: m.mtime, etag: m.root && `"d-${m.root}-html"` }, want)
+      }
+    }
+    yield MULTISTATUS_CLOSE
+  })()
+  return sendGenerated(ctx.req, ctx.res, 207, ['Content-Type', XML_TYPE], pieces, { log: gw.log })
+}
+
+/** A path in a tree: the resource, and at Depth 1 a directory's members (symlinks as what they lead to). */
+async function propfindTree (gw, ctx, depth, want) {
+  const { req, res, rel } = ctx
+  const pin = await ctx.mount.current()
+  let entry
+  try {
+    entry = await resolve(pin, rel)
+  } catch (err) {
+    return sendError(res, err, { headers: pin.headers, log: gw.log })
+  }
+  const names = [...ctx.mountSegs, ...rel]
+  const isDir = entry.type === 'dir'
+  if (!isDir && ctx.slash && rel.length > 0) return sendError(res, notADir(rel), { headers: pin.headers })
+  const pieces = (async function * () {
+    yield MULTISTATUS_OPEN
+    yield davResponse(gw.href(ctx, names, isDir), davResource(entry, ctx.segs.at(-1) ?? ''), want)
+    if (isDir && depth === '1') {
+      const dirHref = gw.href(ctx, names, true)
+      for await (const { entry: e, target: t } of withTargets(pin, rel, entry)) {
+        if (t === null || t === undefined) continue // WebDAV has no symlinks: leave out one that leads nowhere (or was not resolved)
+        yield davResponse(dirHref + encodeURIComponent(e.name) + (t.type === 'dir' ? '/' : ''), davResource(t, e.name), want)
+      }
+    }
+    yield MULTISTATUS_CLOSE
+  })()
+  return sendGenerated(req, res, 207, ['Content-Type', XML_TYPE, ...pin.headers], pieces, { errorHeaders: pin.headers, log: gw.log })
+}
+
+function davResource (entry, name) {
+  if (entry.type === 'dir') return { dir: true, name, mtime: entry.mtime, etag: dirEtag(entry, 'html') }
+  const m = fileMeta(entry)
+  return { dir: false, name, size: entry.size, mtime: entry.mtime, etag: m.etag, type: m.type }
+}
 
 /** XML text: markup escaped, and the control characters XML 1.0 cannot carry replaced. */
 export function escapeXml (s) {

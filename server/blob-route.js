@@ -1,4 +1,4 @@
-// GET|HEAD /h/<64 hex>: the hot path (DESIGN.md P1). Bare node:http, no framework.
+// GET|HEAD /h/<64 hex>: the hot path (docs/BENCHMARKS.md, P1). Bare node:http, no framework.
 //
 // Blobs are immutable and named by the SHA-256 of their bytes, so the name is a
 // strong validator: ETag = the name, cache forever, and a cached Buffer can never

@@ -1,4 +1,4 @@
-// GET|HEAD /fsinfo.json: the one mutable file (DESIGN.md "The published tree").
+// GET|HEAD /fsinfo.json: the one mutable file (docs/FORMAT.md §6).
 //
 // A rebuild renames a new fsinfo.json into place, so the file behind the path
 // changes without notice. Each request stats the path and compares identity

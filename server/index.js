@@ -1,5 +1,5 @@
 // `rotree serve OUT`: a static server for a published folder. It does no
-// cryptography; readers verify everything (DESIGN.md "Trust rules").
+// cryptography; readers verify everything (docs/TRUST.md).
 //
 // One node:http listener dispatches on the URL before any framework runs:
 // GET/HEAD /h/… and /fsinfo.json go to the hot handlers, the rest to Express.

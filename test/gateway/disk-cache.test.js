@@ -1,5 +1,5 @@
 // The gateway's verified-blob cache on disk (level): it survives a restart,
-// a corrupted entry is re-fetched and never served (seed 004: disks rot), it
+// a corrupted entry is re-fetched and never served (disks rot), it
 // stays within its size, and a second process on the same folder is told why
 // it cannot have it.
 import { test, before, after } from 'node:test'

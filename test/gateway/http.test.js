@@ -1,7 +1,7 @@
 // The gateway over plain HTTP, with curl as the client: every status it can
 // answer, the headers that say what was verified, conditional requests, the
-// range matrix (seed 004's alignment cases), listings, symlinks, index.html,
-// several trees, the status document, and bad input (DESIGN.md "Bad input").
+// range matrix (chunk-alignment cases), listings, symlinks, index.html,
+// several trees, the status document, and bad input.
 import { test, describe, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
@@ -122,10 +122,11 @@ describe('files', () => {
       assert.equal(r.headers['content-range'], `bytes */${size}`)
       assert.match(r.body.toString(), /ROTREE_BAD_RANGE/)
     }
+    // an invalid range is ignored, as `rotree serve` does (test/gateway/ranges.test.js has the whole table)
     for (const spec of ['bytes=abc', 'bytes=5-2', 'bytes=-', 'bytes=1-2-3']) {
       const r = await curl(gw.url + 'big.bin', ['-H', `Range: ${spec}`])
-      assert.equal(r.status, 416, spec)
-      assert.match(r.body.toString(), /malformed Range/)
+      assert.equal(r.status, 200, spec)
+      assert.equal(r.body.length, size, spec)
     }
     // several ranges, or another unit: the whole file (RFC 9110 §14.2 lets a server ignore Range)
     assert.equal((await curl(gw.url + 'big.bin', ['-H', 'Range: bytes=0-1,5-6'])).status, 200)
@@ -137,7 +138,7 @@ describe('files', () => {
     const empty = await curl(gw.url + 'empty.txt', ['-H', 'Range: bytes=0-'])
     assert.equal(empty.status, 200, 'an empty file has nothing to slice (as nginx)')
     assert.equal(empty.body.length, 0)
-    assert.equal((await curl(gw.url + 'empty.txt', ['-H', 'Range: bytes=x'])).status, 416)
+    assert.equal((await curl(gw.url + 'empty.txt', ['-H', 'Range: bytes=x'])).status, 200)
     // If-Range
     const etag = (await curl(gw.url + 'big.bin', ['-I'])).headers.etag
     assert.equal((await curl(gw.url + 'big.bin', ['-H', 'Range: bytes=0-9', '-H', `If-Range: ${etag}`])).status, 206)

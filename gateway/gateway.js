@@ -1,0 +1,200 @@
+// The gateway: a verified view of one or more trees for plain HTTP clients,
+// WebDAV clients and Express apps. `gateway(opts)` is a middleware,
+// `(req, res, next)`, that Express mounts with app.use('/prefix', gateway(…))
+// and that `rotree gateway` runs directly under node:http (server.js), so the
+// hot path pays for no framework. This file owns the options, the mounts and
+// the routing; get.js answers GET/HEAD, webdav.js OPTIONS and PROPFIND.
+//
+//   GET|HEAD /path          file (ranges, 304s), or a directory: 301 to /path/,
+//                           index.html, or an HTML/JSON listing (get.js)
+//   GET /.well-known/rotree/status   JSON: each tree's root, seq, expiry, mirrors, caches
+//   OPTIONS, PROPFIND       read-only WebDAV (webdav.js); other methods 405
+//   /NAME/…                 the tree mounted as NAME (opts.trees)
+//
+// Before any of it: the Host check (host-check.js, DNS rebinding). Trees do
+// not wait for each other: a request waits only for the disk cache to open
+// and for its own tree, never for another tree's first refresh.
+import { parseRequestPath, encodePath } from './paths.js'
+import { sendError, sendText } from './http-status.js'
+import { Mount } from './mount.js'
+import { openDiskCache } from './disk-cache.js'
+import { rootRecord } from './tree-access.js'
+import { serveGet } from './get.js'
+import { propfind, DAV_HEADERS, DAV_ALLOW } from './webdav.js'
+import { hostGuard } from './host-check.js'
+import { redactDeep, redactingLog } from './redact.js'
+
+const NAME_RE = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]*$/
+const STATUS_PATH = ['.well-known', 'rotree', 'status']
+
+/**
+ * @param {object} opts
+ * @param {string|import('rotree-client').Tree} [opts.tree] the tree served at the mount's root
+ * @param {Record<string, string|import('rotree-client').Tree>} [opts.trees] more trees, each under /NAME/
+ * @param {string[]} [opts.mirrors] more mirrors of opts.tree (address form)
+ * @param {string|null} [opts.stateDir] reader state (rollback protection); default as the CLI's
+ * @param {number} [opts.timeoutMs=30000] per upstream request
+ * @param {number} [opts.concurrency=16] upstream blob fetches at once, per tree
+ * @param {number} [opts.mirrorPenaltyMs=30000] how long a failed mirror is asked last
+ * @param {number} [opts.cacheBytes=67108864] verified blobs kept in memory, per tree
+ * @param {string|null} [opts.cacheDir=null] on-disk verified-blob cache (level); null: none
+ * @param {number} [opts.cacheSize=1073741824] bytes the disk cache may hold
+ * @param {number} [opts.refreshSeconds=60] re-check fsinfo.json this often (0: only on expiry)
+ * @param {number} [opts.maxAge] upper bound of Cache-Control max-age (default refreshSeconds, at least 1)
+ * @param {boolean} [opts.index=true] serve a directory's index.html instead of its listing
+ * @param {boolean} [opts.sandbox=true] send HTML, SVG and XML with CSP sandbox (sandbox.js)
+ * @param {string[]|null} [opts.allowHosts=null] Host names served besides the loopback ones (host-check.js); ['*']: any
+ * @param {object} [opts.treeOptions] anything else for new Tree() (graceMs, skewMs, readAhead, …)
+ * @param {{ info?: Function, error?: Function } | null} [opts.log]
+ * @returns {((req, res, next?) => void) & { ready: Promise<void>, close: () => Promise<void>, status: () => object, gateway: Gateway }}
+ */
+export function gateway (opts) {
+  const gw = new Gateway(opts)
+  const mw = (req, res, next) => gw.handle(req, res, next)
+  mw.ready = gw.ready
+  mw.close = () => gw.close()
+  mw.status = () => gw.status()
+  mw.gateway = gw
+  return mw
+}
+
+export class Gateway {
+  constructor ({
+    tree, trees = {}, mirrors = [], stateDir, timeoutMs, mirrorPenaltyMs, concurrency = 16, cacheBytes = 64 << 20,
+    cacheDir = null, cacheSize = 1 << 30, refreshSeconds = 60, maxAge, index = true, sandbox = true, allowHosts = null,
+    treeOptions = {}, log = null
+  } = {}) {
+    if (tree === undefined && Object.keys(trees).length === 0) throw new TypeError('gateway: give a tree (opts.tree) or named trees (opts.trees)')
+    this.log = redactingLog(log)
+    this.index = index
+    this.sandbox = sandbox !== false
+    this.hostCheck = hostGuard(allowHosts)
+    this.startedAt = new Date()
+    this.disk = null
+    const tOpts = this._treeOptions({ timeoutMs, mirrorPenaltyMs, concurrency, cacheBytes, stateDir, useDisk: cacheDir !== null, treeOptions })
+    const mountOpts = { treeOptions: tOpts, refreshMs: refreshSeconds * 1000, maxAgeS: Math.max(1, maxAge ?? refreshSeconds), log: this.log }
+    this.root = tree === undefined ? null : new Mount('', tree, { ...mountOpts, mirrors })
+    this.named = new Map()
+    for (const [name, t] of Object.entries(trees)) {
+      if (!NAME_RE.test(name) || name === '.well-known') throw new TypeError(`gateway: bad tree name ${JSON.stringify(name)} (letters, digits, . _ ~ -)`)
+      this.named.set(name, new Mount(name, t, mountOpts))
+    }
+    this.mounts = [...(this.root ? [this.root] : []), ...this.named.values()]
+    this._start(cacheDir, cacheSize)
+  }
+
+  _treeOptions ({ timeoutMs, mirrorPenaltyMs, concurrency, cacheBytes, stateDir, useDisk, treeOptions }) {
+    const blobCache = !useDisk ? undefined : {
+      get: h => this.disk === null ? undefined : this.disk.get(h),
+      put: (h, b) => this.disk?.put(h, b),
+      delete: h => this.disk?.delete(h)
+    }
+    const o = { timeoutMs, mirrorPenaltyMs, concurrency, cacheBytes, blobCache, ...treeOptions }
+    if (stateDir !== undefined) o.stateDir = stateDir
+    for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k]
+    return o
+  }
+
+  /** diskReady: what every request waits for; ready: that, and each tree tried once. */
+  _start (cacheDir, cacheSize) {
+    this.diskReady = cacheDir === null ? Promise.resolve() : openDiskCache(cacheDir, { maxBytes: cacheSize, log: this.log }).then(d => { this.disk = d })
+    this.diskDone = cacheDir === null
+    this.diskReady.then(() => { this.diskDone = true }, () => {})
+    // a tree whose mirrors are down still starts: its requests answer 502/504 until one is back
+    this.ready = this.diskReady.then(() => Promise.allSettled(this.mounts.map(m => m.refresh()))).then(() => {})
+    this.ready.catch(() => {}) // reported by whoever awaits it, and by requests
+  }
+
+  handle (req, res, next) {
+    const p = this.diskDone ? this._route(req, res) : this.diskReady.then(() => this._route(req, res))
+    p.catch(err => sendError(res, err, { head: req.method === 'HEAD', log: this.log }))
+  }
+
+  async _route (req, res) {
+    const method = req.method
+    const head = method === 'HEAD'
+    const refused = this.hostCheck(req)
+    if (refused !== null) return sendText(res, 421, `421 Misdirected Request\n${refused}\n`, { head })
+    if (method === 'OPTIONS' && req.url === '*') return this._options(res) // RFC 9110 §9.3.7: the server as a whole
+    const ctx = this._context(req, res) // throws BadPathError: 400/414
+    if (method === 'GET' || head) {
+      const s = ctx.segs
+      if (s.length === 3 && s[0] === STATUS_PATH[0] && s[1] === STATUS_PATH[1] && s[2] === STATUS_PATH[2]) return this._status(ctx)
+      return serveGet(this, ctx)
+    }
+    if (method === 'PROPFIND') return propfind(this, ctx)
+    if (method === 'OPTIONS') return this._options(res)
+    // a read-only tree: refuse, and do not read an upload we will never use
+    const hasBody = req.headers['content-length'] > 0 || req.headers['transfer-encoding'] !== undefined
+    sendText(res, 405, `405 Method Not Allowed\nthis gateway is read-only: ${String(method).slice(0, 20)} is not allowed\n`,
+      { headers: ['Allow', DAV_ALLOW, ...(hasBody ? ['Connection', 'close'] : [])] })
+  }
+
+  /**
+   * What one request is about: its mount, its names below that mount's root,
+   * and how to spell public URLs for it.
+   * @returns {{ req, res, head: boolean, mount: Mount|null, rel: string[], mountSegs: string[], base: string, slash: boolean, query: string, segs: string[] }}
+   */
+  _context (req, res) {
+    const p = parseRequestPath(req.url)
+    const segs = p.segments
+    let slash = p.slash
+    const base = typeof req.baseUrl === 'string' ? req.baseUrl : ''
+    if (segs.length === 0 && base !== '') slash = originalEndsWithSlash(req) // Express: '/downloads' arrives as '/'
+    let mount = this.root
+    let rel = segs
+    let mountSegs = []
+    if (segs.length > 0 && this.named.has(segs[0])) {
+      mount = this.named.get(segs[0]); rel = segs.slice(1); mountSegs = [segs[0]]
+      if (rel.length === 0) slash = p.slash
+    }
+    return { req, res, head: req.method === 'HEAD', mount, rel, mountSegs, base, slash, query: p.query, segs }
+  }
+
+  _options (res) {
+    res.writeHead(200, [...DAV_HEADERS, 'Content-Length', '0'])
+    res.end()
+  }
+
+  /** The public URL path of names under this gateway (for Location and WebDAV hrefs). */
+  href (ctx, names, slash) {
+    const p = ctx.base + encodePath(names, slash)
+    return p.replace(/^\/{2,}/, '/') // never a protocol-relative "//host" Location
+  }
+
+  /** The named trees, as directory entries (the root listing when only named trees are mounted). */
+  async * mountItems () {
+    for (const [name, m] of this.named) {
+      const c = rootRecord(m.tree)
+      const e = { name, type: 'dir', mount: true, mtime: c?.rootMtime ?? Date.now(), root: c?.root.hash ?? null, seq: c?.seq ?? null }
+      yield { entry: e, target: e }
+    }
+  }
+
+  _status ({ res, head }) {
+    const body = Buffer.from(JSON.stringify(this.status(), null, 2) + '\n')
+    res.writeHead(200, ['Content-Type', 'application/json; charset=utf-8', 'Cache-Control', 'no-store', 'Content-Length', String(body.length)])
+    res.end(head ? undefined : body)
+  }
+
+  /** Each tree's root, sequence, expiry, mirror health and cache figures; mirror credentials removed. */
+  status () {
+    return redactDeep({
+      startedAt: this.startedAt.toISOString(),
+      trees: this.mounts.map(m => m.status()),
+      diskCache: this.disk?.stats() ?? null
+    })
+  }
+
+  async close () {
+    for (const m of this.mounts) m.close()
+    await this.ready.catch(() => {})
+    await this.disk?.close()
+  }
+}
+
+function originalEndsWithSlash (req) {
+  const u = typeof req.originalUrl === 'string' ? req.originalUrl : req.url
+  const q = u.indexOf('?')
+  return (q === -1 ? u : u.slice(0, q)).endsWith('/')
+}

@@ -1,0 +1,90 @@
+// GET and HEAD: a file (files.js), or a directory: 301 to its slash form,
+// its index.html, or a listing (HTML, or JSON when asked for). With only
+// named trees mounted, the gateway's own root lists them.
+import { etagMatches } from 'rotree-client/http'
+import { sendError, sendText, NOWHERE_CODES } from './http-status.js'
+import { resolve, dirEtag } from './tree-access.js'
+import { notADir } from './paths.js'
+import { sendFile } from './files.js'
+import { sendGenerated } from './body.js'
+import { wantsJson, htmlListing, jsonListing } from './listing.js'
+import { withTargets } from './targets.js'
+import { sandboxHeaders } from './sandbox.js'
+
+const HTML = 'text/html; charset=utf-8'
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+/**
+ * @param {import('./gateway.js').Gateway} gw
+ * @param {object} ctx the request's context (Gateway._context)
+ */
+export async function serveGet (gw, ctx) {
+  if (ctx.mount === null) return mountList(gw, ctx)
+  const { req, res, head, rel } = ctx
+  const pin = await ctx.mount.current()
+  let entry
+  try {
+    entry = await resolve(pin, rel)
+  } catch (err) {
+    return sendError(res, err, { head, headers: pin.headers, log: gw.log })
+  }
+  if (entry.type !== 'dir') {
+    if (ctx.slash && rel.length > 0) return sendError(res, notADir(rel), { head, headers: pin.headers })
+    return sendFile(req, res, pin, entry, { log: gw.log, sandbox: gw.sandbox })
+  }
+  if (!ctx.slash) return redirect(gw, ctx)
+  const json = wantsJson(req)
+  if (gw.index && !json) {
+    let idx = null
+    try {
+      idx = await resolve(pin, [...rel, 'index.html'])
+    } catch (err) {
+      if (!NOWHERE_CODES.has(err.code)) return sendError(res, err, { head, headers: pin.headers, log: gw.log })
+    }
+    if (idx !== null && idx.type === 'file') return sendFile(req, res, pin, idx, { log: gw.log, vary: true, sandbox: gw.sandbox })
+  }
+  return listing(gw, ctx, pin, entry, json)
+}
+
+/** A directory's listing: HTML with symlink targets resolved (within a budget), or JSON. */
+function listing (gw, ctx, pin, entry, json) {
+  const { req, res, rel } = ctx
+  const type = json ? JSON_TYPE : HTML
+  const etag = dirEtag(entry, json ? 'json' : 'html')
+  const headers = [
+    'Content-Type', type, 'ETag', etag, 'Cache-Control', pin.cacheControl(), 'Vary', 'Accept',
+    'X-Content-Type-Options', 'nosniff', ...sandboxHeaders(type, gw.sandbox), ...pin.headers
+  ]
+  const inm = req.headers['if-none-match']
+  if (inm !== undefined && etagMatches(inm, etag)) { res.writeHead(304, headers.slice(2)); return res.end() }
+  const title = titleOf(ctx)
+  const pieces = json
+    ? jsonListing(title, withTargets(pin, rel, entry, { links: false })) // JSON names a symlink's target, it does not follow it
+    : htmlListing(title, ctx.segs.length > 0 || ctx.base !== '', withTargets(pin, rel, entry))
+  return sendGenerated(req, res, 200, headers, pieces, { errorHeaders: pin.headers, log: gw.log })
+}
+
+/** The gateway's root when only named trees are mounted: a listing of them. */
+function mountList (gw, ctx) {
+  const { req, res, segs } = ctx
+  if (segs.length > 0) return sendText(res, 404, `404 Not Found\nno tree is mounted as ${JSON.stringify(segs[0])}\n`, { head: ctx.head })
+  if (!ctx.slash) return redirect(gw, ctx)
+  const json = wantsJson(req)
+  const type = json ? JSON_TYPE : HTML
+  const headers = ['Content-Type', type, 'Cache-Control', 'no-cache', 'Vary', 'Accept', 'X-Content-Type-Options', 'nosniff', ...sandboxHeaders(type, gw.sandbox)]
+  const items = gw.mountItems()
+  const pieces = json ? jsonListing(titleOf(ctx), items) : htmlListing(titleOf(ctx), ctx.base !== '', items, 'trees served by this gateway')
+  return sendGenerated(req, res, 200, headers, pieces, { log: gw.log })
+}
+
+function redirect (gw, ctx) {
+  const loc = gw.href(ctx, ctx.segs, true) + ctx.query
+  sendText(ctx.res, 301, `301 Moved Permanently\n${loc}\n`, { head: ctx.head, headers: ['Location', loc] })
+}
+
+/** The public path a listing shows, e.g. "/downloads/docs/". */
+function titleOf (ctx) {
+  let base = ctx.base
+  try { base = decodeURIComponent(base) } catch {}
+  return (base + '/' + ctx.segs.map(s => s + '/').join('')).replace(/^\/{2,}/, '/')
+}
