@@ -1,90 +1,306 @@
-// GET over node:http(s) with keep-alive, a hard byte cap and a deadline. Only
-// I/O: whether the bytes are any good is verify.js's business. node:http is
-// used instead of fetch() because it costs less per request (see BENCHMARKS.md P3).
+// GET with a hard byte cap and one deadline, over node:http(s) keep-alive for
+// http: mirrors and HTTP/1.1 https: mirrors, and over node:http2 for https:
+// mirrors that offer h2 by ALPN (transport-h2.js). Only I/O: whether the bytes
+// are any good is verify.js's business. node:http is used instead of fetch()
+// because it costs less per request (see BENCHMARKS.md P3).
+//
+// One deadline covers a request from the call to the last byte, across every
+// redirect hop; redirects stay on the mirror's origin unless the reader allowed
+// more, and a mirror URL's user:pass goes to its own origin only
+// (transport-url.js, docs/TRUST.md rule 4).
+//
+//   createTransport({ maxSockets, ca, http2, allowRedirectOrigins, crossOriginRedirects })
+//     -> { get(url, { cap, timeoutMs, signal, onTiming }) -> Promise<Uint8Array>, close(), stats }
 import http from 'node:http'
 import https from 'node:https'
+import tls from 'node:tls'
+import { readFileSync } from 'node:fs'
 import { TooLargeError, MirrorHttpError, MirrorNetworkError, TimeoutError, AbortedError } from './errors.js'
+import { parseTarget, basicAuth, redirectPolicy, redirectTarget } from './transport-url.js'
+import { H2Origins, wasRefused, cancelStream } from './transport-h2.js'
 
-const MAX_REDIRECTS = 5
+export { redactUrl } from './transport-url.js'
 
-export function createTransport ({ maxSockets = 16 } = {}) {
+const IDENTITY = { 'accept-encoding': 'identity' }
+// An unwanted body (a redirect's, an error page) no larger than this is read
+// and dropped so the connection stays open; a larger or unannounced one closes it.
+const DRAIN_MAX = 64 * 1024
+
+/**
+ * @param {object} [o]
+ * @param {number} [o.maxSockets=16] HTTP/1.1 connections per origin
+ * @param {string|Buffer|Array<string|Buffer>} [o.ca] PEM certificates trusted
+ *   besides the usual ones (and NODE_EXTRA_CA_CERTS): for private mirrors
+ * @param {boolean} [o.http2=true] offer h2 to https: mirrors
+ * @param {string[]} [o.allowRedirectOrigins] origins a mirror may redirect to
+ * @param {boolean} [o.crossOriginRedirects=false] a mirror may redirect anywhere (never https → http)
+ */
+export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedirectOrigins, crossOriginRedirects } = {}) {
+  const secureContext = ca ? tls.createSecureContext({ ca: trustedWith(ca) }) : undefined
   const agents = {
     'http:': new http.Agent({ keepAlive: true, maxSockets }),
-    'https:': new https.Agent({ keepAlive: true, maxSockets })
+    'https:': new SpareAgent({ keepAlive: true, maxSockets, secureContext })
   }
-  const stats = { requests: 0, bytes: 0 }
+  /** stats.origins[origin]: { protocol: 'h2'|'http/1.1'|null, requests, bytes, sessions? } */
+  const stats = { requests: 0, bytes: 0, origins: {} }
+  const originStats = origin => (stats.origins[origin] ??= { protocol: null, requests: 0, bytes: 0 })
+  const h2 = http2
+    ? new H2Origins({
+      secureContext,
+      originStats,
+      onHttp1: (e, sock) => {
+        originStats(e.origin).protocol = 'http/1.1'
+        if (sock) agents['https:'].spare.set(`${e.host}:${e.port}`, sock)
+      }
+    })
+    : null
+  const ctx = { agents, h2, stats, originStats, policy: redirectPolicy({ allowRedirectOrigins, crossOriginRedirects }) }
 
   /**
    * @param {string} url
-   * @param {{ cap: number, timeoutMs: number, signal?: AbortSignal }} o
+   * @param {{ cap: number, timeoutMs: number, signal?: AbortSignal, onTiming?: (t: object) => void }} o
+   *   onTiming, after a body arrived whole: { origin, protocol, redirects, bytes, headersMs, totalMs }
    * @returns {Promise<Uint8Array>} the body, never more than cap bytes
    */
-  function get (url, o, redirects = 0) {
-    return new Promise((resolve, reject) => {
-      if (o.signal?.aborted) return reject(new AbortedError('aborted'))
-      let u
-      try { u = new URL(url) } catch { return reject(new MirrorHttpError(`bad URL ${JSON.stringify(url)}`)) }
-      // a mirror (or its redirect) may only send us to http(s)
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') return reject(new MirrorHttpError(`${JSON.stringify(url)} is not an http(s) URL`))
-      const mod = u.protocol === 'https:' ? https : http
-      stats.requests++
-      let done = false
-      let req = null
-      const settle = () => {
-        done = true
-        clearTimeout(timer)
-        o.signal?.removeEventListener('abort', onAbort)
-      }
-      const finish = (err, val) => {
-        if (done) return
-        settle()
-        if (err) { req?.destroy(); reject(err) } else resolve(val)
-      }
-      const timer = setTimeout(() => finish(new TimeoutError(`no complete answer from ${u.origin} within ${o.timeoutMs} ms`)), o.timeoutMs)
-      const onAbort = () => finish(new AbortedError('aborted'))
-      o.signal?.addEventListener('abort', onAbort)
-      try {
-        req = mod.get(u, { agent: agents[u.protocol], headers: { 'accept-encoding': 'identity' } }, onResponse)
-      } catch (err) {
-        return finish(new MirrorNetworkError(`${u.origin}: ${err.code || err.message}`, { cause: err }))
-      }
-      req.on('error', err => finish(new MirrorNetworkError(`${u.origin}: ${err.code || err.message}`, { cause: err })))
+  function get (url, o) {
+    return new Promise((resolve, reject) => new Request(ctx, o, resolve, reject).start(url))
+  }
 
-      function onResponse (res) {
-        const status = res.statusCode
-        if (status >= 300 && status < 400 && res.headers.location) {
-          res.resume()
-          if (redirects >= MAX_REDIRECTS) return finish(new MirrorHttpError(`${u.origin}: too many redirects`, { details: { status } }))
-          let next
-          try { next = new URL(res.headers.location, u).href } catch { return finish(new MirrorHttpError(`${u.origin}: bad redirect Location`, { details: { status } })) }
-          // hand over to the next hop: this request is done, its promise follows that one
-          settle()
-          get(next, o, redirects + 1).then(resolve, reject)
+  function close () {
+    h2?.close()
+    for (const a of Object.values(agents)) a.destroy()
+  }
+  return { get, close, stats }
+}
+
+/** One get(): its deadline, its hops, its body buffer. */
+class Request {
+  constructor (ctx, o, resolve, reject) {
+    this.ctx = ctx
+    this.o = o
+    this.timeoutMs = o.timeoutMs
+    this.resolve = resolve
+    this.reject = reject
+    this.done = false
+    this.first = null // the URL asked for: its origin is the mirror's
+    this.u = null // the URL of the current hop
+    this.hops = 0
+    this.auth = null
+    this.cancel = null // stops the current hop's I/O
+    this.h2 = null // { session, entry, hop } while the current hop is an HTTP/2 stream
+    this.buf = null
+    this.n = 0
+    this.t0 = o.onTiming ? performance.now() : 0
+    this.tHead = 0
+    this.timer = setTimeout(onDeadline, o.timeoutMs, this)
+    this.onAbort = null
+    if (o.signal) {
+      this.onAbort = () => this.fail(new AbortedError('aborted'))
+      o.signal.addEventListener('abort', this.onAbort)
+    }
+  }
+
+  start (url) {
+    if (this.o.signal?.aborted) return this.fail(new AbortedError('aborted'))
+    let u
+    try {
+      u = parseTarget(url)
+      this.auth = basicAuth(u)
+    } catch (err) { return this.fail(err) }
+    u.username = ''; u.password = '' // from here on only this.auth carries them
+    this.first = u
+    this.hop(u)
+  }
+
+  hop (u) {
+    this.u = u
+    this.h2 = null
+    this.ctx.stats.requests++
+    this.ctx.originStats(u.origin).requests++
+    const auth = this.auth !== null && u.origin === this.first.origin ? this.auth : null
+    if (u.protocol === 'https:' && this.ctx.h2 && this.ctx.h2.protocolOf(u.origin) !== 'http/1.1') {
+      const headers = { ':path': u.pathname + u.search, 'accept-encoding': 'identity' }
+      if (auth) headers.authorization = auth
+      return this.ctx.h2.dispatch(this, u, headers)
+    }
+    this.h1()
+  }
+
+  /** The current hop over HTTP/1.1 (also where transport-h2.js sends an origin that chose it). */
+  h1 () {
+    const u = this.u
+    const hop = this.hops
+    const tlsHop = u.protocol === 'https:'
+    const auth = this.auth !== null && u.origin === this.first.origin ? this.auth : null
+    const st = this.ctx.originStats(u.origin)
+    st.protocol ??= 'http/1.1'
+    const opts = {
+      host: u.hostname.charCodeAt(0) === 91 /* [ */ ? u.hostname.slice(1, -1) : u.hostname,
+      port: Number(u.port) || (tlsHop ? 443 : 80),
+      path: u.pathname + u.search,
+      agent: this.ctx.agents[u.protocol],
+      headers: auth ? { 'accept-encoding': 'identity', authorization: auth } : IDENTITY
+    }
+    let req
+    try {
+      req = (tlsHop ? https : http).get(opts, res => {
+        if (this.done || hop !== this.hops) return req.destroy()
+        const h = res.headers
+        if (!this.head(res.statusCode, h.location, h['content-length'])) {
+          if (Number(h['content-length']) <= DRAIN_MAX) res.resume(); else req.destroy()
           return
         }
-        if (status !== 200) {
-          res.resume()
-          return finish(new MirrorHttpError(`${u.origin} answered ${status} for ${u.pathname}`, { details: { status } }))
-        }
-        const len = Number(res.headers['content-length'])
-        // trust rule 3: refuse before reading when the mirror announces too much
-        if (len > o.cap) return finish(new TooLargeError(`${u.origin} announced ${len} bytes for ${u.pathname}, at most ${o.cap} expected`))
-        const buf = Buffer.allocUnsafe(Number.isFinite(len) ? len : o.cap)
-        let n = 0
-        res.on('data', chunk => {
-          if (done) return
-          if (n + chunk.length > o.cap || n + chunk.length > buf.length) {
-            return finish(new TooLargeError(`${u.origin} sent more than ${Number.isFinite(len) ? len : o.cap} bytes for ${u.pathname}`))
-          }
-          chunk.copy(buf, n); n += chunk.length
-        })
-        res.on('end', () => { stats.bytes += n; finish(null, new Uint8Array(buf.buffer, buf.byteOffset, n)) })
-        res.on('error', err => finish(new MirrorNetworkError(`${u.origin}: ${err.message}`, { cause: err })))
-        res.on('aborted', () => finish(new MirrorNetworkError(`${u.origin} closed the connection mid-body`)))
-      }
+        res.on('data', chunk => this.data(chunk))
+        res.on('end', () => this.end())
+        res.on('error', err => this.fail(new MirrorNetworkError(`${u.origin} closed the connection mid-body (${err.code || err.message})`, { cause: err })))
+      })
+    } catch (err) { return this.netError(err) }
+    req.on('error', err => { if (hop === this.hops) this.netError(err) })
+    this.cancel = () => req.destroy()
+  }
+
+  /** transport-h2.js opened `stream` for the current hop. */
+  h2Stream (stream, session, entry) {
+    const hop = this.hops
+    const u = this.u
+    this.h2 = { session, entry, hop }
+    this.cancel = () => cancelStream(stream)
+    let answered = false
+    let cause
+    stream.on('response', h => {
+      answered = true
+      if (this.done || hop !== this.hops) return cancelStream(stream)
+      if (!this.head(h[':status'], h.location, h['content-length'])) return cancelStream(stream)
+      stream.on('data', chunk => this.data(chunk))
+      stream.on('end', () => this.end())
+    })
+    stream.on('error', err => { cause = err })
+    stream.on('close', () => {
+      if (this.done || hop !== this.hops) return
+      // refused unprocessed (RFC 9113 §8.7): safe to ask again, on this or a new session
+      if (!answered && wasRefused(stream) && this.ctx.h2.retryRefused(this, stream)) return
+      const why = cause?.code ?? `stream reset, code ${stream.rstCode}`
+      this.fail(new MirrorNetworkError(`${u.origin}: HTTP/2 stream ended before the answer did (${why})`, { cause }))
     })
   }
 
-  function close () { for (const a of Object.values(agents)) a.destroy() }
-  return { get, close, stats }
+  setCancel (fn) { this.cancel = fn }
+
+  /**
+   * The answer's status and size are in: decide. true: read the body; false:
+   * this hop is over (a redirect went on to the next, or the request failed)
+   * and the caller discards what the server still sends.
+   */
+  head (status, location, contentLength) {
+    const u = this.u
+    if (status >= 300 && status < 400 && location) {
+      let next
+      try { next = redirectTarget(this.first, u, location, this.hops, this.ctx.policy, status) } catch (err) { this.fail(err, true); return false }
+      this.hops++
+      this.cancel = null
+      this.hop(next)
+      return false
+    }
+    if (status !== 200) {
+      this.fail(new MirrorHttpError(`${u.origin} answered ${status} for ${u.pathname}`, { details: { status } }), true)
+      return false
+    }
+    const len = contentLength === undefined ? NaN : Number(contentLength)
+    // trust rule 3: refuse before reading when the mirror announces too much
+    if (len > this.o.cap) {
+      this.fail(new TooLargeError(`${u.origin} announced ${len} bytes for ${u.pathname}, at most ${this.o.cap} expected`), true)
+      return false
+    }
+    // one buffer of the expected size, filled in place
+    this.buf = Buffer.allocUnsafe(len >= 0 ? len : this.o.cap)
+    if (this.t0) this.tHead = performance.now()
+    return true
+  }
+
+  data (chunk) {
+    if (this.done) return
+    const n = this.n + chunk.length
+    if (n > this.buf.length) return this.fail(new TooLargeError(`${this.u.origin} sent more than ${this.buf.length} bytes for ${this.u.pathname}`))
+    this.buf.set(chunk, this.n)
+    this.n = n
+  }
+
+  end () {
+    if (this.done) return
+    const n = this.n
+    const buf = this.buf
+    this.settle()
+    this.ctx.stats.bytes += n
+    this.ctx.originStats(this.u.origin).bytes += n
+    this.resolve(new Uint8Array(buf.buffer, buf.byteOffset, n))
+    if (this.t0) {
+      const now = performance.now()
+      this.o.onTiming({ origin: this.u.origin, protocol: this.h2 ? 'h2' : 'http/1.1', redirects: this.hops, bytes: n, headersMs: this.tHead - this.t0, totalMs: now - this.t0 })
+    }
+  }
+
+  netError (err) {
+    this.fail(new MirrorNetworkError(`${this.u.origin}: ${err.code || err.message}`, { cause: err }))
+  }
+
+  /** @param {Error} err @param {boolean} [keepIo] the caller ends the hop's I/O itself */
+  fail (err, keepIo = false) {
+    if (this.done) return
+    this.settle()
+    if (!keepIo) this.cancel?.()
+    this.reject(err)
+  }
+
+  settle () {
+    this.done = true
+    clearTimeout(this.timer)
+    if (this.onAbort) this.o.signal.removeEventListener('abort', this.onAbort)
+  }
+}
+
+function onDeadline (r) {
+  const h = r.h2
+  r.fail(new TimeoutError(`no complete answer from ${(r.u ?? r.first)?.origin ?? 'the mirror'} within ${r.timeoutMs} ms`))
+  // one stream stalled: find out whether its whole session did
+  if (h && h.hop === r.hops) r.ctx.h2.suspect(h.entry, h.session, r.timeoutMs)
+}
+
+/**
+ * Node replaces its whole trust store when `ca` is given; a reader adding its
+ * private mirror's certificate still wants the public CAs and NODE_EXTRA_CA_CERTS.
+ */
+function trustedWith (ca) {
+  const list = [...tls.rootCertificates]
+  const extra = process.env.NODE_EXTRA_CA_CERTS
+  if (extra) { try { list.push(readFileSync(extra, 'latin1')) } catch {} } // Node warned about it at start-up
+  for (const c of [].concat(ca)) list.push(c)
+  return list
+}
+
+/**
+ * The keep-alive https.Agent, which first takes a connection transport-h2.js
+ * already opened to an origin that chose http/1.1 by ALPN, instead of a
+ * second handshake.
+ */
+class SpareAgent extends https.Agent {
+  constructor (o) {
+    super(o)
+    this.spare = new Map()
+  }
+
+  createConnection (options, cb) {
+    const key = `${options.host}:${options.port}`
+    const s = this.spare.get(key)
+    if (s) {
+      this.spare.delete(key)
+      if (!s.destroyed) return s
+    }
+    return super.createConnection(options, cb)
+  }
+
+  destroy () {
+    for (const s of this.spare.values()) s.destroy()
+    this.spare.clear()
+    super.destroy()
+  }
 }

@@ -1,56 +1,93 @@
-// GET over fetch() with a hard byte cap and a deadline (browsers, Service
+// GET over fetch() with a hard byte cap and one deadline (browsers, Service
 // Workers, Deno). Only I/O: whether the bytes are any good is verify.js's
 // business. The body is read as a stream and counted as it arrives, so a mirror
 // that sends endless data is cut off after cap + 1 bytes (trust rule 3).
+// Redirects and credentials follow the same rules as the Node transport
+// (transport-url.js): one deadline across every hop, the mirror's own origin
+// only unless allowed, never https to http, and a mirror URL's user:pass sent
+// as Authorization: Basic to its own origin and never reported.
 import { RotreeError, TooLargeError, MirrorHttpError, MirrorNetworkError, TimeoutError, AbortedError } from './errors.js'
+import { parseTarget, basicAuth, redirectPolicy, redirectTarget } from './transport-url.js'
+
+export { redactUrl } from './transport-url.js'
 
 const FIRST_BUFFER = 64 * 1024
 
-export function createTransport () {
+/**
+ * @param {{ allowRedirectOrigins?: string[], crossOriginRedirects?: boolean }} [opts] as transport-node.js
+ */
+export function createTransport ({ allowRedirectOrigins, crossOriginRedirects } = {}) {
   const stats = { requests: 0, bytes: 0 }
+  const policy = redirectPolicy({ allowRedirectOrigins, crossOriginRedirects })
 
   /**
    * @param {string} url
-   * @param {{ cap: number, timeoutMs: number, signal?: AbortSignal }} o
+   * @param {{ cap: number, timeoutMs: number, signal?: AbortSignal, onTiming?: (t: object) => void }} o
+   *   onTiming, after a body arrived whole: { origin, protocol: null, redirects, bytes, headersMs, totalMs }
    * @returns {Promise<Uint8Array>} the body, never more than cap bytes
    */
   async function get (url, o) {
     if (o.signal?.aborted) throw new AbortedError('aborted')
-    let u
-    try { u = new URL(url) } catch { throw new MirrorHttpError(`bad URL ${JSON.stringify(url)}`) }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new MirrorHttpError(`${JSON.stringify(url)} is not an http(s) URL`)
-    const origin = u.origin
+    const first = parseTarget(url)
+    const auth = basicAuth(first)
+    first.username = ''; first.password = '' // fetch() refuses them, and messages must not show them
+    let u = first
+    const t0 = o.onTiming ? performance.now() : 0
     const ctl = new AbortController()
     let timedOut = false
-    // one deadline for the whole answer, headers and body: a mirror that
-    // drips one byte a second is as stalled as one that says nothing
+    // one deadline for the whole answer, every redirect hop, headers and body:
+    // a mirror that drips one byte a second is as stalled as one that says nothing
     const timer = setTimeout(() => { timedOut = true; ctl.abort() }, o.timeoutMs)
     const onAbort = () => ctl.abort()
     o.signal?.addEventListener('abort', onAbort)
     const failed = err => {
       if (err instanceof RotreeError) return err
-      if (timedOut) return new TimeoutError(`no complete answer from ${origin} within ${o.timeoutMs} ms`)
+      if (timedOut) return new TimeoutError(`no complete answer from ${u.origin} within ${o.timeoutMs} ms`)
       if (o.signal?.aborted) return new AbortedError('aborted')
-      return new MirrorNetworkError(`${origin}: ${err?.message ?? err}`, { cause: err })
+      return new MirrorNetworkError(`${u.origin}: ${err?.message ?? err}`, { cause: err })
     }
-    stats.requests++
+    const ask = redirect => {
+      stats.requests++
+      return fetch(u.href, {
+        signal: ctl.signal,
+        // fsinfo.json changes with every publish: always ask the mirror. Blobs
+        // never change, but a cached bad copy would fail the same way on every
+        // retry, so the HTTP cache is not used for them either; the verified
+        // LRU in tree.js is the cache.
+        cache: 'no-store',
+        credentials: 'omit',
+        // the mirror's own user:pass, to its own origin only
+        headers: auth && u.origin === first.origin ? { authorization: auth } : undefined,
+        redirect
+      })
+    }
     try {
       let res
+      let hops = 0
       try {
-        res = await fetch(u.href, {
-          signal: ctl.signal,
-          // fsinfo.json changes with every publish: always ask the mirror. Blobs
-          // never change, but a cached bad copy would fail the same way on every
-          // retry, so the HTTP cache is not used for them either; the verified
-          // LRU in tree.js is the cache.
-          cache: 'no-store',
-          credentials: 'omit',
-          redirect: 'follow' // fetch() follows only http(s) redirects, at most 20
-        })
+        for (;;) {
+          // 'manual': each hop is checked before it is asked (Node's fetch and
+          // Deno show the 3xx and its Location)
+          res = await ask('manual')
+          if (res.type === 'opaqueredirect') {
+            // a browser hides where a redirect leads: let it follow (it drops
+            // Authorization on a cross-origin hop), then check where it ended
+            res = await ask('follow')
+            if (res.redirected && res.url) {
+              try { u = redirectTarget(first, u, res.url, hops++, policy, res.status) } catch (err) { res.body?.cancel().catch(() => {}); throw err }
+            }
+            break
+          }
+          const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null
+          if (!location) break
+          res.body?.cancel().catch(() => {})
+          u = redirectTarget(first, u, location, hops++, policy, res.status)
+        }
       } catch (err) { throw failed(err) }
+      const tHead = t0 ? performance.now() : 0
       if (res.status !== 200) {
         res.body?.cancel().catch(() => {})
-        throw new MirrorHttpError(`${origin} answered ${res.status} for ${u.pathname}`, { details: { status: res.status } })
+        throw new MirrorHttpError(`${u.origin} answered ${res.status} for ${u.pathname}`, { details: { status: res.status } })
       }
       // trust rule 3: refuse before reading when the mirror announces too much.
       // Content-Length counts encoded bytes when the mirror compresses, so it
@@ -58,7 +95,7 @@ export function createTransport () {
       const len = Number(res.headers.get('content-length') ?? NaN)
       if (len > o.cap) {
         res.body?.cancel().catch(() => {})
-        throw new TooLargeError(`${origin} announced ${len} bytes for ${u.pathname}, at most ${o.cap} expected`)
+        throw new TooLargeError(`${u.origin} announced ${len} bytes for ${u.pathname}, at most ${o.cap} expected`)
       }
       let buf = new Uint8Array(Number.isFinite(len) && len > 0 ? len : Math.min(o.cap, FIRST_BUFFER))
       let n = 0
@@ -68,7 +105,7 @@ export function createTransport () {
           for (;;) {
             const { done, value } = await reader.read()
             if (done) break
-            if (n + value.length > o.cap) throw new TooLargeError(`${origin} sent more than ${o.cap} bytes for ${u.pathname}`)
+            if (n + value.length > o.cap) throw new TooLargeError(`${u.origin} sent more than ${o.cap} bytes for ${u.pathname}`)
             if (n + value.length > buf.length) {
               const bigger = new Uint8Array(Math.min(o.cap, Math.max(buf.length * 2, n + value.length)))
               bigger.set(buf.subarray(0, n)); buf = bigger
@@ -81,6 +118,7 @@ export function createTransport () {
         }
       }
       stats.bytes += n
+      if (t0) o.onTiming({ origin: u.origin, protocol: null, redirects: hops, bytes: n, headersMs: tHead - t0, totalMs: performance.now() - t0 })
       return n === buf.length ? buf : buf.subarray(0, n)
     } finally {
       clearTimeout(timer)

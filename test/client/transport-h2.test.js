@@ -1,0 +1,236 @@
+// The Node transport over HTTPS: h2 by ALPN with one session per origin and
+// many streams on it, HTTP/1.1 keep-alive where the mirror offers no h2, a
+// private CA through `ca`, and the cap and deadline per stream: a stalled or
+// oversized stream is reset without failing its siblings; a whole session that
+// stalls is destroyed. Real servers on 127.0.0.1:0 (test/helpers/tls-server.js).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import net from 'node:net'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { createTransport } from 'rotree-client/src/transport-node.js'
+import { startTlsServer, testCert } from '../helpers/tls-server.js'
+
+const BODY = Buffer.alloc(200_000, 0x61)
+const TRANSPORT = fileURLToPath(new URL('../../client-js/src/transport-node.js', import.meta.url))
+const get = (t, url, o = {}) => t.get(url, { cap: 1 << 20, timeoutMs: 5000, ...o })
+
+function serveBody (req, res) {
+  res.writeHead(200, { 'content-length': BODY.length })
+  res.end(BODY)
+}
+
+async function server (t, handler, opts) {
+  const srv = await startTlsServer(handler, opts)
+  t.after(() => srv.close())
+  return srv
+}
+
+function transport (t, opts = {}) {
+  const tr = createTransport({ ca: testCert().cert, ...opts })
+  t.after(() => tr.close())
+  return tr
+}
+
+async function rejects (p, code) {
+  const err = await p.then(() => null, e => e)
+  assert.ok(err, `expected ${code}, got bytes`)
+  assert.equal(err.code, code, `${err.code}: ${err.message}`)
+  return err
+}
+
+test('h2 is negotiated with a self-signed mirror trusted through `ca`; without it the certificate is refused', async t => {
+  const srv = await server(t, serveBody)
+  const tr = transport(t)
+  const timings = []
+  const bytes = await get(tr, srv.url + 'h/x', { onTiming: x => timings.push(x) })
+  assert.equal(bytes.length, BODY.length)
+  assert.ok(Buffer.from(bytes).equals(BODY))
+  assert.deepEqual(srv.protocols, ['2.0'])
+  assert.equal(tr.stats.origins[srv.origin].protocol, 'h2')
+  assert.equal(timings.length, 1)
+  assert.equal(timings[0].protocol, 'h2')
+  assert.equal(timings[0].bytes, BODY.length)
+  assert.equal(timings[0].origin, srv.origin)
+
+  const plain = createTransport()
+  t.after(() => plain.close())
+  await rejects(get(plain, srv.url + 'h/x'), 'ROTREE_MIRROR_NETWORK')
+})
+
+test('`ca` adds to the trusted certificates: NODE_EXTRA_CA_CERTS still works beside it', async t => {
+  // a second certificate, trusted only through the environment of a child process
+  const { execFileSync } = await import('node:child_process')
+  const fs = await import('node:fs')
+  const os = await import('node:os')
+  const path = await import('node:path')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rotree-tls2-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+    '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem')], { stdio: 'ignore' })
+  const other = { cert: fs.readFileSync(path.join(dir, 'c.pem'), 'utf8'), key: fs.readFileSync(path.join(dir, 'k.pem'), 'utf8') }
+  const byOption = await server(t, serveBody)
+  const byEnv = await server(t, serveBody, { cert: other })
+  const code = `
+    const { createTransport } = await import(${JSON.stringify(TRANSPORT)})
+    const tr = createTransport({ ca: ${JSON.stringify(testCert().cert)} })
+    const o = { cap: 1 << 20, timeoutMs: 5000 }
+    const a = await tr.get(${JSON.stringify(byOption.url)}, o)
+    const b = await tr.get(${JSON.stringify(byEnv.url)}, o)
+    tr.close()
+    console.log(JSON.stringify([a.length, b.length]))`
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(dir, 'c.pem') } })
+  let out = ''; let errOut = ''
+  child.stdout.on('data', d => { out += d })
+  child.stderr.on('data', d => { errOut += d })
+  const exit = await new Promise(resolve => child.on('close', resolve))
+  assert.equal(exit, 0, errOut)
+  assert.deepEqual(JSON.parse(out), [BODY.length, BODY.length])
+})
+
+test('an https mirror without h2 is read over HTTP/1.1 keep-alive, its ALPN connection reused', async t => {
+  const srv = await server(t, serveBody, { h2: false })
+  const tr = transport(t, { maxSockets: 3 })
+  const all = await Promise.all(Array.from({ length: 24 }, (_, i) => get(tr, srv.url + 'h/' + i)))
+  assert.ok(all.every(b => b.length === BODY.length))
+  assert.ok(srv.protocols.every(v => v === '1.1'))
+  assert.equal(tr.stats.origins[srv.origin].protocol, 'http/1.1')
+  // the connection that asked for ALPN is the agent's first, not one more
+  assert.ok(srv.connections <= 3, `${srv.connections} connections for maxSockets 3`)
+  await get(tr, srv.url + 'again')
+  assert.ok(srv.connections <= 3)
+})
+
+test('many concurrent streams share one session, never more than the server allows', async t => {
+  const LIMIT = 4
+  let active = 0; let most = 0
+  const waiting = []
+  // answers only once LIMIT requests are in flight at once: a client that sent
+  // them one by one would never see an answer
+  const srv = await server(t, (req, res) => {
+    active++; most = Math.max(most, active)
+    res.on('close', () => { active-- })
+    waiting.push(() => serveBody(req, res))
+    if (waiting.length >= LIMIT) for (const go of waiting.splice(0)) go()
+  }, { settings: { maxConcurrentStreams: LIMIT } })
+  const tr = transport(t)
+  const first = await Promise.all(Array.from({ length: LIMIT }, (_, i) => get(tr, srv.url + 'a' + i)))
+  assert.equal(first.length, LIMIT)
+  // now the client knows the limit: 10x as many at once still all succeed, over the same session
+  const all = await Promise.all(Array.from({ length: 10 * LIMIT }, (_, i) => get(tr, srv.url + 'b' + i)))
+  assert.ok(all.every(b => b.length === BODY.length))
+  assert.equal(srv.sessions, 1)
+  assert.equal(srv.connections, 1)
+  assert.ok(most <= LIMIT, `${most} streams at once`)
+  assert.equal(tr.stats.origins[srv.origin].sessions, 1)
+})
+
+test('the cap holds on h2: an announced overflow is refused before reading, a streamed one is reset; the session lives on', async t => {
+  const resets = []
+  const srv = await server(t, (req, res) => {
+    req.stream.on('close', () => resets.push([req.url, req.stream.rstCode]))
+    if (req.url === '/announced') { res.writeHead(200, { 'content-length': 5000 }); return res.end(Buffer.alloc(5000)) }
+    if (req.url === '/streamed') {
+      // no Content-Length, and more than the cap, in pieces
+      res.writeHead(200)
+      let sent = 0
+      const more = () => { if (res.destroyed || sent > 1 << 20) return res.end(); sent += 16384; res.write(Buffer.alloc(16384), () => setImmediate(more)) }
+      return more()
+    }
+    serveBody(req, res)
+  })
+  const tr = transport(t)
+  const a = await rejects(get(tr, srv.url + 'announced', { cap: 1000 }), 'ROTREE_TOO_LARGE')
+  assert.match(a.message, /announced 5000 bytes/)
+  const s = await rejects(get(tr, srv.url + 'streamed', { cap: 50_000 }), 'ROTREE_TOO_LARGE')
+  assert.match(s.message, /more than 50000 bytes/)
+  assert.equal((await get(tr, srv.url + 'ok')).length, BODY.length)
+  assert.equal(srv.sessions, 1)
+  const streamed = resets.find(r => r[0] === '/streamed')
+  assert.ok(streamed && streamed[1] !== 0, 'the oversized stream was reset by the client')
+})
+
+test('a stalled h2 stream times out and is reset; its sibling streams and the session are unharmed', async t => {
+  const stalled = []
+  const srv = await server(t, (req, res) => {
+    if (req.url === '/stall') { stalled.push(req.stream); return res.writeHead(200, { 'content-length': 10 }) && res.write('x') }
+    serveBody(req, res)
+  })
+  const tr = transport(t)
+  await get(tr, srv.url + 'warm')
+  const stall = get(tr, srv.url + 'stall', { timeoutMs: 300 })
+  const siblings = Array.from({ length: 6 }, (_, i) => get(tr, srv.url + 'ok' + i, { timeoutMs: 5000 }))
+  const err = await rejects(stall, 'ROTREE_TIMEOUT')
+  assert.match(err.message, /within 300 ms/)
+  for (const b of await Promise.all(siblings)) assert.equal(b.length, BODY.length)
+  await new Promise(resolve => stalled[0].closed ? resolve() : stalled[0].on('close', resolve))
+  assert.equal(stalled[0].rstCode, 8, 'RST_STREAM CANCEL from the client') // NGHTTP2_CANCEL
+  assert.equal((await get(tr, srv.url + 'after')).length, BODY.length)
+  assert.equal(srv.sessions, 1)
+})
+
+test('a session that stalls as a whole (no PING answer) is destroyed, and the next request opens a new one', async t => {
+  const srv = await server(t, serveBody)
+  // a TCP relay that can stop forwarding in both directions: a dead path with no RST
+  let frozen = false
+  const clientSides = []
+  const relay = net.createServer(c => {
+    const up = net.connect(srv.port, '127.0.0.1')
+    clientSides.push(c)
+    c.on('data', d => { if (!frozen) up.write(d) })
+    up.on('data', d => { if (!frozen) c.write(d) })
+    c.on('close', () => up.destroy()); up.on('close', () => c.destroy())
+    c.on('error', () => {}); up.on('error', () => {})
+  })
+  await new Promise(resolve => relay.listen(0, '127.0.0.1', resolve))
+  t.after(() => { for (const c of clientSides) c.destroy(); relay.close() })
+  const url = `https://127.0.0.1:${relay.address().port}/`
+  const tr = transport(t)
+  assert.equal((await get(tr, url + 'a')).length, BODY.length)
+  frozen = true
+  const closed = new Promise(resolve => clientSides[0].on('close', resolve))
+  await rejects(get(tr, url + 'b', { timeoutMs: 200 }), 'ROTREE_TIMEOUT')
+  await closed // the client gave the session up: its PING went unanswered
+  frozen = false
+  assert.equal((await get(tr, url + 'c')).length, BODY.length)
+  assert.equal(srv.sessions, 2)
+  assert.equal(tr.stats.origins[`https://127.0.0.1:${relay.address().port}`].sessions, 2)
+})
+
+test('after a GOAWAY new requests go to a new session', async t => {
+  let n = 0
+  const srv = await server(t, (req, res) => {
+    const session = req.stream.session
+    serveBody(req, res)
+    if (++n === 2) session.goaway()
+  })
+  const tr = transport(t)
+  for (let i = 0; i < 6; i++) assert.equal((await get(tr, srv.url + 'g' + i)).length, BODY.length)
+  assert.equal(srv.sessions, 2)
+})
+
+test('close() ends the sessions, and an idle session does not keep the process alive', async t => {
+  const srv = await server(t, serveBody)
+  const tr = createTransport({ ca: testCert().cert })
+  await get(tr, srv.url + 'x')
+  const live = srv.liveSessions()
+  assert.equal(live.length, 1)
+  const gone = new Promise(resolve => live[0].on('close', resolve))
+  tr.close()
+  await gone
+  await rejects(get(tr, srv.url + 'x'), 'ROTREE_MIRROR_NETWORK')
+
+  // a process that read over h2 and never called close() still exits
+  const code = `
+    const { createTransport } = await import(${JSON.stringify(TRANSPORT)})
+    const tr = createTransport({ ca: ${JSON.stringify(testCert().cert)} })
+    const b = await tr.get(${JSON.stringify(srv.url + 'y')}, { cap: 1 << 20, timeoutMs: 5000 })
+    console.log(b.length)`
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { timeout: 10_000 })
+  let out = ''
+  child.stdout.on('data', d => { out += d })
+  const [exit, signal] = await new Promise(resolve => child.on('close', (c, s) => resolve([c, s])))
+  assert.equal(signal, null, 'the child had to be killed: an idle session kept it alive')
+  assert.equal(exit, 0)
+  assert.equal(Number(out), BODY.length)
+})
