@@ -8,7 +8,12 @@
 // reading the whole file through readRange(), collecting the chunks as the web
 // app does before it hands the browser a Blob. Rows: WebCrypto on a secure
 // origin (127.0.0.1), and @noble/hashes on a plain-http origin without
-// crypto.subtle. Runs alternate, the median is reported.
+// crypto.subtle. Runs alternate, the median is reported. A third pair of rows
+// puts the same page, tree and plain file behind nginx with HTTPS and HTTP/2
+// (the config `rotree nginx-config` generates, with a TLS listener and the
+// page's folder added by the bench; a certificate made now, which the browser
+// context accepts with ignoreHTTPSErrors): every request then shares one
+// connection instead of Chromium's six per origin.
 //
 //   node bench/browser.js [--quick]        prints the table
 //   (a figure module too: export { id, run } as bench/run.js expects)
@@ -19,6 +24,8 @@ import { median } from './lib/proc.js'
 import { makeTree } from './lib/trees.js'
 import { createRotreeServer } from '../server/index.js'
 import { ensureBundle, launchChromium, WEB_BUNDLE, INSECURE_HOST } from '../test/browser/helpers.js'
+import { missing, skipped } from './lib/need.js'
+import { makeCert, startNginxTree } from './lib/nginx.js'
 
 export const id = 'P8'
 
@@ -77,6 +84,8 @@ async function chunkHashes (t, url, p) {
 }
 
 export async function run ({ quick = false } = {}) {
+  const miss = missing('chromium')
+  if (miss) return skipped(id, miss)
   const size = (quick ? 16 : 50) * 1e6
   const reps = quick ? 2 : 5
   await ensureBundle()
@@ -91,12 +100,26 @@ export async function run ({ quick = false } = {}) {
   const browser = await launchChromium()
   const rows = []
   const hashes = await chunkHashes(t, url, '/big.bin')
+  // the same page, tree and plain file from nginx over HTTPS + HTTP/2, when nginx and openssl are here
+  const noTls = missing('nginx', 'openssl')
+  const nginx = noTls ? null : await startNginxTree(t.out, { tls: await makeCert(path.join(t.dir, 'tls')), web: { url: '/web/', dir: webRoot }, log: true })
+  const cases = [
+    { label: 'WebCrypto (secure origin)', origin: url, page: url },
+    { label: '@noble/hashes (plain-http origin, no crypto.subtle)', origin: url.replace('127.0.0.1', INSECURE_HOST), page: url.replace('127.0.0.1', INSECURE_HOST) }
+  ]
+  if (nginx) cases.push({ label: 'WebCrypto, nginx over HTTPS + HTTP/2', origin: nginx.tlsUrl, page: nginx.tlsUrl + 'web/', plain: nginx.tlsUrl + 'web/plain.bin', tls: true })
+  let wire = null
   try {
-    for (const [label, origin] of [['WebCrypto (secure origin)', url], ['@noble/hashes (plain-http origin, no crypto.subtle)', url.replace('127.0.0.1', INSECURE_HOST)]]) {
-      const page = await browser.newPage()
-      await page.goto(origin)
-      const r = await measure(page, { address: `${origin}#${t.key.publicKey}`, plainUrl: `${origin}plain.bin`, blobUrls: hashes.map(h => `${origin}h/${h}`), reps })
-      await page.close()
+    for (const c of cases) {
+      const context = await browser.newContext({ ignoreHTTPSErrors: !!c.tls })
+      const page = await context.newPage()
+      await page.goto(c.page)
+      const origin = c.origin
+      const mark = nginx && c.tls ? await nginx.logMark() : null
+      const r = await measure(page, { address: `${origin}#${t.key.publicKey}`, plainUrl: c.plain ?? `${origin}plain.bin`, blobUrls: hashes.map(h => `${origin}h/${h}`), reps })
+      if (mark !== null) wire = await nginx.logSince(mark)
+      await context.close()
+      const label = c.label
       const mb = r.bytes / 1e6
       const rate = ms => mb / (median(ms) / 1000)
       rows.push({ label: `verified readRange, ${Math.round(mb)} MB, ${label}`, value: rate(r.verified), baseline: rate(r.plain), baselineLabel: 'one plain fetch() of the same bytes', unit: 'MB/s' })
@@ -105,9 +128,13 @@ export async function run ({ quick = false } = {}) {
   } finally {
     await browser.close()
     await srv.close()
+    await nginx?.stop()
     await t.cleanup()
   }
   const main = rows[0]
+  const tlsNote = nginx
+    ? `The HTTPS + HTTP/2 rows: nginx (1 worker) from \`rotree nginx-config\` with a TLS 1.3 / HTTP/2 listener and the page's folder added by the bench, a certificate made at bench time (the browser context has ignoreHTTPSErrors; crypto.subtle is available, the origin is https). All ${wire ? wire.requests.toLocaleString('en-US') : '?'} requests of the measured runs: ${wire ? Object.entries(wire.protocols).map(([p, n]) => `${p} ×${n}`).join(', ') : '?'} on ${wire?.connections ?? '?'} connection(s).`
+    : `No HTTPS + HTTP/2 rows: ${noTls}.`
   return {
     id,
     title: `Chromium, verified download of ${Math.round(size / 1e6)} MB`,
@@ -115,7 +142,7 @@ export async function run ({ quick = false } = {}) {
     target: '≥ 50% of plain fetch (secure origin, WebCrypto)',
     met: main.value / main.baseline >= 0.5,
     rows,
-    notes: [`Median of ${reps} alternating runs each, headless Chromium (${await browserVersion()}), rotree serve on loopback. The verified read fetches ~256 KiB chunks with 8 in flight and hashes each before it is yielded; the plain fetch reads one 50 MB body. The noble row is the floor for pages on plain http:// (pure-JS SHA-256 on the main thread).`],
+    notes: [`Median of ${reps} alternating runs each, headless Chromium (${await browserVersion()}), rotree serve on loopback. The verified read fetches ~256 KiB chunks with 8 in flight and hashes each before it is yielded; the plain fetch reads one 50 MB body. The noble row is the floor for pages on plain http:// (pure-JS SHA-256 on the main thread).`, tlsNote],
     gap: `Each chunk is one fetch() and one crypto.subtle.digest(), both asynchronous hops between the page and the browser process. In this run, fetching the same ${hashes.length} chunk blobs without verifying them reaches only ${(rows[1].baseline / main.baseline).toFixed(2)}× of one plain fetch of the whole file, and verifying them lowers that by a further ${(100 * (1 - main.value / rows[1].baseline)).toFixed(0)}%: most of the gap is per request, not hashing. Chromium also opens at most six HTTP/1.1 connections per origin, so two of the eight requests in flight wait. What would close it: fewer requests per byte (a larger chunk size for large files, traded against dedup and random-read cost as FORMAT.md §11 measures), or HTTP/2 from a CDN, which multiplexes every chunk request over one connection.`
   }
 }
@@ -128,6 +155,7 @@ async function browserVersion () {
 // standalone: print the figure
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const fig = await run({ quick: process.argv.includes('--quick') })
+  if (fig.skipped) { console.log(`${fig.id} skipped: ${fig.skipped}`); process.exit(0) }
   console.log(`${fig.id}: ${fig.title}  (target ${fig.target}: ${fig.met ? 'met' : 'NOT met'})`)
   for (const r of fig.rows) {
     console.log(`  ${r.label}\n    ${r.value.toFixed(1)} MB/s vs ${r.baseline.toFixed(1)} MB/s (${r.baselineLabel}) = ${(r.value / r.baseline).toFixed(2)}×`)

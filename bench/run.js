@@ -1,15 +1,28 @@
 #!/usr/bin/env node
 // `npm run bench` (whole suite) and `npm run bench:quick` (smoke run):
-// each figure writes bench/results/<id>.json; then docs/BENCHMARKS.md and the
-// SVG charts are rendered from all results. `npm run bench -- P1 P4` runs some.
-import { saveFigure, render } from './lib/report.js'
+// each figure prints its table and writes bench/results/<id>.json; then
+// docs/BENCHMARKS.md and the SVG charts are rendered from all results.
+//   npm run bench -- P1 P4            some figures
+//   npm run bench -- net              the network figures (P3w P3t P10 P11) and P1h
+//   node bench/run.js --no-render P3w results only; docs/BENCHMARKS.md untouched
+//   node bench/run.js --results DIR … results into DIR instead (implies --no-render)
+//   node bench/run.js --render-only   docs/BENCHMARKS.md and the charts from bench/results, nothing run
+// ROTREE_BENCH_CLIENT=DIR measures the client of another checkout (bench/lib/clients.js).
+import path from 'node:path'
+import { saveFigure, render, figureMarkdown, RESULTS } from './lib/report.js'
 
 const INTRO = `Every figure is measured against a baseline **in the same run on the same machine**
 and reported as a ratio; no absolute number stands alone. Servers run as their own
-processes on loopback; load comes from autocannon (programmatic API) or from the
-rotree client itself; each row is the median of several runs (one in quick mode).
-Server CPU time per request is read from \`/proc/<pid>/stat\`. Regenerate with
-\`npm run bench\` (full, < 10 min) or \`npm run bench:quick\` (smoke, < 2 min).`
+processes on loopback; load comes from autocannon (programmatic API), h2load (P1h) or
+from the rotree client itself; each row is the median of several runs (one in quick
+mode, and one for the long transfers of the network figures). Server CPU time per
+request is read from \`/proc/<pid>/stat\`. The network figures (P3w, P3t, P10, P11)
+put an emulated link between reader and server: a relay on loopback with a fixed
+delay each way, one bandwidth cap for all its connections, and TCP's handshake, slow
+start and receive window (bench/README.md). Regenerate with \`npm run bench\` (full:
+< 10 min, and ~6 min more for the network figures, \`npm run bench -- net\`) or
+\`npm run bench:quick\` (smoke); \`node bench/run.js --render-only\` renders this file
+from bench/results without running anything.`
 
 const FIGURES = {
   P1: './p1-server.js',
@@ -23,22 +36,40 @@ const FIGURES = {
   Fig7: './fig7.js',
   Fig9: './fig9.js',
   peers: './peers.js',
-  P9: ['./gateway.js', 'runP9']
+  P9: ['./gateway.js', 'runP9'],
+  // at a distance: an emulated link between reader and mirror (bench/lib/link.js)
+  P3w: './p3w-distance.js',
+  P3t: './p3t-first-byte.js',
+  P10: './p10-get.js',
+  P11: './p11-mirrors.js',
+  // P1 with h2load on its own core
+  P1h: './p1h-h2load.js'
 }
+const GROUPS = { net: ['P3w', 'P3t', 'P10', 'P11', 'P1h'] }
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
-const only = args.filter(a => !a.startsWith('--'))
-const ids = only.length ? only : Object.keys(FIGURES)
+const at = args.indexOf('--results')
+const resultsDir = at >= 0 ? path.resolve(args[at + 1]) : RESULTS
+const renderAfter = !args.includes('--no-render') && at < 0
+const only = args.filter((a, i) => !a.startsWith('--') && (at < 0 || i !== at + 1)).flatMap(a => GROUPS[a] ?? [a])
+const ids = args.includes('--render-only') ? [] : only.length ? only : Object.keys(FIGURES)
 const t0 = Date.now()
 for (const id of ids) {
-  if (!FIGURES[id]) { console.error(`unknown figure ${id}; known: ${Object.keys(FIGURES).join(', ')}`); process.exit(2) }
+  if (!FIGURES[id]) { console.error(`unknown figure ${id}; known: ${Object.keys(FIGURES).join(', ')}, or ${Object.keys(GROUPS).join(', ')}`); process.exit(2) }
   const t = Date.now()
   process.stderr.write(`${id} … `)
   const [file, fn = 'run'] = [FIGURES[id]].flat()
   const fig = await (await import(file))[fn]({ quick })
-  await saveFigure(fig)
+  if (fig.skipped) { process.stderr.write(`skipped: ${fig.skipped}\n`); continue }
+  await saveFigure(fig, resultsDir)
   process.stderr.write(`${((Date.now() - t) / 1000).toFixed(0)} s${fig.target ? (fig.met ? ' (target met)' : ' (target NOT met)') : ''}\n`)
+  console.log(figureMarkdown(fig).replace(/\n!\[[^\n]*\n/, '') + '\n')
+}
+await (await import('./lib/netfix.js')).releaseAll() // the network figures share one nginx and tree
+if (!renderAfter) {
+  if (ids.length) console.error(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; results in ${path.relative(process.cwd(), resultsDir) || '.'}, docs/BENCHMARKS.md not rendered`)
+  process.exit(0)
 }
 await render({ intro: INTRO + (quick ? '\n\n**This file was produced by `npm run bench:quick`**: one run per row, short loads, small sizes (P8 uses 16 MB, not 50 MB). Its ratios are indicative; the full `npm run bench` is the measurement of record.' : '') })
 console.error(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; see docs/BENCHMARKS.md`)

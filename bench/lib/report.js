@@ -15,11 +15,11 @@ export const RESULTS = path.join(ROOT, 'bench/results')
  *   gap: where the target is missed, what the profile says causes it, and what would close it
  */
 
-export async function saveFigure (fig) {
-  await fs.mkdir(RESULTS, { recursive: true })
+export async function saveFigure (fig, dir = RESULTS) {
+  await fs.mkdir(dir, { recursive: true })
   fig.date ??= new Date().toISOString()
   fig.machine ??= await machine()
-  await fs.writeFile(path.join(RESULTS, fig.id + '.json'), JSON.stringify(fig, null, 2) + '\n')
+  await fs.writeFile(path.join(dir, fig.id + '.json'), JSON.stringify(fig, null, 2) + '\n')
 }
 
 async function machine () {

@@ -17,7 +17,7 @@ export async function freePort () {
   })
 }
 
-async function waitPort (port, proc, ms = 10_000) {
+export async function waitPort (port, proc, ms = 10_000) {
   const deadline = Date.now() + ms
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}`)
@@ -39,10 +39,15 @@ function stopper (proc) {
   })
 }
 
+/** cmd args…, pinned to a taskset CPU list when cpu is given (taskset execs it: same pid). */
+function spawnOn (cpu, cmd, args, opts) {
+  return cpu ? spawn('taskset', ['-c', cpu, cmd, ...args], opts) : spawn(cmd, args, opts)
+}
+
 /** `rotree serve DIR` in its own process. */
-export async function startRotreeServe (dir) {
+export async function startRotreeServe (dir, { cpu = null } = {}) {
   const port = await freePort()
-  const proc = spawn(process.execPath, [BIN, 'serve', dir, '--port', String(port)], { stdio: 'ignore' })
+  const proc = spawnOn(cpu, process.execPath, [BIN, 'serve', dir, '--port', String(port)], { stdio: 'ignore' })
   await waitPort(port, proc)
   return { url: `http://127.0.0.1:${port}/`, pids: [proc.pid], stop: stopper(proc), name: 'rotree serve' }
 }
@@ -61,14 +66,14 @@ export async function startExpressStatic (dir) {
  * one constant buffer (the blob at h/<hex>, read once), with the same headers
  * `rotree serve` sends. No routing, no file access, no cache lookup.
  */
-export async function startBareNode (dir, hex) {
+export async function startBareNode (dir, hex, { cpu = null } = {}) {
   const port = await freePort()
   const code = `import http from 'node:http'; import fs from 'node:fs'
 import { BLOB_COMMON } from ${JSON.stringify(path.join(ROOT, 'server/blob-route.js'))}
 const buf = fs.readFileSync(${JSON.stringify(path.resolve(dir, 'h', hex))})
 const h = ['Content-Type', 'application/octet-stream', 'Content-Length', String(buf.length), 'ETag', '"${hex}"', ...BLOB_COMMON]
 http.createServer((req, res) => { res.writeHead(200, h); res.end(buf) }).listen(${port}, '127.0.0.1')`
-  const proc = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: 'ignore', cwd: ROOT })
+  const proc = spawnOn(cpu, process.execPath, ['--input-type=module', '-e', code], { stdio: 'ignore', cwd: ROOT })
   await waitPort(port, proc)
   return { url: `http://127.0.0.1:${port}/`, pids: [proc.pid], stop: stopper(proc), name: 'bare node:http' }
 }

@@ -1,0 +1,148 @@
+// The readers the network figures time, each in its own process and each with
+// a time limit: the client library (bench/lib/reader.js), `rotree cat`,
+// `rotree get`, and curl as the baseline.
+//
+// Which rotree client is measured: this checkout, or the one named by
+// ROTREE_BENCH_CLIENT=DIR (a checkout with node_modules), so a before/after
+// pair can be measured against the same servers and links:
+//   node bench/lib/clients.js export HEAD /tmp/rotree-before   # git archive of a ref, node_modules linked
+//   ROTREE_BENCH_CLIENT=/tmp/rotree-before node bench/run.js --results /tmp/before P3w
+import { spawn, execFileSync } from 'node:child_process'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+
+const ROOT = new URL('../../', import.meta.url).pathname
+const READER = new URL('./reader.js', import.meta.url).pathname
+
+/** The checkout whose client is measured. */
+export function clientDir () { return path.resolve(process.env.ROTREE_BENCH_CLIENT || ROOT) }
+export function clientLabel () {
+  const dir = clientDir()
+  let rev = ''
+  try { rev = execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() } catch {}
+  if (!rev) { try { rev = (execFileSync('cat', [path.join(dir, '.bench-ref')], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim()) } catch {} }
+  const dirty = dir === path.resolve(ROOT) && gitDirty() ? ' + uncommitted changes in client-js/ or cli/' : ''
+  return `${dir === path.resolve(ROOT) ? 'this checkout' : dir}${rev ? ` (${rev}${dirty})` : dirty}`
+}
+
+function gitDirty () {
+  try { return execFileSync('git', ['-C', ROOT, 'status', '--porcelain', '--', 'client-js', 'cli'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() !== '' } catch { return false }
+}
+
+const envWith = ca => ca ? { ...process.env, NODE_EXTRA_CA_CERTS: ca } : process.env
+
+/** Run a child; resolve { code, signal, ms, stdout (unless counted), bytes, truncated } with a hard time limit. */
+function runChild (cmd, args, { env, limitS, countStdout = false, killAtLimit = true }) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now()
+    const p = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''; let err = ''; let bytes = 0; let truncated = false
+    p.stdout.on('data', b => { if (countStdout) bytes += b.length; else out += b })
+    p.stderr.on('data', b => { err += b })
+    const timer = setTimeout(() => { truncated = true; p.kill('SIGKILL') }, (killAtLimit ? limitS : limitS + 30) * 1000)
+    p.on('error', reject)
+    p.on('close', (code, signal) => {
+      clearTimeout(timer)
+      const ms = performance.now() - t0
+      if (code !== 0 && !truncated) return reject(new Error(`${path.basename(cmd)} ${args.slice(0, 3).join(' ')} … exited with ${code ?? signal}: ${err.trim().slice(-500)}`))
+      resolve({ code, signal, ms, stdout: out, stderr: err, bytes, truncated })
+    })
+  })
+}
+
+/** ROTREE_BENCH_OPTS='{"readAhead":32}': openTree() options for every library read (an experiment, noted in each figure). */
+export function envOpts () {
+  const o = process.env.ROTREE_BENCH_OPTS
+  return o ? JSON.parse(o) : null
+}
+
+/**
+ * A verified streaming read through the library.
+ * @returns {Promise<{ openMs: number, firstMs: number, totalMs: number, bytes: number, truncated: boolean, requests: number|null, cpuMs: number }>}
+ */
+export async function libraryRead ({ addr, file, mirrors = [], ca = null, limitS = 60, first = false, opts = envOpts() }) {
+  const args = [READER, addr, file, '--limit-s', String(limitS), '--client', clientDir()]
+  for (const m of mirrors) args.push('--mirror', m)
+  if (first) args.push('--first')
+  if (opts) args.push('--opt', JSON.stringify(opts))
+  // the reader stops itself at the limit; the kill is for a reader that hangs
+  const r = await runChild(process.execPath, args, { env: envWith(ca), limitS, killAtLimit: false })
+  return JSON.parse(r.stdout.trim().split('\n').pop())
+}
+
+/** `rotree cat ADDR FILE`, its stdout counted here; wall time includes Node's start-up. */
+export async function rotreeCat ({ addr, file, mirrors = [], ca = null, limitS = 60, stateDir }) {
+  const args = [path.join(clientDir(), 'bin/rotree.js'), 'cat', addr, file, '--state-dir', stateDir]
+  for (const m of mirrors) args.push('--mirror', m)
+  const r = await runChild(process.execPath, args, { env: envWith(ca), limitS, countStdout: true })
+  return { ms: r.ms, bytes: r.bytes, truncated: r.truncated }
+}
+
+/** `rotree get ADDR PATH -o DEST`; wall time includes Node's start-up. */
+export async function rotreeGet ({ addr, from = '/', dest, mirrors = [], ca = null, limitS = 120, stateDir, jobs = null }) {
+  const args = [path.join(clientDir(), 'bin/rotree.js'), 'get', addr, from, '-o', dest, '--state-dir', stateDir]
+  for (const m of mirrors) args.push('--mirror', m)
+  if (jobs) args.push('--jobs', String(jobs))
+  const r = await runChild(process.execPath, args, { env: envWith(ca), limitS })
+  return { ms: r.ms, truncated: r.truncated }
+}
+
+/**
+ * curl of one URL over one connection, body to /dev/null (or piped to `pipe`, a shell command).
+ * @returns {Promise<{ ms: number, startMs: number, connectMs: number, bytes: number, httpVersion: string, truncated: boolean }>}
+ */
+export async function curl ({ url, http2 = false, cacert = null, limitS = 60, range = null, pipe = null }) {
+  const args = ['-s', '--max-time', String(limitS), http2 ? '--http2' : '--http1.1']
+  if (cacert) args.push('--cacert', cacert)
+  if (range) args.push('-r', range)
+  if (pipe) {
+    // the body goes down the pipe; curl's -w goes to stderr
+    const cmd = `curl ${args.map(shq).join(' ')} -w '%{stderr}%{json}' -o - ${shq(url)} | ${pipe}`
+    const r = await runChild('sh', ['-c', cmd], { env: process.env, limitS: limitS + 5 })
+    return parseCurl(r.stderr.trim().split('\n').pop(), r.ms)
+  }
+  args.push('-w', '%{json}', '-o', '/dev/null', url)
+  const r = await runChild('curl', args, { env: process.env, limitS: limitS + 5 }).catch(err => {
+    if (/exited with 28/.test(err.message)) return null // the time limit: curl still printed its -w
+    throw err
+  })
+  if (!r) throw new Error(`curl ${url}: no answer within ${limitS} s`)
+  return parseCurl(r.stdout, r.ms)
+}
+
+function parseCurl (json, wallMs) {
+  const j = JSON.parse(json)
+  if (j.exitcode && j.exitcode !== 28) throw new Error(`curl ${j.url_effective}: ${j.errormsg}`)
+  if (j.http_code >= 300 || j.http_code < 200) throw new Error(`curl ${j.url_effective}: HTTP ${j.http_code}`)
+  return { ms: j.time_total * 1000, wallMs, startMs: j.time_starttransfer * 1000, connectMs: j.time_connect * 1000, bytes: j.size_download, httpVersion: j.http_version, truncated: j.exitcode === 28 }
+}
+
+const shq = s => `'${String(s).replace(/'/g, "'\\''")}'`
+
+/**
+ * A copy of the repository at `ref` (git archive) in `dest`, with this
+ * checkout's node_modules linked in and rotree-client pointing at its own
+ * client-js: a "before" client for ROTREE_BENCH_CLIENT.
+ */
+export async function exportRef (ref, dest) {
+  await fs.mkdir(dest, { recursive: true })
+  execFileSync('sh', ['-c', `git -C ${shq(ROOT)} archive ${shq(ref)} | tar -x -C ${shq(dest)}`])
+  await fs.writeFile(path.join(dest, '.bench-ref'), execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', ref]).toString())
+  const nm = path.join(dest, 'node_modules')
+  await fs.mkdir(nm, { recursive: true })
+  for (const e of await fs.readdir(path.join(ROOT, 'node_modules'))) {
+    if (e === 'rotree-client' || e === '.bin' || e.startsWith('.')) continue
+    await fs.symlink(path.join(ROOT, 'node_modules', e), path.join(nm, e)).catch(err => { if (err.code !== 'EEXIST') throw err })
+  }
+  await fs.symlink('../client-js', path.join(nm, 'rotree-client')).catch(err => { if (err.code !== 'EEXIST') throw err })
+  // the browser bundle is built, not committed: take this checkout's if the export has none
+  return dest
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const [cmd, ref, dest] = process.argv.slice(2)
+  if (cmd !== 'export' || !ref || !dest) { console.error('usage: node bench/lib/clients.js export REF DIR'); process.exit(2) }
+  await exportRef(ref, dest)
+  console.log(`${dest}: ${ref} (${execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', ref]).toString().trim()}); run with ROTREE_BENCH_CLIENT=${dest}`)
+}

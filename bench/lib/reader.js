@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// One verified read through the client library, in its own process (so it can
+// trust a certificate made at bench time through NODE_EXTRA_CA_CERTS, and so
+// the bench process does not share its event loop). Prints one JSON line:
+//   { openMs, firstMs, totalMs, bytes, truncated, requests, cpuMs }
+// times from just before openTree() (firstMs: the stream's first chunk).
+//
+//   node bench/lib/reader.js ADDR PATH [--mirror URL]… [--limit-s N] [--first] [--client DIR] [--opt JSON]
+//   --client DIR: a checkout whose client-js/src/index.js is used (default: this one)
+//   --opt JSON: more openTree() options, e.g. '{"concurrency":16}'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+
+const argv = process.argv.slice(2)
+const pos = []; const mirrors = []; let limitS = Infinity; let firstOnly = false
+let client = new URL('../../', import.meta.url).pathname; let extra = {}
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i]
+  if (a === '--mirror') mirrors.push(argv[++i])
+  else if (a === '--limit-s') limitS = Number(argv[++i])
+  else if (a === '--first') firstOnly = true
+  else if (a === '--client') client = argv[++i]
+  else if (a === '--opt') extra = JSON.parse(argv[++i])
+  else pos.push(a)
+}
+const [addr, file] = pos
+const { openTree } = await import(pathToFileURL(path.join(client, 'client-js/src/index.js')).href)
+
+const cpu0 = process.cpuUsage()
+const t0 = performance.now()
+const tree = await openTree(addr, { stateDir: null, mirrors, ...extra })
+const openMs = performance.now() - t0
+let firstMs = null; let bytes = 0; let truncated = false
+const deadline = t0 + limitS * 1000
+for await (const b of tree.createReadStream(file)) {
+  const now = performance.now()
+  if (firstMs === null) firstMs = now - t0
+  bytes += b.length
+  if (firstOnly) break
+  if (now > deadline) { truncated = true; break }
+}
+const totalMs = performance.now() - t0
+const cpu = process.cpuUsage(cpu0)
+const requests = tree.transport?.stats?.requests ?? null
+tree.close()
+process.stdout.write(JSON.stringify({ openMs, firstMs, totalMs, bytes, truncated, requests, cpuMs: (cpu.user + cpu.system) / 1000 }) + '\n', () => process.exit(0))

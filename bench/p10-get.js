@@ -1,0 +1,113 @@
+// P10: a whole tree at a distance. `rotree get` of /usr/share/doc (thousands
+// of small files: directory pages, inline files and chunk blobs) through an
+// emulated link at 1 Gbit/s and RTT 50 ms, against curl fetching one tar of
+// the same files from the same nginx over the same link, in the same run; and
+// against curl piped into `tar -x`, which also writes the files.
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { missing, skipped } from './lib/need.js'
+import { startNginxTree, makeCert } from './lib/nginx.js'
+import { linkTo, PROTOCOLS, runContext, wireSummary, relayNote, tmpdir } from './lib/netfix.js'
+import { rotreeGet, curl } from './lib/clients.js'
+import { fmtRate } from './lib/link.js'
+
+export const id = 'P10'
+const TARGET = 1.5
+const LINK = { rttMs: 50, mbit: 1000 }
+const ROOT = new URL('../', import.meta.url).pathname
+const BIN = path.join(ROOT, 'bin/rotree.js')
+const DOC = '/usr/share/doc'
+
+/** A part of /usr/share/doc of about `bytes` (whole package folders, in name order), copied under dest. */
+async function docSubset (dest, bytes) {
+  await fs.mkdir(dest, { recursive: true })
+  let n = 0
+  for (const name of (await fs.readdir(DOC)).sort()) {
+    if (n >= bytes) break
+    const sz = Number(execFileSync('du', ['-sb', path.join(DOC, name)]).toString().split('\t')[0])
+    execFileSync('cp', ['-a', path.join(DOC, name), dest])
+    n += sz
+  }
+}
+
+async function treeStats (dir) {
+  let files = 0; let bytes = 0; let dirs = 1
+  for (const e of await fs.readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isDirectory()) dirs++
+    if (!e.isFile()) continue
+    files++; bytes += (await fs.lstat(path.join(e.parentPath ?? e.path, e.name))).size
+  }
+  return { files, bytes, dirs }
+}
+
+export async function run ({ quick = false } = {}) {
+  const miss = missing('nginx', 'curl', 'tar', 'openssl')
+  if (miss) return skipped(id, miss)
+  if (!(await fs.stat(DOC).catch(() => null))) return skipped(id, `${DOC} not found`)
+  const limitS = quick ? 30 : 100
+  // HTTP/1.1 only: a whole-tree get at RTT 50 ms is the longest run of the suite
+  const protocols = PROTOCOLS.slice(0, 1)
+  const dir = await tmpdir('rotree-bench-p10-')
+  const rotree = args => execFileSync(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 }).toString()
+  let src = DOC
+  if (quick) { src = path.join(dir, 'src', 'doc'); await docSubset(src, 8e6) }
+  const out = path.join(dir, 'out'); const plainDir = path.join(dir, 'plain'); const key = path.join(dir, 'publisher.key')
+  await fs.mkdir(plainDir)
+  rotree(['keygen', key])
+  rotree(['build', src, out, '--key', key, '--no-fsync', '--skip-bad'])
+  execFileSync('tar', ['-cf', path.join(plainDir, 'doc.tar'), '-C', path.dirname(src), path.basename(src)])
+  const tarBytes = (await fs.stat(path.join(plainDir, 'doc.tar'))).size
+  const blobs = (await fs.readdir(path.join(out, 'h'))).filter(n => /^[0-9a-f]{64}$/.test(n)).length
+  const src0 = await treeStats(src)
+  const cert = await makeCert(path.join(dir, 'tls'))
+  const nginx = await startNginxTree(out, { tls: cert, plain: { '/plain/': plainDir } })
+  const pubkey = JSON.parse(await fs.readFile(key, 'utf8')).publicKey
+  const rows = []; const raw = []; const relay = []
+  try {
+    for (const p of protocols) {
+      const link = await linkTo({ nginx, tls: p.tls, ...LINK })
+      const ca = p.tls ? cert.cert : null
+      try {
+        const c = await curl({ url: link.origin + 'plain/doc.tar', http2: p.http2, cacert: ca, limitS })
+        const dest = path.join(dir, 'get'); const untar = path.join(dir, 'untar')
+        await fs.rm(untar, { recursive: true, force: true }); await fs.mkdir(untar)
+        const ct = await curl({ url: link.origin + 'plain/doc.tar', http2: p.http2, cacert: ca, limitS, pipe: `tar -x -C '${untar}'` })
+        await fs.rm(dest, { recursive: true, force: true })
+        const mark = await nginx.logMark()
+        const g = await rotreeGet({ addr: `${link.origin}#${pubkey}`, dest, ca, limitS, stateDir: path.join(dir, 'state') })
+        const wire = await nginx.logSince(mark)
+        // every file there? (find, not a recursive readdir: one count that cannot miss a level)
+        const got = g.truncated ? null : Number(execFileSync('sh', ['-c', `find '${dest}' -type f | wc -l`]).toString())
+        const short = got !== null && got !== src0.files ? `(wrote ${got} of ${src0.files} files)` : ''
+        const cut = g.truncated ? `(stopped at the ${limitS} s limit)` : short
+        rows.push({ label: `${p.name}: \`rotree get\` vs curl of one tar`, value: g.ms / 1000, baseline: c.ms / 1000, baselineLabel: `curl, one tar, HTTP/${c.httpVersion}, to /dev/null`, unit: 's', higherIsBetter: false, note: cut })
+        rows.push({ label: `${p.name}: \`rotree get\` vs curl \\| tar -x`, value: g.ms / 1000, baseline: ct.wallMs / 1000, baselineLabel: 'curl piped into tar -x (writes the files)', unit: 's', higherIsBetter: false, note: cut })
+        raw.push({ protocol: p.name, getMs: g.ms, truncated: g.truncated, files: got, curlMs: c.ms, curlTarMs: ct.wallMs, wire })
+        relay.push(await link.stats())
+      } finally { await link.stop() }
+    }
+  } finally {
+    await nginx.stop()
+    await fs.rm(dir, { recursive: true, force: true })
+  }
+  const worst = Math.max(...rows.filter((r, i) => i % 2 === 0).map(r => r.value / r.baseline))
+  const r0 = raw[0]
+  const rttsOf = ms => ms / LINK.rttMs
+  return {
+    id,
+    title: `\`rotree get\` of ${quick ? 'part of ' : ''}${DOC} at ${fmtRate(LINK.mbit)}, RTT ${LINK.rttMs} ms`,
+    command: `npm run bench${quick ? ':quick' : ''} -- P10`,
+    target: `≤ ${TARGET}× the time of curl fetching one tar of the same files`,
+    met: raw.every(r => !r.truncated && r.files === src0.files) && worst <= TARGET,
+    rows,
+    raw,
+    notes: [
+      `One run per row. The tree: ${src0.files.toLocaleString('en-US')} files in ${src0.dirs.toLocaleString('en-US')} directories, ${(src0.bytes / 1e6).toFixed(0)} MB (\`rotree build --skip-bad\` of ${quick ? `a ~8 MB part of ${DOC}` : DOC}), ${blobs.toLocaleString('en-US')} blobs; the tar of the same folder is ${(tarBytes / 1e6).toFixed(0)} MB. Both are served by one nginx from \`rotree nginx-config\` (the tar from a location the bench adds) through bench/lib/link.js at ${fmtRate(LINK.mbit)}, RTT ${LINK.rttMs} ms, TCP windows as in P3w. \`rotree get\` (default --jobs) writes every file, symlink, mode and mtime, and includes Node's start-up; curl's time is its own time_total.`,
+      'What `rotree get` put on the wire: ' + raw.map(r => `${r.protocol}: ${wireSummary(r.wire)}`).join('; ') + '.',
+      relayNote(relay),
+      runContext()
+    ],
+    gap: `\`rotree get\` made ${r0.wire.requests.toLocaleString('en-US')} requests (${blobs.toLocaleString('en-US')} blobs in the tree) and took ${Math.round(rttsOf(r0.getMs)).toLocaleString('en-US')} RTTs, ${(r0.wire.requests / rttsOf(r0.getMs)).toFixed(1)} requests per RTT on average, where curl's one tar is one request on one connection: at a distance its time is the round trips it waits on in turn, not the bytes. The first walk lists the ${src0.dirs.toLocaleString('en-US')} directories one after another (cli/download.js: one directory page request at a time, ${(src0.dirs * LINK.rttMs / 1000).toFixed(0)} s of RTTs at ${LINK.rttMs} ms if each is a request) before any file is fetched, and then files go 8 at a time (--jobs). What would close it: listing directories in parallel (every child page as soon as its parent verifies), fetching files while the walk goes on, and many more requests in flight (a window sized to the bandwidth-delay product, over HTTP/2 or a larger pool), so the link, not the RTT, sets the time.`
+  }
+}

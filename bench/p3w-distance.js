@@ -1,0 +1,83 @@
+// P3w: P3 at a distance. The same verified read (createReadStream through the
+// library, and `rotree cat`) of one large file, through an emulated link
+// (bench/lib/link.js: 1 Gbit/s shared by every connection, RTT 10, 50 and
+// 100 ms, and an uncapped row), against curl downloading the same bytes as one
+// file over one connection through the same link, in the same run. Over
+// HTTP/1.1 and over HTTPS + HTTP/2 (nginx from `rotree nginx-config`, with a
+// TLS listener added by the bench; curl --http2). Every transfer has a time
+// limit; a row that hit it is marked and its rate is over the bytes read.
+import { missing, skipped } from './lib/need.js'
+import { bigFileTree, linkTo, PROTOCOLS, runContext, wireSummary, relayNote } from './lib/netfix.js'
+import { libraryRead, rotreeCat, curl } from './lib/clients.js'
+import { cpuSeconds } from './lib/proc.js'
+import { fmtRate, DEFAULT_WINDOW } from './lib/link.js'
+
+export const id = 'P3w'
+const TARGET = 0.7 // P3's target, over the same link
+
+export const LINKS = {
+  full: [{ rttMs: 0, mbit: null }, { rttMs: 10, mbit: 1000 }, { rttMs: 50, mbit: 1000 }, { rttMs: 100, mbit: 1000 }],
+  quick: [{ rttMs: 0, mbit: null }, { rttMs: 50, mbit: 1000 }]
+}
+
+export const linkName = l => l.mbit ? `RTT ${l.rttMs} ms, ${fmtRate(l.mbit)}` : `uncapped, RTT ${l.rttMs} ms`
+const mbps = (bytes, ms) => bytes / 1e6 / (ms / 1000)
+
+export async function run ({ quick = false } = {}) {
+  const miss = missing('nginx', 'curl', 'openssl')
+  if (miss) return skipped(id, miss)
+  const size = (quick ? 32 : 256) * 2 ** 20
+  const limitS = quick ? 10 : 25
+  const f = await bigFileTree(size)
+  const rows = []; const raw = []
+  for (const l of LINKS[quick ? 'quick' : 'full']) {
+    for (const p of PROTOCOLS) {
+      const link = await linkTo({ nginx: f.nginx, tls: p.tls, ...l })
+      const ca = p.tls ? f.cert.cert : null
+      const addr = f.addr(link.origin)
+      let c, lib, cat, wire, relay, relayCpu
+      try {
+        c = await curl({ url: link.origin + 'plain/big.bin', http2: p.http2, cacert: ca, limitS })
+        const mark = await f.nginx.logMark()
+        await link.resetStats()
+        const cpu0 = cpuSeconds(link.pid)
+        lib = await libraryRead({ addr, file: '/big.bin', ca, limitS })
+        relayCpu = (cpuSeconds(link.pid) - cpu0) / (lib.totalMs / 1000)
+        relay = await link.stats()
+        wire = await f.nginx.logSince(mark)
+        cat = await rotreeCat({ addr, file: '/big.bin', ca, limitS, stateDir: f.stateDir })
+      } finally { await link.stop() }
+      const base = mbps(c.bytes, c.ms)
+      const cut = r => r.truncated ? `(limit: first ${Math.round(r.bytes / 2 ** 20)} MiB in ${limitS} s)` : ''
+      const baselineLabel = `curl, one file, one connection, HTTP/${c.httpVersion}`
+      rows.push({ label: `${p.name}, ${linkName(l)}: createReadStream`, value: mbps(lib.bytes, lib.totalMs), baseline: base, baselineLabel, unit: 'MB/s', note: cut(lib) })
+      rows.push({ label: `${p.name}, ${linkName(l)}: rotree cat`, value: mbps(cat.bytes, cat.ms), baseline: base, baselineLabel, unit: 'MB/s', note: cut(cat) })
+      raw.push({ protocol: p.name, ...l, curl: c, library: lib, cat, wire, relay: { ...relay, cpuShare: relayCpu } })
+    }
+  }
+  const judged = rows.filter(r => r.label.endsWith('createReadStream'))
+  const worst = Math.min(...judged.map(r => r.value / r.baseline))
+  const far = raw.filter(r => r.rttMs > 0)
+  const inflight = r => mbps(r.library.bytes, r.library.totalMs) * 1e6 * r.rttMs / 1000 // bytes, by Little's law
+  const bdp = r => r.mbit * 1e6 / 8 * r.rttMs / 1000
+  const curlUse = r => mbps(r.curl.bytes, r.curl.ms) * 8 / r.mbit
+  const wires = raw.map(r => `${r.protocol}, ${linkName(r)}: ${wireSummary(r.wire)}`)
+  return {
+    id,
+    title: `Node client at a distance: verified read of ${size >> 20} MiB through an emulated link`,
+    command: `npm run bench${quick ? ':quick' : ''} -- P3w`,
+    target: '≥ 70% of curl downloading the same bytes over the same link (P3\'s target at RTT 10-100 ms)',
+    met: worst >= TARGET,
+    rows,
+    raw,
+    notes: [
+      `One run per row (time limit ${limitS} s each). The link (bench/lib/link.js) is a relay process on loopback: a fixed delay each way, one token bucket shared by all its connections, and TCP's sender behaviour (a handshake RTT, slow start from 10 segments, a receive window of at most ${DEFAULT_WINDOW / 2 ** 20} MiB per connection: Debian's stock tcp_rmem maximum). nginx from \`rotree nginx-config\` serves the tree and the plain file on one port, and again with TLS 1.3 and HTTP/2 on a second port (added by the bench). Rates include connecting and, for the library, openTree(); \`rotree cat\` includes Node's start-up and writes to a pipe the bench counts.`,
+      `The baseline's use of the link: ${far.map(r => `${r.protocol}, RTT ${r.rttMs} ms: ${(100 * curlUse(r)).toFixed(0)}%`).join('; ')} of the cap (a single TCP connection slow-starts and is capped by its window at ${DEFAULT_WINDOW / 2 ** 20} MiB per RTT).`,
+      `The library's use of the link: ${far.map(r => `${r.protocol}, RTT ${r.rttMs} ms: ${(100 * mbps(r.library.bytes, r.library.totalMs) * 8 / r.mbit).toFixed(0)}%`).join('; ')} of the cap.`,
+      `What the library put on the wire (nginx's log): ${wires.join('; ')}.`,
+      relayNote(raw.map(r => r.relay)),
+      runContext()
+    ],
+    gap: `At a distance the reader is bound by what it keeps in flight, not by the link: it averaged ${far.map(r => `${(inflight(r) / 2 ** 20).toFixed(1)} MiB in flight at RTT ${r.rttMs} ms over ${r.protocol}`).join(', ')} (throughput × RTT, Little's law), where the link holds ${far.filter((r, i) => i % 2 === 0).map(r => `${(bdp(r) / 2 ** 20).toFixed(1)} MiB at ${r.rttMs} ms`).join(', ')} (its bandwidth-delay product) and curl's one connection keeps up to its ${DEFAULT_WINDOW / 2 ** 20} MiB window. ${PROTOCOLS[1].name} rows: ${Object.keys(raw.filter(r => r.protocol === PROTOCOLS[1].name).reduce((o, r) => Object.assign(o, r.wire.protocols), {})).join(', ') || '?'} was what the reader spoke over TLS, each connection with its own TLS handshake and slow start. What would close it: a window of requests sized to the bandwidth-delay product (grown while throughput grows), for example over HTTP/2, where one connection carries every request and its congestion window is grown once; one connection is then capped by its receive window as curl's is (${DEFAULT_WINDOW / 2 ** 20} MiB per RTT), so striping over a few connections or mirrors goes further.`
+  }
+}
