@@ -1,4 +1,4 @@
-// The incremental build index (DESIGN.md P6): OUT/.rotree/build-index, a
+// The incremental build index: OUT/.rotree/build-index, a
 // `level` database remembering what the last build made of each source
 // directory and file, so a rebuild neither reads nor even looks up what did
 // not change.
@@ -30,18 +30,19 @@
 // granularity without any stat field changing, so neither it nor a directory
 // holding it is recorded; both are looked at again next time.
 //
-// OUT's lock is the folder lock every writer of a published folder takes
-// (lib/folder-lock.js), so a build, gc, resign or `sign --publish` cannot
-// interleave with each other, nor with a `pull` or `fsck --repair-from` into
-// the same folder. LevelDB's own lock on the database (one process at a time)
-// stays as a second line. A killed build's lock is stale and taken over.
+// A build holds OUT's folder lock (lib/published/lock.js), the one every
+// writer of a published folder takes, from before the index is opened until
+// it is closed, so a build, gc, resign or `sign --publish` cannot interleave
+// with each other, nor with a `pull` or `fsck --repair-from` into the same
+// folder. LevelDB's own lock on the database (one process at a time) stays as
+// a second line. A killed build's lock is stale and taken over.
 import fs from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { Level } from 'level'
 import { LockedError } from 'rotree-client/errors'
-import { lockDir } from '../lib/folder-lock.js'
+import { lockDir } from '../lib/published/lock.js'
 import { buildDirectory } from 'rotree-client/src/format/dirpage.js'
 import { buildFileBody } from 'rotree-client/src/format/chunkindex.js'
 import * as limits from 'rotree-client/src/format/limits.js'
@@ -70,7 +71,7 @@ const SOURCES = [
   'rotree-client/src/format/limits.js', 'rotree-client/src/format/cdc.js', 'rotree-client/src/format/gear.js',
   'rotree-client/src/format/entry.js', 'rotree-client/src/format/dirpage.js', 'rotree-client/src/format/chunkindex.js',
   'rotree-client/src/format/group.js', 'rotree-client/src/format/bytes.js',
-  './build.js', './chunk-file.js', './scan.js', './build-index.js'
+  './build.js', './encode-tree.js', './chunk-file.js', './scan.js', './build-index.js'
 ]
 
 /**
@@ -118,16 +119,6 @@ async function openDb (out, warn) {
       await fs.rm(location, { recursive: true, force: true })
     }
   }
-}
-
-/** Run fn while holding OUT's lock (the folder lock, then the build index database). */
-export async function withOutLock (out, what, fn) {
-  await fs.mkdir(out, { recursive: true })
-  const lock = await lockDir(out, what)
-  try {
-    const db = await openDb(out, () => {})
-    try { return await fn() } finally { await db.close() }
-  } finally { await lock.release() }
 }
 
 const hex = (v, p) => Buffer.from(v.buffer, v.byteOffset + p, HASH_LEN).toString('hex')
@@ -285,7 +276,10 @@ export class BuildIndex {
     if (v[33] === 1) return { size: st.size, inlined: true, record: v }
     const n = dv.getUint32(HEADER)
     const chunks = new Array(n)
-    for (let i = 0, p = HEADER + 4; i < n; i++, p += HASH_LEN + 4) chunks[i] = { hash: hex(v, p), size: dv.getUint32(p + HASH_LEN) }
+    let sum = 0
+    for (let i = 0, p = HEADER + 4; i < n; i++, p += HASH_LEN + 4) { chunks[i] = { hash: hex(v, p), size: dv.getUint32(p + HASH_LEN) }; sum += chunks[i].size }
+    // a record whose chunks do not add up to the file (a damaged index) is a miss: read the file
+    if (sum !== st.size) return null
     return { size: st.size, chunks }
   }
 

@@ -18,8 +18,10 @@ import { INLINE_MAX, CHUNK_MAX } from 'rotree-client/src/format/limits.js'
 export const READ_SIZE = 8 * CHUNK_MAX
 
 // O_NOFOLLOW: the scan saw a regular file; if a symlink has replaced it since,
-// do not follow it out of the tree. O_NONBLOCK: a fifo put in its place must
-// not block the open forever (it has no effect on a regular file's reads).
+// do not follow it out of the tree (the directories above it are checked by
+// src-dirs.js, and the file is opened relative to its directory's handle).
+// O_NONBLOCK: a fifo put in its place must not block the open forever (it has
+// no effect on a regular file's reads).
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
 export class Aborted extends Error {}
@@ -28,7 +30,9 @@ export class Aborted extends Error {}
 export function readBuffer () { return Buffer.allocUnsafe(READ_SIZE) }
 
 /**
- * @typedef {{ abs: string, rel: string, size: number, mtimeMs: number }} FileTask the scan's lstat, taken before the read
+ * @typedef {{ abs: string, rel: string, size: number, mtimeMs: number, dev: number, ino: number, open?: string }} FileTask
+ *   the scan's lstat, taken before the read; open: the path to open instead of abs (relative
+ *   to a checked directory handle, src-dirs.js). The file opened must be the inode the scan saw.
  * @typedef {{ size: number, mtime: number, exec: boolean, inline?: Uint8Array,
  *   chunks?: { hash: string, size: number }[], written?: boolean[] }} FileResult
  *   inline: the bytes of a file of at most INLINE_MAX bytes (FORMAT.md §4.3);
@@ -43,8 +47,12 @@ export function readBuffer () { return Buffer.allocUnsafe(READ_SIZE) }
  */
 export function chunkFileSync (file, store, buf, aborted) {
   let fd
-  try { fd = openSync(file.abs, OPEN_FLAGS) } catch (err) { throw new BuildInputError(`${file.rel}: cannot open (${err.code})`, { cause: err }) }
+  try { fd = openSync(file.open ?? file.abs, OPEN_FLAGS) } catch (err) { throw new BuildInputError(`${file.rel}: cannot open (${err.code})`, { cause: err }) }
   try {
+    // before a byte is read: the file opened is the one the scan saw, not
+    // another put in its place or reached through a swapped directory
+    const opened = fstatSync(fd)
+    if (!opened.isFile() || opened.ino !== file.ino || opened.dev !== file.dev) throw replaced(file)
     const chunks = []; const written = []
     let start = 0; let end = 0; let eof = false; let size = 0; let read = 0
     let inline = null
@@ -87,3 +95,5 @@ export function chunkFileSync (file, store, buf, aborted) {
 }
 
 function changed (file) { return new BuildInputError(`${file.rel}: file changed while being read`, { details: { path: file.rel, changed: true } }) }
+
+function replaced (file) { return new BuildInputError(`${file.rel}: file replaced since the scan (another file is there now)`, { details: { path: file.rel, changed: true } }) }

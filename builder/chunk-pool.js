@@ -1,11 +1,11 @@
-// The threads that read, chunk, hash and store a build's files (DESIGN.md P6).
+// The threads that read, chunk, hash and store a build's files.
 //
 // Reading, FastCDC's loop, SHA-256 and the blob writes are most of a full
 // build's CPU time, and files are independent: a small pool of worker threads
 // (chunk-worker.js) takes them in batches, while the main thread walks the
 // tree, keeps the build index and encodes directories. A worker writes the
 // chunks it cuts straight into h/ (temporary name, then rename, as
-// blobstore.js does), so only names, sizes and hashes cross between threads;
+// lib/published/blob-store.js does), so only names, sizes and hashes cross between threads;
 // the bytes of an inlined file (≤ INLINE_MAX) come back with its result.
 //
 // What a file becomes is decided by chunkFileSync alone, whichever thread
@@ -32,7 +32,7 @@ import { readdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import * as errors from 'rotree-client/errors'
 import { chunkFileSync, readBuffer } from './chunk-file.js'
-import { TMP_PREFIX } from './blobstore.js'
+import { TMP_PREFIX } from '../lib/published/blob-store.js'
 
 /** More threads than this only contend for the disk and the h/ directory. */
 export const MAX_THREADS = 4
@@ -52,7 +52,7 @@ export function defaultThreads () {
 
 export class ChunkPool {
   /**
-   * @param {import('./blobstore.js').BlobStore} store h/, and the account of what is in it
+   * @param {import('../lib/published/blob-store.js').BlobStore} store h/, and the account of what is in it
    * @param {{ threads?: number, workersAfter?: number }} [o]
    *   threads: worker threads (0: everything on the main thread);
    *   workersAfter: bytes asked for before they start (0: at the first file)

@@ -7,7 +7,7 @@
 //   out: 'ready' once, then { id, results: [...] } per batch
 import { parentPort, workerData } from 'node:worker_threads'
 import { chunkFileSync, readBuffer, Aborted } from './chunk-file.js'
-import { blobWriter } from './blobstore.js'
+import { blobWriter } from '../lib/published/blob-store.js'
 import { encodeError } from './chunk-pool.js'
 
 const { dir, fsync, abort } = workerData

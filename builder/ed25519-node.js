@@ -2,7 +2,7 @@
 // client-js/src/ed25519.js (@noble/ed25519) runs everywhere, browsers
 // included, but a process pays ~25 ms of table precomputation before its
 // first signature, plus loading it: a fifth of a one-file rebuild through the
-// CLI (DESIGN.md P6). Ed25519 signing is deterministic (RFC 8032 §5.1.6), so
+// CLI. Ed25519 signing is deterministic (RFC 8032 §5.1.6), so
 // both give the same bytes for the same key and message;
 // test/builder/ed25519-node.test.js checks that against @noble.
 import { createPrivateKey, createPublicKey, sign as cryptoSign, randomBytes } from 'node:crypto'

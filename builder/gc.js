@@ -1,6 +1,6 @@
 // `rotree gc OUT --keep N`: delete blobs that none of the kept roots reach.
-//
-// Kept roots:
+// The collection itself is lib/published/gc.js, shared with `pull --gc`; this
+// is the publisher's policy for which roots to keep:
 //   - the N newest distinct roots in OUT/history/ (a resign gives a new seq
 //     for the same root, so "the last 3 trees" is not "the last 3 signatures");
 //   - the current fsinfo.json and a pending unsigned.json (its blobs are in h/
@@ -9,18 +9,16 @@
 //     that fetched it just before the switch may still be reading it.
 // And only blobs whose mtime is older than `grace` are deleted, so a blob a
 // build (or pull) has just written for a root not yet published survives.
-// History files are never deleted (non-repudiation, publish.js).
+// The current and the pending root must be complete: collecting around a hole
+// could delete what a repair needs. An older root that is already incomplete
+// (an earlier gc with a smaller --keep) protects what can still be reached
+// from it. History files are never deleted.
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { RotreeError, UsageError } from 'rotree-client/errors'
 import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
-import { limiter } from 'rotree-client/src/cache.js'
-import { UsageError } from 'rotree-client/errors'
-import { listHistory, readPublished } from './publish.js'
-import { readUnsigned } from './sign.js'
-import { withOutLock } from './build-index.js'
-import { localLoader, walkLocal } from './local-tree.js'
-
-const HEX64 = /^[0-9a-f]{64}$/
+import { readPublished, historyEntries, verifyHistoryEntry, collectGarbage } from '../lib/published/index.js'
+import { readUnsigned, withOutLock } from './sign.js'
 
 /**
  * @param {string} out
@@ -31,60 +29,35 @@ export async function gc (out, { keep, graceMs = 3600e3, dryRun = false, now = D
   try { await fs.access(path.join(out, 'h')) } catch { throw new UsageError(`${out} is not a published folder (no h/)`) }
   return withOutLock(out, 'rotree gc', async () => {
     const roots = await keptRoots(out, { keep, graceMs, now, warn })
-    if (!roots.some(r => r.why.includes('current') || r.why.includes('unsigned'))) {
+    const required = r => r.why.includes('current') || r.why.includes('unsigned')
+    if (!roots.some(required)) {
       throw new UsageError(`${out} has no readable fsinfo.json or unsigned.json; refusing to collect garbage without knowing the current tree`)
     }
-
-    // Everything the kept roots reach. The current and the pending root must be
-    // complete: collecting around a hole could delete what a repair needs.
-    // An older root that is already incomplete (an earlier gc with a smaller
-    // --keep) protects what can still be reached from it.
-    const reached = new Set()
-    const load = localLoader(out)
-    for (const r of roots) {
-      try {
-        await walkLocal(out, r.ref, { load, reached, checkData: false })
-        r.complete = true
-      } catch (err) {
-        if (r.why.includes('current') || r.why.includes('unsigned')) {
-          throw Object.assign(new Error(`the ${r.why.includes('current') ? 'current' : 'unsigned'} root (seq ${r.seq}) is incomplete: ${err.message}; run rotree fsck before gc`), { code: err.code, cause: err })
+    const res = await collectGarbage(out, {
+      roots, graceMs, now, dryRun, fsync, temps: true,
+      onIncomplete: (r, err) => {
+        if (required(r)) {
+          if (!(err instanceof RotreeError)) throw err // a system error (EIO, …) as it is
+          const E = err.constructor
+          throw new E(`the ${r.why.includes('current') ? 'current' : 'unsigned'} root (seq ${r.seq}) is incomplete: ${err.message}; run rotree fsck before gc`, { cause: err, details: { hash: err.hash } })
         }
-        r.complete = false
         warn(`root seq ${r.seq} is incomplete (${err.message}); keeping what it still reaches`)
+        return 'partial'
       }
-    }
-
-    const res = {
+    })
+    return {
       dryRun, keep, graceMs,
       roots: roots.map(r => ({ seq: r.seq, root: r.ref.hash, why: r.why, complete: r.complete })),
-      reachable: reached.size,
-      blobs: 0,
-      deleted: { count: 0, bytes: 0 },
-      young: { count: 0, bytes: 0 }, // unreachable but newer than the grace period
-      temp: { count: 0, bytes: 0 } // stale h/.tmp-* left by killed builds
+      reachable: res.reached.size,
+      blobs: res.blobs,
+      deleted: res.deleted,
+      young: res.young, // unreachable but newer than the grace period
+      temp: res.temp // stale h/.tmp-* left by killed builds
     }
-    const hdir = path.join(out, 'h')
-    const limit = limiter(16)
-    await Promise.all((await fs.readdir(hdir)).map(name => limit(async () => {
-      const blob = HEX64.test(name)
-      if (blob) res.blobs++
-      if (blob ? reached.has(name) : !name.startsWith('.tmp-')) return
-      let st
-      try { st = await fs.lstat(path.join(hdir, name)) } catch (err) { if (err.code === 'ENOENT') return; throw err }
-      if (now - st.mtimeMs < graceMs) { if (blob) { res.young.count++; res.young.bytes += st.size } return }
-      const bucket = blob ? res.deleted : res.temp
-      bucket.count++; bucket.bytes += st.size
-      if (!dryRun) await fs.rm(path.join(hdir, name), { force: true })
-    })))
-    if (!dryRun && fsync && res.deleted.count + res.temp.count > 0) {
-      const d = await fs.open(hdir, 'r')
-      try { await d.sync() } finally { await d.close() }
-    }
-    return res
   })
 }
 
-/** The roots gc keeps, with why each one is kept. */
+/** The roots gc keeps, newest first, with why each one is kept. */
 async function keptRoots (out, { keep, graceMs, now, warn }) {
   const byRoot = new Map() // root hash → { seq, ref, why: [] }
   const add = (info, why) => {
@@ -94,30 +67,31 @@ async function keptRoots (out, { keep, graceMs, now, warn }) {
     if (!r.why.includes(why)) r.why.push(why)
     byRoot.set(k, r)
   }
-
-  const hist = []
-  for (const h of await listHistory(out)) { // newest first
-    try {
-      const [bytes, st] = await Promise.all([fs.readFile(h.file), fs.stat(h.file)])
-      hist.push({ info: decodeFsinfo(bytes), publishedMs: st.mtimeMs })
-    } catch (err) { warn(`ignoring ${h.file}: ${err.message}`) }
-  }
-  const distinct = new Set()
-  for (let i = 0; i < hist.length; i++) {
-    const { info } = hist[i]
-    if (distinct.size < keep || distinct.has(info.root.hash)) {
-      distinct.add(info.root.hash)
-      add(info, `last ${keep}`)
-      continue
-    }
-    // retired when the next newer entry was published
-    const retiredMs = hist[i - 1].publishedMs
-    if (now - retiredMs < graceMs) add(info, 'grace')
-  }
   const current = await readPublished(out)
-  if (current) add(current, 'current')
   let pending = null
   try { pending = await readUnsigned(out) } catch (err) { warn(`ignoring unsigned.json: ${err.message}`) }
+
+  // A history entry is kept only once it verifies under OUT's own key (the
+  // current root's, else the pending one's); one that does not is ignored.
+  // Only the entries that would be kept are checked: a signature check costs
+  // ~1.5 ms, and history grows by one entry per publish.
+  const publicKey = current?.key ?? pending?.key
+  const distinct = new Set()
+  let newer = null // the next newer readable entry: this one was retired when it was published
+  for await (const h of publicKey ? historyEntries(out) : []) {
+    let decoded
+    try { decoded = h.error ? null : decodeFsinfo(h.raw) } catch {}
+    if (!decoded) { warn(`ignoring history/${h.seq}.json: ${h.error?.message ?? 'not a fsinfo.json'}`); continue }
+    const retiredMs = newer?.publishedMs
+    newer = h
+    const why = distinct.size < keep || distinct.has(decoded.root.hash) ? `last ${keep}` : now - retiredMs < graceMs ? 'grace' : null
+    if (!why) continue
+    let info
+    try { info = verifyHistoryEntry(h, publicKey) } catch (err) { warn(`ignoring history/${h.seq}.json: ${err.message}`); continue }
+    if (why !== 'grace') distinct.add(info.root.hash)
+    add(info, why)
+  }
+  if (current) add(current, 'current')
   if (pending) add({ seq: pending.seq, root: { hash: pending.root, size: pending.rootSize } }, 'unsigned')
   return [...byRoot.values()].sort((a, b) => b.seq - a.seq)
 }

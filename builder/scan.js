@@ -1,5 +1,5 @@
 // Phase 1 of a build: walk SRC with lstat and decide what is publishable.
-// Bad input (DESIGN.md "Bad input") is found here, before any blob is
+// Bad input is found here, before any blob is
 // written: special files, names that are not valid UTF-8, symlinks that leave
 // the tree, unreadable entries. Each is skipped with a warning or fails the
 // build, as the user chose; either way the message names the path.
@@ -8,7 +8,12 @@
 // scan, and an lstat through the thread pool costs ~25 µs of overhead against
 // ~3 µs for lstatSync. For 10,000 files that is 250 ms against 35 ms, which
 // matters when a rebuild after a one-file change should take a few percent of
-// a full build (DESIGN.md P6).
+// a full build.
+//
+// Paths here are followed as they are: a directory swapped for a symlink
+// during the scan is listed through it, but nothing is read through it: the
+// build opens every directory it encodes component by component and checks
+// each against what the scan recorded (src-dirs.js).
 import fs from 'node:fs'
 import path from 'node:path'
 import { BuildInputError } from 'rotree-client/errors'
@@ -18,7 +23,7 @@ import { MAX_SYMLINK, MAX_DEPTH, MAX_PATH, MAX_NAME } from 'rotree-client/src/fo
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
- * @typedef {{ size: number, mtimeMs: number, ctimeMs: number, ino: number, mode: number }} FileStat
+ * @typedef {{ size: number, mtimeMs: number, ctimeMs: number, ino: number, dev: number, mode: number }} FileStat
  * @typedef {{ name: string, abs?: string, rel?: string, type: 'file'|'dir'|'symlink',
  *   st: import('node:fs').Stats | FileStat, children?: Node[], target?: string }} Node
  *   (a file has no abs and rel: its directory's and its name make them, when it is read)
@@ -61,7 +66,8 @@ export async function scan (src, { onBad = 'fail', warn = () => {} } = {}) {
       // only what the build and its index use: 10,000 full Stats objects that
       // live to the end of a build are most of a rebuild's garbage-collector
       // time; so would be two path strings per file, which a rebuild seldom needs
-      return { name, type: 'file', st: { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, mode: st.mode } }
+      // (dev and ino: the file read later must be this inode, chunk-file.js)
+      return { name, type: 'file', st: { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, dev: st.dev, mode: st.mode } }
     }
     if (st.isSymbolicLink()) {
       let tb

@@ -1,7 +1,7 @@
 // The root a build ends with: fsinfo.json's fields signed (FORMAT.md §6), or
 // written out unsigned for `rotree sign` on another machine. Apart from
 // sign.js, which re-exports both, so that `rotree build` loads neither the
-// reader's verifier nor @noble (DESIGN.md P6: a one-file rebuild is mostly
+// reader's verifier nor @noble (a one-file rebuild is mostly
 // start-up).
 import { encodeFsinfo, fsinfoMessage } from 'rotree-client/src/format/fsinfo.js'
 import { FORMAT_VERSION } from 'rotree-client/src/format/limits.js'

@@ -10,13 +10,12 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
-import { verifySignature } from 'rotree-client/src/ed25519.js'
-import { verifyFsinfo } from 'rotree-client/src/verify.js'
+import { verifyFsinfo, verifyFsinfoSignature } from 'rotree-client/verify'
 import { decodeUtf8 } from 'rotree-client/src/format/bytes.js'
 import { BadFormatError, BadKeyError, BadSignatureError, ExpiredError, RollbackError, UsageError } from 'rotree-client/errors'
-import { nextSeq, lastSeq, publishFsinfo, readPublished, UNSIGNED_FILE } from './publish.js'
-import { withOutLock } from './build-index.js'
-import { walkLocal } from './local-tree.js'
+import { nextSeq, lastSeq, publishFsinfo, readPublished, UNSIGNED_FILE } from '../lib/published/publish.js'
+import { withDirLock } from '../lib/published/lock.js'
+import { walkLocal } from '../lib/published/pages.js'
 import { signFields, encodeUnsigned } from './sign-root.js'
 
 const UNSIGNED_FIELDS = ['version', 'key', 'seq', 'issued', 'expires', 'root', 'rootSize', 'rootMtime']
@@ -29,6 +28,12 @@ export function fieldsOf (info) {
 }
 
 export { signFields, encodeUnsigned }
+
+/** Run fn under OUT's folder lock (OUT is created if missing, so the errors below can say what is absent). */
+export async function withOutLock (out, what, fn) {
+  await fs.mkdir(out, { recursive: true })
+  return withDirLock(out, what, fn)
+}
 
 /**
  * Strict parse of unsigned.json: exactly the fsinfo.json members but sig, each
@@ -122,7 +127,10 @@ export async function resign (out, key, { ttlMs, now = Date.now(), fsync = true 
     }
     const cur = decodeFsinfo(bytes)
     if (cur.key !== key.publicKey) throw new BadKeyError(`${out} is published under key ${cur.key}, not the key file's ${key.publicKey}`)
-    if (!verifySignature(cur.sig, cur.message, key.publicKey)) throw new BadSignatureError(`${out}/fsinfo.json is not signed by this key; refusing to re-sign it`)
+    try { verifyFsinfoSignature(bytes, { publicKey: key.publicKey }) } catch (err) {
+      if (err.code !== 'ROTREE_BAD_SIGNATURE') throw err
+      throw new BadSignatureError(`${out}/fsinfo.json is not signed by this key; refusing to re-sign it`, { cause: err })
+    }
     const { seq } = await nextSeq(out, now)
     const fields = { ...fieldsOf(cur), seq, issued: iso(now), expires: iso(now + ttlMs) }
     await publishFsinfo(out, signFields(fields, key.secretKey), fsync)

@@ -9,3 +9,23 @@ export function procStat (pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
 }
+
+/**
+ * What the folder lock needs of a process: its state (field 3: R, S, D, Z, X,
+ * …) and its start time in clock ticks since boot (field 22). null where there
+ * is no such process or no /proc.
+ * @param {number} pid @returns {{ state: string, start: string | null } | null}
+ */
+export function procInfo (pid) {
+  let f
+  try { f = procStat(pid) } catch { return null }
+  return { state: f[0], start: f[22 - 3] ?? null }
+}
+
+/**
+ * A process that has exited but not yet been reaped by its parent (Z, zombie)
+ * or is being torn down (X) still has its pid and its /proc entry, and
+ * kill(pid, 0) still succeeds: it holds nothing any more.
+ * @param {string} state
+ */
+export function isDeadState (state) { return state === 'Z' || state === 'X' || state === 'x' }

@@ -21,7 +21,7 @@ export function hashFile (file, into = buf) {
     // a file past MAX_BLOB is no blob, whatever its name: its digest would mean nothing
     return { size, hash: n > MAX_BLOB ? null : createHash('sha256').update(into.subarray(0, n)).digest('hex') }
   } catch (err) {
-    return { error: err.code ?? String(err) } // EIO: seed 004's latent sector error
+    return { error: err.code ?? String(err) } // EIO: a latent sector error
   } finally { closeSync(fd) }
 }
 

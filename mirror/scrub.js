@@ -1,4 +1,4 @@
-// Re-hash every file in DIR/h (seed 004: disks fail silently, so a blob is
+// Re-hash every file in DIR/h (disks fail silently, so a blob is
 // good only if its bytes still hash to its name). SHA-256 in node:crypto runs
 // on the calling thread (~1.4 GB/s here), so files go to worker threads only
 // when there are many of them and a core to spare (see defaultJobs).
@@ -6,7 +6,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import os from 'node:os'
 import { Worker } from 'node:worker_threads'
-import { HEX64 } from './blobs.js'
+import { HEX64 } from '../lib/published/blob-store.js'
 import { hashFile } from './hash-worker.js'
 
 const WORKER_URL = new URL('./hash-worker.js', import.meta.url)

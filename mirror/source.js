@@ -1,13 +1,13 @@
 // Blobs by hash from other mirrors, without opening their fsinfo.json: fsck
 // --repair-from needs only blobs named by DIR's own verified root, and another
 // mirror that serves a newer (or expired) root still has the blobs. Every blob
-// is checked against the ref that DIR's root gave (blobs.js fetchVerified).
+// is checked against the ref that DIR's root gave (fetch.js).
 import { parseAddress, mirrorUrl } from 'rotree-client'
 import { Mirrors } from 'rotree-client/src/mirrors.js'
 import { createTransport } from 'rotree-client/src/transport-node.js'
 import { verifyBlob } from 'rotree-client/verify'
 import { MAX_BLOB } from 'rotree-client/src/format/limits.js'
-import { fetchVerified } from './blobs.js'
+import { fetchVerified } from './fetch.js'
 
 /**
  * @param {string} address '<mirror-url>#<public key>'

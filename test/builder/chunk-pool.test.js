@@ -10,7 +10,7 @@ import { rmSync } from 'node:fs'
 import { tmpdir, writeTree, makeKey, prng } from '../helpers/fixtures.js'
 import { checkPublished } from '../helpers/check-tree.js'
 import { build } from '../../builder/build.js'
-import { BlobStore } from '../../builder/blobstore.js'
+import { BlobStore } from '../../lib/published/blob-store.js'
 import { ChunkPool, encodeError, decodeError } from '../../builder/chunk-pool.js'
 import { chunkFileSync, readBuffer, READ_SIZE } from '../../builder/chunk-file.js'
 import { chunkLengths } from 'rotree-client/src/format/cdc.js'
@@ -84,7 +84,7 @@ test('chunkFileSync cuts a file read in several buffers where chunkLengths cuts 
   await fs.writeFile(file, data)
   const st = await fs.stat(file)
   const stored = new Map()
-  const r = chunkFileSync({ abs: file, rel: '/f', size: st.size, mtimeMs: st.mtimeMs }, (h, b) => { stored.set(h, Buffer.from(b)); return true }, readBuffer())
+  const r = chunkFileSync({ abs: file, rel: '/f', size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino }, (h, b) => { stored.set(h, Buffer.from(b)); return true }, readBuffer())
   assert.deepEqual(r.chunks.map(c => c.size), chunkLengths(data))
   assert.deepEqual(Buffer.concat(r.chunks.map(c => stored.get(c.hash))), data)
 })
@@ -108,13 +108,15 @@ test('a file\'s error from a worker is the error the main thread gives: class, c
   await writeTree(dir, { 'src/small': 'twelve bytes', 'src/big.bin': prng(300_000, 'b'), 'src/sub/x': 'x', 'src/ln': { symlink: 'small' } })
   const store = await new BlobStore(path.join(dir, 'out'), { fsync: false }).open()
   const st = async p => fs.lstat(path.join(dir, 'src', p))
+  const id = async p => { const s = await st(p); return { dev: s.dev, ino: s.ino } }
   const cases = {
-    vanished: { abs: path.join(dir, 'src/gone'), rel: '/gone', size: 10, mtimeMs: 1 },
-    'grew since the scan': { abs: path.join(dir, 'src/big.bin'), rel: '/big.bin', size: 1000, mtimeMs: (await st('big.bin')).mtimeMs },
-    'shrank since the scan': { abs: path.join(dir, 'src/small'), rel: '/small', size: 20, mtimeMs: (await st('small')).mtimeMs },
-    'touched since the scan': { abs: path.join(dir, 'src/big.bin'), rel: '/big.bin', size: 300_000, mtimeMs: 5 },
-    'a directory now': { abs: path.join(dir, 'src/sub'), rel: '/sub', size: 4096, mtimeMs: (await st('sub')).mtimeMs },
-    'a symlink now': { abs: path.join(dir, 'src/ln'), rel: '/ln', size: 5, mtimeMs: (await st('ln')).mtimeMs }
+    vanished: { abs: path.join(dir, 'src/gone'), rel: '/gone', size: 10, mtimeMs: 1, dev: 0, ino: 0 },
+    'grew since the scan': { abs: path.join(dir, 'src/big.bin'), rel: '/big.bin', size: 1000, mtimeMs: (await st('big.bin')).mtimeMs, ...await id('big.bin') },
+    'shrank since the scan': { abs: path.join(dir, 'src/small'), rel: '/small', size: 20, mtimeMs: (await st('small')).mtimeMs, ...await id('small') },
+    'touched since the scan': { abs: path.join(dir, 'src/big.bin'), rel: '/big.bin', size: 300_000, mtimeMs: 5, ...await id('big.bin') },
+    'a directory now': { abs: path.join(dir, 'src/sub'), rel: '/sub', size: 4096, mtimeMs: (await st('sub')).mtimeMs, ...await id('small') },
+    'a symlink now': { abs: path.join(dir, 'src/ln'), rel: '/ln', size: 5, mtimeMs: (await st('ln')).mtimeMs, ...await id('small') },
+    'another file now': { abs: path.join(dir, 'src/small'), rel: '/small', size: 12, mtimeMs: (await st('small')).mtimeMs, ...await id('big.bin') }
   }
   for (const [name, task] of Object.entries(cases)) {
     const main = await outcome(store, 0, task)
@@ -130,7 +132,7 @@ test('a file\'s error from a worker is the error the main thread gives: class, c
   assert.equal((await outcome(store, 0, cases['a symlink now'])).err.cause, 'ELOOP') // never followed out of the tree
   assert.equal((await outcome(store, 2, cases['grew since the scan'])).err.changed, true)
   // and a good file is the same from both
-  const ok = { abs: path.join(dir, 'src/big.bin'), rel: '/big.bin', size: 300_000, mtimeMs: (await st('big.bin')).mtimeMs }
+  const ok = { abs: path.join(dir, 'src/big.bin'), rel: '/big.bin', size: 300_000, mtimeMs: (await st('big.bin')).mtimeMs, ...await id('big.bin') }
   const [m, w] = [await outcome(store, 0, ok), await outcome(store, 2, ok)]
   assert.deepEqual(w.ok, m.ok)
   assert.equal(w.pool.workerFiles, 1)
@@ -184,7 +186,7 @@ test('a worker that dies fails what it held and the pool, without hanging', asyn
   const st = await fs.stat(path.join(dir, 'src/a.bin'))
   const store = await new BlobStore(path.join(dir, 'out'), { fsync: false }).open()
   const pool = new ChunkPool(store, { threads: 1, workersAfter: 0 })
-  const task = { abs: path.join(dir, 'src/a.bin'), rel: '/a.bin', size: st.size, mtimeMs: st.mtimeMs }
+  const task = { abs: path.join(dir, 'src/a.bin'), rel: '/a.bin', size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino }
   const p = pool.chunk(task)
   // once it is working on the file, kill its thread
   while (!pool.workers[0]?.inflight) await new Promise(resolve => setImmediate(resolve))
@@ -201,14 +203,14 @@ test('a pool left open does not keep the process alive', async t => {
   await fs.writeFile(script, `
     import fs from 'node:fs'
     import path from 'node:path'
-    import { BlobStore } from ${lib('blobstore.js')}
+    import { BlobStore } from ${JSON.stringify(new URL('../../lib/published/blob-store.js', import.meta.url).href)}
     import { ChunkPool } from ${lib('chunk-pool.js')}
     const dir = ${JSON.stringify(dir)}
     fs.writeFileSync(path.join(dir, 'f'), 'x'.repeat(100000))
     const st = fs.statSync(path.join(dir, 'f'))
     const store = await new BlobStore(path.join(dir, 'out'), { fsync: false }).open()
     const pool = new ChunkPool(store, { threads: 2, workersAfter: 0 })
-    const r = await pool.chunk({ abs: path.join(dir, 'f'), rel: '/f', size: st.size, mtimeMs: st.mtimeMs })
+    const r = await pool.chunk({ abs: path.join(dir, 'f'), rel: '/f', size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino })
     console.log(r.chunks.length, pool.stats.workerFiles)
     // no pool.close(): the process must end all the same
   `)

@@ -1,4 +1,4 @@
-// `rotree gc` (issue 4 §3): blobs reachable from none of the kept roots go,
+// `rotree gc` (docs/DEPLOY.md "History and garbage collection"): blobs reachable from none of the kept roots go,
 // after a grace period; kept roots stay complete; history stays.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -11,7 +11,7 @@ import { build } from '../../builder/build.js'
 import { gc } from '../../builder/gc.js'
 import { resign } from '../../builder/sign.js'
 import { BuildIndex } from '../../builder/build-index.js'
-import { walkLocal } from '../../builder/local-tree.js'
+import { walkLocal } from '../../lib/published/pages.js'
 import { decodeFsinfo } from 'rotree-client/format'
 
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
@@ -61,7 +61,7 @@ test('gc --keep 2 deletes exactly the blobs only older roots reach; dry run dele
   assert.ok([...r1].some(h => left.has(h)), 'blobs v1 shares with v2/v3 stay')
   await checkPublished(out, key.publicKey)
   await reach(out, seqs[1]) // the older kept root is complete too
-  await assert.rejects(reach(out, seqs[0]), { code: 'ENOENT' })
+  await assert.rejects(reach(out, seqs[0]), { code: 'ROTREE_TRUNCATED', missing: true })
   // history is never collected
   assert.equal((await fs.readdir(path.join(out, 'history'))).filter(n => n.endsWith('.json')).length, 3)
 

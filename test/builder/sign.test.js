@@ -1,4 +1,4 @@
-// Offline signing, resign and history (issue 4 §3, §4): the secret key never
+// Offline signing, resign and history (docs/DEPLOY.md): the secret key never
 // has to be on the build host; a re-signed root is accepted by readers and
 // makes the previous fsinfo.json a rollback; every published fsinfo.json is
 // kept in OUT/history/.
@@ -13,7 +13,7 @@ import { tmpdir, writeTree, makeKey, serve, address, prng } from '../helpers/fix
 import { checkPublished } from '../helpers/check-tree.js'
 import { build } from '../../builder/build.js'
 import { signUnsigned, installSigned, resign, decodeUnsigned } from '../../builder/sign.js'
-import { listHistory } from '../../builder/publish.js'
+import { listHistory } from '../../lib/published/history.js'
 
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 
@@ -101,7 +101,7 @@ test('sign and install refuse what they must', { timeout: 60_000 }, async t => {
   await assert.rejects(installSigned(out, tampered, { fsync: false }), { code: 'ROTREE_BAD_SIGNATURE' })
   const root = JSON.parse(good).root
   await fs.rename(path.join(out, 'h', root), path.join(dir, 'root-blob'))
-  await assert.rejects(installSigned(out, good, { fsync: false }), err => err.code === 'ENOENT' && err.message.includes(root))
+  await assert.rejects(installSigned(out, good, { fsync: false }), err => err.missing === true && err.code === 'ROTREE_TRUNCATED' && err.message.includes(root))
   await assert.rejects(fs.access(path.join(out, 'fsinfo.json')))
   await fs.rename(path.join(dir, 'root-blob'), path.join(out, 'h', root))
 
@@ -195,9 +195,9 @@ test('every publish is kept in history/, a seq is never reused, and history is n
   assert.equal(r.seq, seqs[2] + 1)
   // a forced seq that history already holds is refused
   await assert.rejects(build({ src, out, key, ttlMs: 3600e3, fsync: false, now, seq: seqs[1] }), { code: 'ROTREE_USAGE' })
-  const { writeHistory } = await import('../../builder/publish.js')
+  const { writeHistory } = await import('../../lib/published/history.js')
   const other = (await fs.readFile(path.join(out, 'history', `${seqs[0]}.json`), 'utf8')).replace('"rootMtime"', '"rootMtime" ')
-  await assert.rejects(writeHistory(out, other, false), { code: 'EEXIST' })
+  await assert.rejects(writeHistory(out, other, false), { code: 'ROTREE_FORK', historyConflict: true })
   // a folder built before history existed: its current root is recorded before it is replaced
   const legacy = path.join(dir, 'legacy')
   await build({ src, out: legacy, key, ttlMs: 3600e3, fsync: false, now })

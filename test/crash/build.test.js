@@ -1,4 +1,4 @@
-// Crash consistency of `rotree build` (issue 7 §4): killed with SIGKILL at
+// Crash consistency of `rotree build` (docs/DEPLOY.md "Publishing"): killed with SIGKILL at
 // random points, many times, the folder always serves a complete tree (the
 // old or the new one), and the next run finishes with the same result as a
 // clean build. A full disk during a build leaves the old tree intact.

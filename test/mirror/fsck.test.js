@@ -1,4 +1,4 @@
-// `rotree fsck` (seed 004): finds exactly the blobs a disk silently damaged,
+// `rotree fsck` (docs/MIRRORING.md): finds exactly the blobs a disk silently damaged,
 // names the paths that use them, and --repair-from restores them verified.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'

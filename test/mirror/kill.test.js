@@ -1,4 +1,4 @@
-// Crash consistency of `rotree pull` (issue 4): the CLI killed with SIGKILL at
+// Crash consistency of `rotree pull` (docs/MIRRORING.md): the CLI killed with SIGKILL at
 // random points, many times, while the publisher keeps publishing. After every
 // kill DIR's fsinfo.json is the one it had before the run or the one being
 // pulled, every blob that root reaches is present and valid (fsck: no problem,

@@ -1,4 +1,4 @@
-// One lock for every writer of a published folder (lib/folder-lock.js): a
+// One lock for every writer of a published folder (lib/published/lock.js): a
 // publisher's build, gc, resign and a mirror's pull, pull --gc and
 // fsck --repair-from all refuse a folder another of them is writing, so e.g.
 // a gc cannot delete an old blob a pull has just found it can reuse.
@@ -7,8 +7,9 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { tmpdir, makeKey, writeTree, buildTree, serve, address } from '../helpers/fixtures.js'
-import { lockDir, LOCK_NAME } from '../../lib/folder-lock.js'
+import { lockDir, LOCK_NAME } from '../../lib/published/lock.js'
 import { rotree } from './helpers.js'
 
 async function site (t) {
@@ -89,3 +90,36 @@ async function snapshot (dir) {
   }
   return out
 }
+
+test('a holder killed with SIGKILL but not yet reaped (a zombie) holds nothing: an immediate retry takes the lock', { timeout: 60_000 }, async t => {
+  const dir = await tmpdir('rotree-zombie-')
+  t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const lockUrl = new URL('../../lib/published/lock.js', import.meta.url).href
+  const holder = path.join(dir, 'holder.mjs')
+  await fs.writeFile(holder, `
+    import { lockDir } from ${JSON.stringify(lockUrl)}
+    await lockDir(${JSON.stringify(dir)}, 'rotree pull')
+    process.stdout.write(process.pid + '\\n')
+    setInterval(() => {}, 1000)
+  `)
+  // sh starts the holder, then becomes sleep (exec): sleep never waits for
+  // children, so once the holder is killed it stays a zombie until sleep ends
+  const env = { ...process.env }; delete env.NODE_TEST_CONTEXT
+  const parent = spawn('sh', ['-c', `"${process.execPath}" "${holder}" & exec sleep 50`], { stdio: ['ignore', 'pipe', 'inherit'], env })
+  t.after(() => { try { parent.kill('SIGKILL') } catch {} }) // then init reaps the zombie
+  const pid = await new Promise((resolve, reject) => {
+    let text = ''
+    parent.stdout.on('data', b => { text += b; if (text.includes('\n')) resolve(Number(text.trim())) })
+    parent.on('exit', () => reject(new Error('the holder never took the lock')))
+  })
+  await assert.rejects(lockDir(dir, 'test'), { code: 'ROTREE_LOCKED', pid }) // alive: refused
+  process.kill(pid, 'SIGKILL')
+  // wait (bounded) until the kernel shows it dead but unreaped
+  const state = () => { try { return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1][0] } catch { return null } }
+  for (let i = 0; i < 500 && state() !== 'Z'; i++) await new Promise(resolve => setTimeout(resolve, 10))
+  assert.equal(state(), 'Z', 'the holder is a zombie: its pid and /proc entry are still there')
+  process.kill(pid, 0) // ...and a signal to it still "succeeds"
+  const lock = await lockDir(dir, 'the retry')
+  assert.match(await fs.readFile(path.join(dir, LOCK_NAME), 'utf8'), new RegExp(`^${process.pid} \\S+ the retry`))
+  await lock.release()
+})

@@ -1,4 +1,4 @@
-// `rotree pull` from hostile mirrors (DESIGN.md trust rules 2–4): nothing a
+// `rotree pull` from hostile mirrors (docs/TRUST.md rules 2–4): nothing a
 // lying mirror sends reaches DIR, DIR keeps serving its old tree, and an
 // honest second mirror completes the pull.
 import { test } from 'node:test'

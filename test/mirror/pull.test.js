@@ -1,4 +1,4 @@
-// `rotree pull`: a verified, incremental copy (FORMAT.md §8, DESIGN.md P7).
+// `rotree pull`: a verified, incremental copy (FORMAT.md §8, docs/MIRRORING.md).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'

@@ -1,14 +1,57 @@
 // The h/ folder of a published tree, as a write-once store. A blob is written
 // to a temporary name and renamed into h/<hash>, so a reader (or a killed
-// build) never sees a partial blob under a real name; blobs already present
-// are not rewritten, so building into an existing OUT adds only new blobs.
+// writer) never sees a partial blob under a real name; blobs already present
+// are not rewritten, so building or pulling into an existing folder adds only
+// new blobs. Reading a local blob back is capped: a corrupt multi-gigabyte
+// file under a blob's name is never slurped.
 import fs from 'node:fs/promises'
 import { openSync, writeSync, closeSync, renameSync, rmSync, fdatasyncSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { threadId } from 'node:worker_threads'
 import { sha256HexSync } from 'rotree-client/src/sha256-node.js'
+import { TruncatedError } from 'rotree-client/errors'
 
 export const TMP_PREFIX = '.tmp-'
+export const HEX64 = /^[0-9a-f]{64}$/
+
+export function blobPath (dir, hash) { return path.join(dir, 'h', hash) }
+
+/**
+ * The error for a blob a root needs that is not in dir/h. There is no code
+ * of its own yet: a missing blob is the extreme of a truncated one (zero of
+ * ref.size bytes), and every caller handles it as damage (fetch it again,
+ * report it, refuse to collect around it). `missing: true` tells it apart.
+ * @param {string} dir @param {{ hash: string, size?: number }} ref @param {string} what e.g. "directory page", "data of /a/b"
+ */
+export function missingBlob (dir, ref, what) {
+  return new TruncatedError(`blob ${ref.hash} (${what}) is missing from ${path.join(dir, 'h')}`, { details: { hash: ref.hash, missing: true } })
+}
+
+/**
+ * The bytes of dir/h/<hash>, at most `cap` + 1 of them (one more than expected
+ * is enough for the verifier to call it too large); null when it is absent.
+ */
+export async function readLocal (dir, hash, cap) {
+  let fh
+  try { fh = await fs.open(blobPath(dir, hash), 'r') } catch (err) { if (err.code === 'ENOENT') return null; throw err }
+  try {
+    const buf = Buffer.allocUnsafe(cap + 1)
+    let n = 0
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, n)
+      if (bytesRead === 0) break
+      n += bytesRead
+      if (n === buf.length) break
+    }
+    return new Uint8Array(buf.buffer, buf.byteOffset, n)
+  } finally { await fh.close() }
+}
+
+/** fsync a directory, so the renames and deletions in it are durable. */
+export async function syncDir (dir) {
+  const d = await fs.open(dir, 'r')
+  try { await d.sync() } finally { await d.close() }
+}
 
 // Temporary names only need to differ between writers of this folder at
 // once: the threads of this process (the folder lock keeps other processes
@@ -18,15 +61,14 @@ let _tmpSeq = 0
 const tmpName = hash => `${TMP_PREFIX}${hash.slice(0, 16)}-${process.pid}-${threadId}-${(_tmpSeq++).toString(36)}`
 
 /**
- * Write a blob into dir (an h/ folder) under its hash, synchronously: to a
- * temporary name, then renamed, so a reader or a killed build never sees a
- * partial blob under a real name. Used by the chunk workers (chunk-pool.js)
- * and by BlobStore without fsync. A full disk (ENOSPC) leaves no partial
- * temporary file eating the space a retry needs.
- * @param {string} dir @param {string} hash @param {Uint8Array} bytes @param {boolean} fsync
+ * Write a blob into hdir (an h/ folder) under its hash, synchronously: to a
+ * temporary name, then renamed. Used by the build's chunk workers and by
+ * BlobStore without fsync. A full disk (ENOSPC) leaves no partial temporary
+ * file eating the space a retry needs.
+ * @param {string} hdir @param {string} hash @param {Uint8Array} bytes @param {boolean} fsync
  */
-export function writeBlobSync (dir, hash, bytes, fsync) {
-  const tmp = path.join(dir, tmpName(hash))
+export function writeBlobSync (hdir, hash, bytes, fsync) {
+  const tmp = path.join(hdir, tmpName(hash))
   try {
     const fd = openSync(tmp, 'wx', 0o644)
     try {
@@ -35,7 +77,7 @@ export function writeBlobSync (dir, hash, bytes, fsync) {
     } finally {
       closeSync(fd)
     }
-    renameSync(tmp, path.join(dir, hash))
+    renameSync(tmp, path.join(hdir, hash))
   } catch (err) {
     rmSync(tmp, { force: true })
     throw err
@@ -44,21 +86,22 @@ export function writeBlobSync (dir, hash, bytes, fsync) {
 
 /**
  * A blob writer for a thread that does not share the BlobStore's `have` set
- * (a chunk worker): a blob already in dir is not rewritten.
+ * (a chunk worker): a blob already in hdir is not rewritten.
  * @returns {(hash: string, bytes: Uint8Array) => boolean} true when it wrote the blob
  */
-export function blobWriter (dir, fsync) {
+export function blobWriter (hdir, fsync) {
   return (hash, bytes) => {
     // (existsSync builds and throws away an ENOENT error each time: ~10 µs a chunk)
-    if (statSync(path.join(dir, hash), { throwIfNoEntry: false }) !== undefined) return false
-    writeBlobSync(dir, hash, bytes, fsync)
+    if (statSync(path.join(hdir, hash), { throwIfNoEntry: false }) !== undefined) return false
+    writeBlobSync(hdir, hash, bytes, fsync)
     return true
   }
 }
 
 export class BlobStore {
-  constructor (out, { fsync = true } = {}) {
-    this.dir = path.join(out, 'h')
+  /** @param {string} dir the published folder (its h/ is the store) */
+  constructor (dir, { fsync = true } = {}) {
+    this.dir = path.join(dir, 'h')
     this.fsync = fsync
     this.have = new Set()
     this.pending = new Map() // hash → write in progress (two files may share a chunk)
@@ -68,8 +111,8 @@ export class BlobStore {
   async open () {
     await fs.mkdir(this.dir, { recursive: true })
     for (const name of await fs.readdir(this.dir)) {
-      if (/^[0-9a-f]{64}$/.test(name)) this.have.add(name)
-      else if (name.startsWith(TMP_PREFIX)) await fs.rm(path.join(this.dir, name), { force: true }) // left by a killed build
+      if (HEX64.test(name)) this.have.add(name)
+      else if (name.startsWith(TMP_PREFIX)) await fs.rm(path.join(this.dir, name), { force: true }) // left by a killed writer
     }
     return this
   }
@@ -91,15 +134,20 @@ export class BlobStore {
     await p
   }
 
+  /** Write a good copy over a damaged one (atomically: the rename replaces it). */
+  async replace (hash, bytes) {
+    this.have.delete(hash)
+    await this.putHashed(hash, bytes)
+  }
+
   /**
-   * putHashed, synchronously (the main thread's share of chunking, chunk-pool.js).
+   * putHashed, synchronously (the build's main-thread share of chunking).
    * @returns {boolean} true when it wrote the blob
    */
   putHashedSync (hash, bytes) {
     if (this.have.has(hash)) { this.stats.reused++; this.stats.reusedBytes += bytes.length; return false }
     writeBlobSync(this.dir, hash, bytes, this.fsync)
-    this.have.add(hash)
-    this.stats.written++; this.stats.writtenBytes += bytes.length
+    this._written(hash, bytes.length)
     return true
   }
 
@@ -109,22 +157,27 @@ export class BlobStore {
    * share; the second rename replaces identical bytes, and it is counted once.
    */
   noteStored (hash, size, written) {
-    if (written && !this.have.has(hash)) { this.have.add(hash); this.stats.written++; this.stats.writtenBytes += size; return }
+    if (written && !this.have.has(hash)) { this._written(hash, size); return }
     this.have.add(hash)
     this.stats.reused++; this.stats.reusedBytes += size
+  }
+
+  _written (hash, size) {
+    this.have.add(hash)
+    this.stats.written++; this.stats.writtenBytes += size
   }
 
   async _write (hash, bytes) {
     // Without fsync a blob (≤ 1 MiB) goes to the page cache in well under a
     // millisecond: synchronous calls cost far less event-loop time than the
     // four promise round trips. With fsync the wait is the disk's, so it stays async.
-    if (!this.fsync) return this._writeSync(hash, bytes)
+    if (!this.fsync) { writeBlobSync(this.dir, hash, bytes, false); this._written(hash, bytes.length); return }
     const tmp = path.join(this.dir, tmpName(hash))
     const fh = await fs.open(tmp, 'wx', 0o644)
     try {
       try {
         await fh.writeFile(bytes)
-        if (this.fsync) await fh.datasync()
+        await fh.datasync()
       } finally {
         await fh.close()
       }
@@ -134,20 +187,11 @@ export class BlobStore {
       await fs.rm(tmp, { force: true })
       throw err
     }
-    this.have.add(hash)
-    this.stats.written++; this.stats.writtenBytes += bytes.length
-  }
-
-  _writeSync (hash, bytes) {
-    writeBlobSync(this.dir, hash, bytes, false)
-    this.have.add(hash)
-    this.stats.written++; this.stats.writtenBytes += bytes.length
+    this._written(hash, bytes.length)
   }
 
   /** Make the renames durable before fsinfo.json points at them. */
   async sync () {
-    if (!this.fsync) return
-    const fh = await fs.open(this.dir, 'r')
-    try { await fh.sync() } finally { await fh.close() }
+    if (this.fsync) await syncDir(this.dir)
   }
 }

@@ -12,11 +12,13 @@
 // place, so it never exists without its contents (link, like O_EXCL, fails if
 // the name exists). A process killed with SIGKILL cannot remove it; a lock
 // whose owner is gone is stale and taken over, and the private files of dead
-// owners are swept.
+// owners are swept. "Gone" includes a zombie: a writer killed a moment ago
+// whose parent has not reaped it yet still has its pid and start time in
+// /proc, but is dead (state Z or X in /proc/<pid>/stat).
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { LockedError } from 'rotree-client/errors'
-import { procStat } from './proc-stat.js'
+import { procInfo, isDeadState } from '../proc-stat.js'
 
 export const LOCK_NAME = '.rotree-lock'
 
@@ -28,29 +30,20 @@ export const LOCK_NAME = '.rotree-lock'
 export async function lockDir (dir, what) {
   const file = path.join(dir, LOCK_NAME)
   await sweepPrivate(dir)
-  const me = { pid: process.pid, start: startTime(process.pid) }
+  const me = { pid: process.pid, start: procInfo(process.pid)?.start ?? null }
   for (let attempt = 0; attempt < 3; attempt++) {
     const tmp = `${file}.${process.pid}`
     await fs.writeFile(tmp, `${me.pid} ${me.start ?? '-'} ${what}\n`, { mode: 0o644 })
     try {
       await fs.link(tmp, file)
       await fs.rm(tmp, { force: true })
-      let released = false
-      return {
-        async release () {
-          if (released) return
-          released = true
-          // only our own lock: a stale-lock takeover elsewhere must not be undone
-          const owner = await readOwner(file)
-          if (owner?.pid === me.pid && owner.start === me.start) await fs.rm(file, { force: true })
-        }
-      }
+      return heldLock(file, me)
     } catch (err) {
       await fs.rm(tmp, { force: true })
       if (err.code !== 'EEXIST') throw err
     }
     const owner = await readOwner(file)
-    if (owner && alive(owner)) { // our own pid too: another task of this process holds it
+    if (owner && ownerAlive(owner)) { // our own pid too: another task of this process holds it
       throw new LockedError(`${dir} is locked by pid ${owner.pid} (${owner.what || 'rotree'}); if no such process is running, remove ${file}`, { details: { pid: owner.pid, holder: owner.what } })
     }
     // stale (its process is gone) or unreadable: take it over
@@ -59,16 +52,34 @@ export async function lockDir (dir, what) {
   throw new LockedError(`could not lock ${dir}: ${file} keeps reappearing`)
 }
 
+function heldLock (file, me) {
+  let released = false
+  return {
+    async release () {
+      if (released) return
+      released = true
+      // only our own lock: a stale-lock takeover elsewhere must not be undone
+      const owner = await readOwner(file)
+      if (owner?.pid === me.pid && owner.start === me.start) await fs.rm(file, { force: true })
+    }
+  }
+}
+
 /** Run fn while holding dir's lock. */
 export async function withDirLock (dir, what, fn) {
   const lock = await lockDir(dir, what)
   try { return await fn() } finally { await lock.release() }
 }
 
-/** Is this pid alive? (EPERM: it exists but is another user's.) */
+/**
+ * Is this pid a running process? (EPERM: it exists but is another user's.)
+ * A zombie is not: it has exited and only waits for its parent to reap it.
+ */
 export function pidAlive (pid) {
   if (!pid) return false
-  try { process.kill(pid, 0); return true } catch (err) { return err.code === 'EPERM' }
+  try { process.kill(pid, 0) } catch (err) { if (err.code !== 'EPERM') return false }
+  const info = procInfo(pid)
+  return !(info && isDeadState(info.state))
 }
 
 // The private `.rotree-lock.<pid>` files of processes that died between
@@ -90,14 +101,9 @@ async function readOwner (file) {
   return { pid: Number(m[1]), start: m[2] && m[2] !== '-' ? m[2] : null, what: m[3] }
 }
 
-function alive (owner) {
+function ownerAlive (owner) {
   if (!pidAlive(owner.pid)) return false
   // the pid is in use: by the owner, unless the process using it started at another time
-  const now = startTime(owner.pid)
+  const now = procInfo(owner.pid)?.start ?? null
   return !(owner.start && now && owner.start !== now)
-}
-
-/** The process's start time in clock ticks since boot (/proc/<pid>/stat field 22), or null where there is no /proc. */
-function startTime (pid) {
-  try { return procStat(pid)[22 - 3] ?? null } catch { return null }
 }

@@ -1,0 +1,86 @@
+// DIR/history/<seq>.json: every signed fsinfo.json this folder has published
+// or served, byte for byte (SFSRO §3: the key holder cannot later deny what a
+// signed root held). A publisher's OUT and a mirror's DIR keep it the same
+// way: publish.js records the new text here before renaming it in. History
+// files are never deleted.
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
+import { ForkError } from 'rotree-client/errors'
+import { pidAlive } from './lock.js'
+import { syncDir } from './blob-store.js'
+
+export const HISTORY_DIR = 'history'
+const HISTORY_NAME = /^(0|[1-9][0-9]*)\.json$/
+
+/**
+ * Every history entry of dir, newest (highest seq) first.
+ * @returns {Promise<{ seq: number, file: string }[]>}
+ */
+export async function listHistory (dir) {
+  let names
+  try { names = await fs.readdir(path.join(dir, HISTORY_DIR)) } catch (err) {
+    if (err.code === 'ENOENT') return []
+    throw err
+  }
+  return names.filter(n => HISTORY_NAME.test(n))
+    .map(n => ({ seq: Number(n.slice(0, -5)), file: path.join(dir, HISTORY_DIR, n) }))
+    .filter(h => Number.isSafeInteger(h.seq))
+    .sort((a, b) => b.seq - a.seq)
+}
+
+export async function readHistory (dir, seq) {
+  return new Uint8Array(await fs.readFile(path.join(dir, HISTORY_DIR, `${seq}.json`)))
+}
+
+/**
+ * Record `text` (a signed fsinfo.json) as history/<seq>.json. The entry is
+ * linked into place, so it is complete or absent, and never overwritten: the
+ * same bytes again are fine (a re-run), different bytes under a seq already
+ * recorded are refused (isHistoryConflict), since that would erase what the
+ * key once signed.
+ */
+export async function writeHistory (dir, text, fsync = true) {
+  const { seq } = decodeFsinfo(text)
+  const hdir = path.join(dir, HISTORY_DIR)
+  await fs.mkdir(hdir, { recursive: true })
+  const final = path.join(hdir, `${seq}.json`)
+  const tmp = path.join(hdir, `.tmp-${seq}-${process.pid}`)
+  await writeDurable(tmp, text, fsync)
+  try {
+    await fs.link(tmp, final)
+  } catch (err) {
+    if (err.code !== 'EEXIST') throw err
+    const had = await fs.readFile(final)
+    // one seq, two signed texts: the closest code is a fork (one number, two signed roots)
+    if (!had.equals(Buffer.from(text))) {
+      throw new ForkError(`${final} already holds a different fsinfo.json with seq ${seq}; refusing to overwrite history`, { details: { seq, historyConflict: true } })
+    }
+  } finally {
+    await fs.rm(tmp, { force: true })
+  }
+  if (fsync) await syncDir(hdir)
+  return final
+}
+
+/** Did writeHistory refuse to overwrite a different text under the same seq? */
+export function isHistoryConflict (err) { return err?.historyConflict === true }
+
+/** Remove temp files (.tmp-<seq>-<pid>) that a killed writer left in history/. */
+export async function cleanHistoryTemps (dir) {
+  let names
+  try { names = await fs.readdir(path.join(dir, HISTORY_DIR)) } catch { return }
+  for (const n of names) {
+    const m = /^\.tmp-.*-(\d+)$/.exec(n)
+    if (m && Number(m[1]) !== process.pid && !pidAlive(Number(m[1]))) await fs.rm(path.join(dir, HISTORY_DIR, n), { force: true })
+  }
+}
+
+/** Write a small file and (with fsync) make its bytes durable. */
+export async function writeDurable (file, text, fsync) {
+  const fh = await fs.open(file, 'w', 0o644)
+  try {
+    await fh.writeFile(text)
+    if (fsync) await fh.sync()
+  } finally { await fh.close() }
+}

@@ -1,0 +1,82 @@
+// The publish step, shared by `build`, `sign --publish`, `resign` and `pull`:
+// choosing a sequence number, recording every published fsinfo.json in
+// history/, and the atomic rename that makes a new root current.
+//
+//   DIR/fsinfo.json           the current signed root (the only file readers ask for besides h/)
+//   DIR/history/<seq>.json    every fsinfo.json ever published here (history.js)
+//   DIR/unsigned.json         a root waiting for an offline signature (`build --unsigned`)
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
+import { HISTORY_DIR, listHistory, writeHistory, writeDurable } from './history.js'
+import { syncDir } from './blob-store.js'
+
+export const UNSIGNED_FILE = 'unsigned.json'
+const FSINFO = 'fsinfo.json'
+
+/** The fsinfo.json currently in dir, decoded (not verified), or null. A corrupt one does not block a rebuild. */
+export async function readPublished (dir) {
+  try {
+    return decodeFsinfo(await fs.readFile(path.join(dir, FSINFO)))
+  } catch (err) {
+    if (err.code === 'ENOENT') return null
+    if (err.code === 'ROTREE_BAD_FORMAT' || err.code === 'ROTREE_UNSUPPORTED_VERSION') return null
+    throw err
+  }
+}
+
+/**
+ * FORMAT.md §6.2: the next sequence number, max(previous + 1, unix seconds).
+ * "Previous" is the highest of the current fsinfo.json and every history entry,
+ * so a number is never reused, even for a root that was signed but whose
+ * rename never happened (a crash), or when fsinfo.json was lost.
+ */
+export async function nextSeq (dir, now) {
+  const [prev, hist] = await Promise.all([readPublished(dir), listHistory(dir)])
+  const last = Math.max(prev ? prev.seq : -1, hist.length ? hist[0].seq : -1)
+  return { seq: Math.max(last + 1, Math.floor(now / 1000)), last, prev }
+}
+
+/** Highest sequence number published or recorded in dir, or -1. */
+export async function lastSeq (dir) { return (await nextSeq(dir, 0)).last }
+
+/**
+ * Atomic publish: record the signed text in history/, then write a temporary
+ * file, make it durable and rename it over fsinfo.json. The history entry is
+ * written first, so nothing is ever current that history does not hold.
+ * Callers make the blobs durable first (BlobStore.sync).
+ * @param {string} dir @param {string|Uint8Array} text a signed fsinfo.json
+ * @param {boolean} [fsync=true]
+ */
+export async function publishFsinfo (dir, text, fsync = true) {
+  await backfillHistory(dir, fsync)
+  await writeHistory(dir, text, fsync)
+  const tmp = path.join(dir, `.${FSINFO}.tmp-${process.pid}`)
+  await writeDurable(tmp, text, fsync)
+  await fs.rename(tmp, path.join(dir, FSINFO))
+  if (fsync) await syncDir(dir)
+}
+
+// A folder published before history existed: record its current fsinfo.json
+// before replacing it, so history holds every root from here on.
+async function backfillHistory (dir, fsync) {
+  let bytes, info
+  try {
+    bytes = await fs.readFile(path.join(dir, FSINFO))
+    info = decodeFsinfo(bytes)
+  } catch { return }
+  try { await fs.access(path.join(dir, HISTORY_DIR, `${info.seq}.json`)) } catch { await writeHistory(dir, bytes, fsync) }
+}
+
+/** Write dir/unsigned.json (atomically) for `rotree sign` on another machine. */
+export async function writeUnsignedFile (dir, text, fsync = true) {
+  const tmp = path.join(dir, `.${UNSIGNED_FILE}.tmp-${process.pid}`)
+  await writeDurable(tmp, text, fsync)
+  await fs.rename(tmp, path.join(dir, UNSIGNED_FILE))
+  if (fsync) await syncDir(dir)
+}
+
+/** Remove dir/unsigned.json: a newer tree was published, so the pending one is superseded. */
+export async function removeUnsigned (dir) {
+  await fs.rm(path.join(dir, UNSIGNED_FILE), { force: true })
+}
