@@ -1,4 +1,4 @@
-// Every error rotree throws, in one place (STYLE.md habit 4). Each has a fixed
+// Every error rotree throws, in one place. Each has a fixed
 // `name`, a stable `code` that scripts and the gateway rely on, and an optional
 // `cause`. docs/ERRORS.md lists every code; test/errors.test.js keeps it true.
 
@@ -43,14 +43,14 @@ export const ERROR_TABLE = [
   ['ROTREE_MIRROR_HTTP', 'MirrorHttpError', 502, 'fault', 'a mirror answered with an HTTP error status'],
   ['ROTREE_MIRROR_NETWORK', 'MirrorNetworkError', 502, 'fault', 'a mirror could not be reached or dropped the connection'],
   ['ROTREE_TIMEOUT', 'TimeoutError', 504, 'fault', 'a mirror stalled past the per-request timeout'],
-  ['ROTREE_ALL_MIRRORS_FAILED', 'AllMirrorsFailedError', 502, '', 'every mirror failed; `errors` holds what each one did (a `code` per mirror), and `status` is 504 when every mirror stalled'],
+  ['ROTREE_ALL_MIRRORS_FAILED', 'AllMirrorsFailedError', 502, '', 'every mirror failed, even if all failed the same way; `errors` holds what each one did (a `code` per mirror), and the status is 504 when every mirror stalled'],
   ['ROTREE_NOT_FOUND', 'NotFoundError', 404, 'absent', 'a verified directory proves the path does not exist'],
   ['ROTREE_NOT_A_DIRECTORY', 'NotADirectoryError', 404, 'absent', 'a path component is a file where a directory was needed'],
   ['ROTREE_IS_A_DIRECTORY', 'IsADirectoryError', 409, '', 'a file operation was given a directory'],
-  ['ROTREE_SYMLINK_LOOP', 'SymlinkLoopError', 508, '', 'resolving symlinks took more than the loop limit, or left the tree'],
+  ['ROTREE_SYMLINK_LOOP', 'SymlinkLoopError', 508, '', 'resolving a path took more than the symlink or path-walk limits (40 hops, 4,096 components, 32 KiB of targets), or left the tree'],
   ['ROTREE_BAD_PATH', 'BadPathError', 400, '', 'a path is malformed (empty component, NUL, too long, too deep)'],
   ['ROTREE_BAD_RANGE', 'BadRangeError', 416, '', 'a byte range is outside the file or malformed'],
-  ['ROTREE_STATE', 'StateError', 503, '', 'the persisted reader state (highest sequence per key) could not be read or written'],
+  ['ROTREE_STATE', 'StateError', 503, '', 'the persisted reader state (highest sequence per key) could not be read or written, has lost its tables, or holds an invalid record'],
   ['ROTREE_BUILD_INPUT', 'BuildInputError', 500, '', 'the builder met input it cannot publish (special file, bad name, escaping symlink, file changed while read)'],
   ['ROTREE_ABORTED', 'AbortedError', 499, '', 'the caller aborted the operation'],
   ['ROTREE_USAGE', 'UsageError', 400, '', 'a command was called with bad arguments'],
@@ -106,19 +106,19 @@ export function statusOf (err) {
 }
 
 /**
- * The error for "no mirror gave a good answer". When every mirror failed the
- * same way (one mirror that stalled, or all serving an expired root), that
- * typed error is thrown, so the cause keeps its own code; mixed failures give
- * ROTREE_ALL_MIRRORS_FAILED. Either way `errors` lists each mirror and what it did.
+ * The error for "no mirror gave a good answer": always
+ * ROTREE_ALL_MIRRORS_FAILED, even when every mirror failed the same way (one
+ * mirror that stalled, or all serving an expired root), so a script matches
+ * one code for "the mirrors let me down". `errors` lists each mirror with its
+ * own code and message (docs/TRUST.md rule 4); `cause` is the first mirror's
+ * error.
+ * @param {string} path what was fetched ('fsinfo.json', 'h/<hex>')
+ * @param {{ mirror: string, code: string, message: string, err?: Error }[]} errors
  */
 export function allFailed (path, errors) {
   const what = errors.map(e => `${e.mirror}: ${e.code} (${e.message})`).join('; ')
   const list = errors.map(({ mirror, code, message }) => ({ mirror, code, message }))
-  const first = errors[0]?.err
-  // reuse the cause's class only when it is ours: a plain Error from a custom transport would lose its code
-  if (first instanceof RotreeError && errors.every(e => e.code === first.code)) {
-    const E = first.constructor
-    return new E(errors.length === 1 ? `${first.message} [${errors[0].mirror}]` : `every mirror failed for ${path}: ${what}`, { cause: first, details: { errors: list } })
-  }
-  return new AllMirrorsFailedError(`all mirrors failed for ${path}: ${what}`, { details: { errors: list } })
+  const cause = errors[0]?.err
+  const message = errors.length === 0 ? `no mirror to ask for ${path}` : `every mirror failed for ${path}: ${what}`
+  return new AllMirrorsFailedError(message, { cause, details: { errors: list } })
 }

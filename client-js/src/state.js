@@ -1,4 +1,4 @@
-// Trust rule 2, persisted: the highest { seq, root } accepted per public key.
+// docs/TRUST.md rule 2, persisted: the highest { seq, root } accepted per public key.
 // Kept in `level` (classic-level in Node, IndexedDB in browsers). LevelDB
 // allows one process at a time, and a gateway, a CLI read and a second gateway
 // must share the state at once without failing, so each update opens the
@@ -10,11 +10,35 @@
 // Where the Web Locks API exists (every current browser), the check-and-write
 // runs under an exclusive lock named after the database, which every tab and
 // worker of the origin shares.
+//
+// The state fails closed. A record is checked whenever it is read (checkRecord,
+// used by Node and browsers alike): one without a valid seq and root is
+// ROTREE_STATE, never "nothing seen". And a LevelDB directory that exists but
+// has lost its tables (its CURRENT file deleted) is refused, not recreated
+// empty (state-probe-node.js).
 import { Level } from 'level'
 import { StateError } from './errors.js'
 import { checkRollback } from './verify.js'
+import { probeState } from '#state-probe'
 
 const RETRY_FOR_MS = 15_000
+const HEX64 = /^[0-9a-f]{64}$/
+
+/**
+ * A persisted record as read back: null when nothing was stored, else
+ * { seq, root } with seq a safe non-negative integer and root 64 lowercase hex.
+ * Anything else is a StateError: treating a damaged record as "nothing seen"
+ * would let any older root in.
+ * @param {unknown} rec @param {string} where for the message
+ * @returns {{ seq: number, root: string } | null}
+ */
+export function checkRecord (rec, where) {
+  if (rec === undefined || rec === null) return null
+  if (typeof rec !== 'object' || !Number.isSafeInteger(rec.seq) || rec.seq < 0 || typeof rec.root !== 'string' || !HEX64.test(rec.root)) {
+    throw new StateError(`reader state at ${where} holds an invalid record ${JSON.stringify(rec)?.slice(0, 200)}: refusing it rather than forgetting what was seen`)
+  }
+  return { seq: rec.seq, root: rec.root }
+}
 
 export class SeqStore {
   /** @param {string|null} location a directory (Node) or database name (browser); null keeps state in memory only */
@@ -32,7 +56,16 @@ export class SeqStore {
   async _open (fn) {
     const deadline = Date.now() + RETRY_FOR_MS
     for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
-      const db = new Level(this.location, { valueEncoding: 'json' })
+      let probe
+      try { probe = await probeState(this.location) } catch (err) {
+        throw new StateError(`cannot read reader state at ${this.location}: ${err.message}`, { cause: err })
+      }
+      // Created only where no database was: LevelDB then refuses a directory
+      // without CURRENT. Database files without CURRENT are also what another
+      // process shows while it creates the database (MANIFEST first, then
+      // CURRENT), under LevelDB's LOCK: so a 'lost' directory is judged only
+      // once this process holds the lock itself (the open below).
+      const db = new Level(this.location, { valueEncoding: 'json', createIfMissing: probe === 'absent' || probe === 'fresh' || probe === 'unknown' })
       try {
         await db.open()
       } catch (err) {
@@ -41,16 +74,28 @@ export class SeqStore {
           await new Promise(resolve => setTimeout(resolve, delay * (0.5 + Math.random())))
           continue
         }
+        if (probe === 'lost' && !locked) {
+          throw new StateError(`reader state at ${this.location} has lost its tables (no CURRENT file): refusing to start it over, which would forget every sequence number this reader accepted; move the directory aside to reset it deliberately`, { cause: err })
+        }
         throw new StateError(`cannot open reader state at ${this.location}: ${err.cause?.message || err.message}`, { cause: err })
       }
       try { return await fn(db) } finally { await db.close() }
     }
   }
 
+  /** The stored record for `key`, checked (checkRecord). */
+  async _read (db, key) {
+    let rec
+    try { rec = await db.get('seq:' + key) } catch (err) {
+      throw new StateError(`cannot read reader state at ${this.location}: ${err.cause?.message || err.message}`, { cause: err })
+    }
+    return checkRecord(rec, this.location)
+  }
+
   /** @returns {Promise<{ seq: number, root: string } | null>} */
   async get (key) {
     if (this.location === null) return this.memory.get(key) ?? null
-    const rec = await this._withDb(db => db.get('seq:' + key))
+    const rec = await this._withDb(db => this._read(db, key))
     const mem = this.memory.get(key)
     return mem && (!rec || mem.seq > rec.seq) ? mem : rec ?? null
   }
@@ -60,12 +105,12 @@ export class SeqStore {
    * across processes. Throws RollbackError / ForkError.
    */
   async accept (key, info) {
-    const rec = { seq: info.seq, root: info.root.hash }
+    const rec = checkRecord({ seq: info.seq, root: info.root.hash }, this.location ?? 'memory') // never write what a read would refuse
     // the in-memory copy guards a process even if another one rewinds the file
     checkRollback(info, this.memory.get(key))
     if (this.location !== null) {
       await this._withDb(async db => {
-        const seen = await db.get('seq:' + key)
+        const seen = await this._read(db, key)
         if (checkRollback(info, seen)) await db.put('seq:' + key, rec)
       })
     }

@@ -1,22 +1,19 @@
 // A verified view of one tree: resolves paths, lists directories and reads
-// file bytes, fetching blobs through Mirrors and accepting them only through
-// verify.js. Every public read pins one root for its whole duration (trust rule 6).
-import {
-  NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError, BadRangeError,
-  MIRROR_FAULT_CODES, allFailed
-} from './errors.js'
-import {
-  verifyFsinfo, VERIFIERS, checkPagePlacement, checkChunkIndexPlacement, isExpired, rankRoots, hasFork, staleMirrors,
-  childPageExpectation, dirExpectation, DEFAULT_SKEW_MS
-} from './verify.js'
+// file bytes. Which root it reads is the root store's business
+// (root-store.js); blobs come through VerifiedBlobs (blobs.js), accepted only
+// through verify.js; byte ranges become chunks in the read pipeline
+// (read-pipeline.js). Every public read pins one root for its whole duration
+// (docs/TRUST.md rule 6).
+import { NotADirectoryError, IsADirectoryError, BadRangeError, TruncatedError } from './errors.js'
+import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation, DEFAULT_SKEW_MS } from './verify.js'
 import { compareBytes, utf8 } from './format/bytes.js'
-import { MAX_FSINFO, MAX_SYMLINK_HOPS } from './format/limits.js'
-import { splitPath, joinPath } from './path.js'
 import { Mirrors } from './mirrors.js'
-import { LRU, limiter } from './cache.js'
-import { readChunks, chunkSpans } from './read-pipeline.js'
 import { SeqStore } from './state.js'
 import { parseAddress, mirrorUrl } from './address.js'
+import { RootStore, infoOf } from './root-store.js'
+import { VerifiedBlobs } from './blobs.js'
+import { resolvePath, slicer } from './resolve.js'
+import { readChunks, chunkSpans } from './read-pipeline.js'
 import { createTransport, defaultStateDir, stateLocation, toStream } from '#platform'
 
 /**
@@ -50,113 +47,66 @@ export class Tree {
     this.mirrors = new Mirrors(urls, { transport: this.transport, timeoutMs: this.opts.timeoutMs, penaltyMs: this.opts.mirrorPenaltyMs })
     const dir = opts.stateDir === undefined ? defaultStateDir() : opts.stateDir
     this.state = new SeqStore(dir === null ? null : stateLocation(dir))
-    this.cache = new LRU(this.opts.cacheBytes)
-    this.inflight = new Map()
-    this.limit = limiter(this.opts.concurrency)
-    this.current = null
+    this.roots = new RootStore({
+      publicKey, mirrors: this.mirrors, state: this.state, now: this.opts.now,
+      skewMs: this.opts.skewMs, graceMs: this.opts.graceMs, settleMs: this.opts.fsinfoSettleMs
+    })
     // shared with snapshot() views (they inherit this object, so counts land here)
     this.counters = { localFaults: 0 } // blobs in opts.blobCache that failed verification
+    this.blobs = new VerifiedBlobs({ mirrors: this.mirrors, cacheBytes: this.opts.cacheBytes, concurrency: this.opts.concurrency, local: opts.blobCache, counters: this.counters })
+    this.cache = this.blobs.cache
     // what the read pipeline needs from a tree (read-pipeline.js): blob fetches do not depend on the root
     this._source = {
-      chunk: (ref, { cache = true } = {}) => this._blob(ref, 'data', cache),
-      chunkIndex: (ref, expect) => this._chunkIndex(ref, expect)
+      chunk: (ref, { cache = true } = {}) => this.blobs.chunk(ref, cache),
+      chunkIndex: (ref, expect) => this._chunkIndex(ref, expect),
+      // the fetch scheduler's read-ahead budget, where Mirrors has one (read-pipeline.js)
+      sched: typeof this.mirrors.readAheadBytes === 'function' ? this.mirrors : undefined
     }
   }
 
-  /** The accepted fsinfo.json: { key, seq, issued, expires, root, mirror }. */
-  get info () { return infoOf(this.current) }
+  /**
+   * The accepted fsinfo.json record (verifyFsinfo's value and the mirror it
+   * came from). A new object whenever a new root is adopted; a snapshot's is
+   * the one it pinned.
+   */
+  get rootRecord () { return this.roots.record }
+
+  /** @deprecated the old name of rootRecord */
+  get current () { return this.rootRecord }
+
+  /** A root is accepted and not expired by this tree's clock and grace period. */
+  isFresh () { return this.roots.isFresh(this.rootRecord) }
+
+  /** The accepted fsinfo.json: { key, seq, issued, expires, root, rootSize, rootMtime, mirror }. */
+  get info () { return infoOf(this.rootRecord) }
 
   /** The exact bytes of the accepted fsinfo.json (Uint8Array). */
-  get fsinfoBytes () { return this.current?.raw }
+  get fsinfoBytes () { return this.rootRecord?.raw }
 
   get stats () { return { ...this.transport.stats, cache: this.cache.stats(), localFaults: this.counters.localFaults, mirrors: this.mirrors.health() } }
 
   /**
    * Fetch fsinfo.json from every mirror and adopt the newest one that verifies
-   * (so one stale mirror cannot hold a reader back). Returns true when the root changed.
+   * (so one stale mirror cannot hold a reader back); a newer one that arrives
+   * after this returns is adopted too (root-store.js). Returns true when the root changed.
    */
-  async refresh () {
-    const now = this.opts.now()
-    const check = bytes => verifyFsinfo(bytes, { publicKey: this.publicKey, now, skewMs: this.opts.skewMs, graceMs: this.opts.graceMs })
-    const results = await this.mirrors.fetchAll('fsinfo.json', MAX_FSINFO, check, { settleMs: this.opts.fsinfoSettleMs })
-    const errors = results.filter(r => r.error).map(r => r.error)
-    const fault = (mirror, err) => {
-      this.mirrors.fault(this.mirrors.list.find(x => x.url === mirror), err)
-      errors.push({ mirror, code: err.code, message: err.message, err })
-    }
-    const answers = results.filter(r => r.value)
-    const seen = hasFork(answers) ? await this.state.get(this.publicKey) : null
-    const { candidates, forks } = rankRoots(answers, seen)
-    for (const f of forks) fault(f.mirror, f.err)
-    for (const chosen of candidates) {
-      const { mirror, value } = chosen
-      try {
-        await this.state.accept(this.publicKey, value) // rollback / fork check against persisted state
-      } catch (err) {
-        if (err.code !== 'ROTREE_ROLLBACK' && err.code !== 'ROTREE_FORK') throw err
-        fault(mirror, err) // behind what this reader saw: reported (Mirrors.fault); a fork: benched
-        continue
-      }
-      for (const s of staleMirrors(candidates, chosen)) fault(s.mirror, s.err)
-      const changed = !this.current || this.current.root.hash !== value.root.hash
-      if (!this.current || value.seq >= this.current.seq) this.current = { ...value, mirror }
-      return changed
-    }
-    throw allFailed('fsinfo.json', errors)
-  }
+  refresh () { return this.roots.refresh() }
 
   /** The root to use for one operation; an expired one is refreshed first. */
-  async _root () {
-    const c = this.current
-    if (c && !isExpired(c, { now: this.opts.now(), graceMs: this.opts.graceMs })) return c
-    await this.refresh()
-    return this.current
-  }
+  _root () { return this.roots.root() }
 
   // ---- blobs ------------------------------------------------------------
 
   /**
-   * Fetch and verify one blob (decoded for 'dir' and 'cindex'), sharing in-flight
-   * fetches and caching the result. The cache key carries the kind: one blob may
-   * be both a file chunk and a directory page (a tree that holds a tree).
+   * Verified bytes of one data chunk, exactly ref.size long, through the
+   * cache and the in-flight map. `cache: false` for big streaming reads, so
+   * one large file does not flush every directory page.
+   * @param {{ hash: string, size: number }} ref
    */
-  _blob (ref, kind, cache = true) {
-    const key = kind + ref.hash
-    const hit = this.cache.get(key)
-    if (hit !== undefined) return Promise.resolve(hit)
-    let p = this.inflight.get(key)
-    if (p) return p
-    const check = VERIFIERS[kind]
-    p = this.limit(() => this._fetchVerified(ref, check))
-      .then(v => { if (cache) this.cache.set(key, v, ref.size); return v })
-      .finally(() => this.inflight.delete(key))
-    this.inflight.set(key, p)
-    return p
-  }
+  readChunk (ref, { cache = true } = {}) { return this.blobs.chunk(ref, cache) }
 
-  /**
-   * A local blob cache (opts.blobCache: { get(hash), put(hash, bytes), delete?(hash) },
-   * e.g. the gateway's on-disk store) is tried before the mirrors. What it returns
-   * is verified again like mirror bytes: disks rot (seed 004), and a cache is
-   * only as trustworthy as the check on the way out.
-   */
-  async _fetchVerified (ref, check) {
-    const local = this.opts.blobCache
-    if (local) {
-      const bytes = await local.get(ref.hash)
-      if (bytes) {
-        try { return await check(bytes, ref) } catch (err) {
-          if (!MIRROR_FAULT_CODES.has(err.code)) throw err
-          this.counters.localFaults++
-          await local.delete?.(ref.hash)
-        }
-      }
-    }
-    let raw
-    const value = await this.mirrors.fetch('h/' + ref.hash, ref.size, async bytes => { const v = await check(bytes, ref); raw = bytes; return v })
-    if (local) await local.put(ref.hash, raw)
-    return value
-  }
+  /** @deprecated blobs.get(); kept for callers written against the old internals */
+  _blob (ref, kind, cache = true) { return kind === 'data' ? this.blobs.chunk(ref, cache) : this.blobs.get(ref, kind, cache) }
 
   /**
    * A view of this tree pinned to the current root: every call on it reads that
@@ -164,21 +114,21 @@ export class Tree {
    * request from one root). Caches and mirrors are shared.
    */
   snapshot () {
-    const root = this.current
+    const root = this.rootRecord
     const view = Object.create(this)
     view._root = async () => root
-    Object.defineProperty(view, 'info', { get: () => infoOf(root) })
+    Object.defineProperty(view, 'rootRecord', { get: () => root })
     return view
   }
 
   async _dirPage (ref, expect) {
-    const page = await this._blob(ref, 'dir')
+    const page = await this.blobs.get(ref, 'dir')
     checkPagePlacement(page, expect)
     return page
   }
 
   async _chunkIndex (ref, expect) {
-    const idx = await this._blob(ref, 'cindex')
+    const idx = await this.blobs.get(ref, 'cindex')
     checkChunkIndexPlacement(idx, expect)
     return idx
   }
@@ -206,11 +156,19 @@ export class Tree {
     }
   }
 
-  /** Every entry of a directory in name order, one verified page at a time. */
+  /**
+   * Every entry of a directory in name order, one verified page at a time,
+   * yielding to the event loop now and then (docs/TRUST.md rule 9: a listing
+   * of cached pages never lets the event loop turn otherwise).
+   */
   async * _entries (dirEntry) {
+    const pause = slicer()
     async function * walk (self, ref, expect) {
       const page = await self._dirPage(ref, expect)
-      if (page.kind === 'leaf') { yield * page.entries; return }
+      if (page.kind === 'leaf') {
+        for (const e of page.entries) { const p = pause(); if (p) await p; yield e }
+        return
+      }
       const cs = page.children
       for (let i = 0; i < cs.length; i++) {
         yield * walk(self, cs[i], childPageExpectation(page, i, expect))
@@ -220,36 +178,13 @@ export class Tree {
   }
 
   /**
-   * Resolve a path to its entry under one root, following symlinks inside the tree.
+   * Resolve a path to its entry under one root, following symlinks inside the
+   * tree, with a bounded amount of work (resolve.js).
    * @returns {Promise<{ entry: object, path: string }>}
    */
-  async _resolve (root, path, follow) {
+  _resolve (root, path, follow) {
     const rootEntry = { name: '', type: 'dir', dir: root.root, entries: undefined, mtime: root.rootMtime, size: undefined }
-    const queue = splitPath(path)
-    const stack = [rootEntry]
-    const names = []
-    let hops = 0
-    while (queue.length) {
-      const c = queue.shift()
-      if (c === '.' || c === '') continue
-      if (c === '..') {
-        if (stack.length === 1) throw new SymlinkLoopError(`symlink in ${path} leads above the tree root`)
-        stack.pop(); names.pop(); continue
-      }
-      const dir = stack.at(-1)
-      if (dir.type !== 'dir') throw new NotADirectoryError(`${joinPath(names)} is not a directory`)
-      const e = await this._lookup(dir, c)
-      if (!e) throw new NotFoundError(`${joinPath([...names, c])} does not exist`, { details: { path: joinPath([...names, c]) } })
-      if (e.type === 'symlink' && (queue.length > 0 || follow)) {
-        if (++hops > MAX_SYMLINK_HOPS) throw new SymlinkLoopError(`more than ${MAX_SYMLINK_HOPS} symlinks resolving ${path}`)
-        // FORMAT.md §4.6: targets resolve inside the tree; a leading '/' means the tree root
-        if (e.target.startsWith('/')) { stack.length = 1; names.length = 0 }
-        queue.unshift(...e.target.split('/'))
-        continue
-      }
-      stack.push(e.type === 'dir' ? { ...e, entries: e.size } : e); names.push(c)
-    }
-    return { entry: stack.at(-1), path: joinPath(names) }
+    return resolvePath(rootEntry, path, follow, (dir, name) => this._lookup(dir, name))
   }
 
   // ---- public API -------------------------------------------------------
@@ -313,6 +248,7 @@ export class Tree {
     const out = new Uint8Array(entry.size)
     let o = 0
     for await (const b of this._read(entry, 0, entry.size, true)) { out.set(b, o); o += b.length }
+    if (o !== entry.size) throw new TruncatedError(`${path}: ${o} bytes read, the entry says ${entry.size}`)
     return out
   }
 
@@ -337,19 +273,25 @@ export class Tree {
     yield * this._read(entry, start, last + 1, last + 1 - start <= this.opts.cacheBytes / 8)
   }
 
-  /** Verified bytes of file `entry` in [start, end), through the read pipeline. */
-  _read (entry, start, end, cache) {
-    return readChunks(this._source, entry, start, end, { cache, readAhead: this.opts.readAhead })
+  /**
+   * Verified bytes of file `entry` in [start, end), through the read pipeline,
+   * never more than end - start of them (defence in depth: every chunk is
+   * already exactly its ref's size, and the refs add up to the entry's size).
+   */
+  async * _read (entry, start, end, cache) {
+    let left = Math.max(0, end - start)
+    for await (const b of readChunks(this._source, entry, start, end, { cache, readAhead: this.opts.readAhead })) {
+      if (left === 0) return
+      const piece = b.length > left ? b.subarray(0, left) : b
+      left -= piece.length
+      yield piece
+    }
   }
 
   /** @deprecated the chunks overlapping [start, end); see read-pipeline.js chunkSpans */
   _spans (entry, start, end) { return chunkSpans(this._source, entry, start, end) }
 
   close () { this.transport.close() }
-}
-
-function infoOf (i) {
-  return i && { key: i.key, seq: i.seq, issued: i.issued, expires: i.expires, root: i.root.hash, rootSize: i.root.size, rootMtime: i.rootMtime, mirror: i.mirror }
 }
 
 function bsearch (arr, key, get) {

@@ -1,0 +1,93 @@
+// Verified blobs for one tree: fetched from a local blob cache or the
+// mirrors, accepted only through verify.js (docs/TRUST.md rule 3), shared
+// while in flight and kept in a byte-bounded LRU charged by what the decoded
+// value really holds in memory (heap-cost.js, docs/TRUST.md rule 9).
+//
+// Every key is kind + hash + size. A handle names bytes, but a hostile
+// publisher can list one hash under two sizes; a blob verified at one size
+// must never answer for a ref with another size (docs/TRUST.md rule 3: the
+// exact-size check is part of accepting a blob for a ref, not only of the
+// first fetch). The kind is in the key because one blob may be both a file
+// chunk and a directory page (a tree that holds a tree).
+import { MIRROR_FAULT_CODES, TruncatedError } from './errors.js'
+import { VERIFIERS } from './verify.js'
+import { LRU, limiter } from './cache.js'
+import { heapCost } from './heap-cost.js'
+
+export class VerifiedBlobs {
+  /**
+   * @param {object} o
+   * @param {import('./mirrors.js').Mirrors} o.mirrors
+   * @param {number} o.cacheBytes
+   * @param {number} o.concurrency most blob fetches at once
+   * @param {{ get(hash), put(hash, bytes), delete?(hash) }} [o.local] e.g. the gateway's disk store
+   * @param {{ localFaults: number }} o.counters
+   */
+  constructor ({ mirrors, cacheBytes, concurrency, local, counters }) {
+    this.mirrors = mirrors
+    this.cache = new LRU(cacheBytes)
+    this.inflight = new Map()
+    this.limit = limiter(concurrency)
+    this.local = local
+    this.counters = counters
+  }
+
+  /**
+   * One verified blob (decoded for 'dir' and 'cindex').
+   * @param {{ hash: string, size: number }} ref
+   * @param {'data'|'dir'|'cindex'} kind
+   * @param {boolean} [cache=true] keep it in the LRU (big streaming reads do not)
+   */
+  get (ref, kind, cache = true) {
+    const key = kind + ':' + ref.hash + ':' + ref.size
+    const hit = this.cache.get(key)
+    if (hit !== undefined) return Promise.resolve(hit)
+    let p = this.inflight.get(key)
+    if (p) return p
+    const check = VERIFIERS[kind]
+    p = this.limit(() => this._fetchVerified(ref, check))
+      .then(v => { if (cache) this.cache.set(key, v, heapCost(kind, v, ref.size)); return v })
+      .finally(() => this.inflight.delete(key))
+    this.inflight.set(key, p)
+    return p
+  }
+
+  /**
+   * Verified bytes of one data chunk, exactly ref.size long. The cache keys
+   * make a longer value impossible; the clip is defence in depth, so no
+   * caller can be handed bytes beyond its ref even if that ever changed.
+   */
+  async chunk (ref, cache = true) {
+    const bytes = await this.get(ref, 'data', cache)
+    if (bytes.length === ref.size) return bytes
+    if (bytes.length > ref.size) return bytes.subarray(0, ref.size)
+    throw new TruncatedError(`chunk ${ref.hash.slice(0, 16)}… is ${bytes.length} bytes, its ref says ${ref.size}`)
+  }
+
+  /**
+   * A local blob cache is tried before the mirrors. What it returns is
+   * verified again like mirror bytes: disks rot, and a cache is only as
+   * trustworthy as the check on the way out.
+   */
+  async _fetchVerified (ref, check) {
+    const local = this.local
+    if (local) {
+      const bytes = await local.get(ref.hash)
+      // a copy of another length is no answer for this ref, but it may be the
+      // right blob for another ref of this hash (a hostile publisher lists one
+      // hash under two sizes): it is neither used nor counted as damage here;
+      // the mirrors decide, and a good fetch replaces it
+      if (bytes && bytes.length === ref.size) {
+        try { return await check(bytes, ref) } catch (err) {
+          if (!MIRROR_FAULT_CODES.has(err.code)) throw err
+          this.counters.localFaults++
+          await local.delete?.(ref.hash)
+        }
+      }
+    }
+    let raw
+    const value = await this.mirrors.fetch('h/' + ref.hash, ref.size, async bytes => { const v = await check(bytes, ref); raw = bytes; return v })
+    if (local) await local.put(ref.hash, raw)
+    return value
+  }
+}
