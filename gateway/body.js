@@ -22,28 +22,38 @@ const WRITE_AT = 64 * 1024
 export async function sendGenerated (req, res, status, headers, pieces, o = {}) {
   const head = req.method === 'HEAD'
   const it = pieces[Symbol.asyncIterator]()
-  let buf = []
-  let size = 0
-  let done = false
+  let first
   try {
-    while (size <= BUFFER_MAX) {
-      const r = await it.next()
-      if (r.done) { done = true; break }
-      buf.push(r.value); size += r.value.length
-    }
+    first = await bufferFirst(it)
   } catch (err) {
     await it.return?.().catch(() => {})
     return sendError(res, err, { head, headers: o.errorHeaders, log: o.log })
   }
-  if (done) {
-    const body = Buffer.from(buf.join(''))
+  if (first.done) {
+    const body = Buffer.from(first.text)
     res.writeHead(status, [...headers, 'Content-Length', String(body.length)])
     return res.end(head ? undefined : body)
   }
   res.writeHead(status, headers) // no Content-Length: chunked
   if (head || res.destroyed) { res.end(); return it.return?.() }
+  return streamRest(res, it, first.text, o.log)
+}
+
+/** Pull pieces until the body is complete or outgrows BUFFER_MAX: { text, done }. */
+async function bufferFirst (it) {
+  const buf = []
+  let size = 0
+  while (size <= BUFFER_MAX) {
+    const r = await it.next()
+    if (r.done) return { text: buf.join(''), done: true }
+    buf.push(r.value); size += r.value.length
+  }
+  return { text: buf.join(''), done: false }
+}
+
+/** The chunked rest, written in WRITE_AT pieces with backpressure; a failure breaks the transfer. */
+async function streamRest (res, it, text, log) {
   try {
-    let text = buf.join(''); buf = []
     for (;;) {
       if (text.length >= WRITE_AT) {
         if (!res.write(text)) await drained(res)
@@ -56,7 +66,7 @@ export async function sendGenerated (req, res, status, headers, pieces, o = {}) 
     }
     res.end(text)
   } catch (err) {
-    o.log?.error?.(`rotree gateway: listing aborted: ${err.code ?? ''} ${err.message}`)
+    log?.error?.(`rotree gateway: listing aborted: ${err.code ?? ''} ${err.message}`)
     destroyAfterHeaders(res)
   } finally {
     await it.return?.().catch(() => {})
