@@ -30,12 +30,12 @@ const MAX_RETRIES = 2
 
 export class H2Origins {
   /**
-   * @param {{ secureContext?: tls.SecureContext, onHttp1: (entry: object, socket: tls.TLSSocket|null) => void, stats: object }} o
+   * @param {{ tlsContext: () => tls.SecureContext|undefined, onHttp1: (entry: object, socket: tls.TLSSocket|null) => void, originStats: (origin: string) => object }} o
    *   onHttp1: called once when an origin answers ALPN with http/1.1 (or nothing),
    *   with the connected socket for the HTTP/1.1 agent to use (null when no request waits)
    */
-  constructor ({ secureContext, onHttp1, originStats }) {
-    this.secureContext = secureContext
+  constructor ({ tlsContext, onHttp1, originStats }) {
+    this.tlsContext = tlsContext
     this.onHttp1 = onHttp1
     this.originStats = originStats
     /** @type {Map<string, object>} */
@@ -75,7 +75,7 @@ export class H2Origins {
 
   _connect (e, timeoutMs) {
     if (this.closed) return this._failWaiting(e, new MirrorNetworkError(`${e.origin}: transport closed`))
-    const sock = tls.connect({ host: e.host, port: e.port, servername: isIp(e.host) ? undefined : e.host, ALPNProtocols: ALPN, secureContext: this.secureContext })
+    const sock = tls.connect({ host: e.host, port: e.port, servername: isIp(e.host) ? undefined : e.host, ALPNProtocols: ALPN, secureContext: this.tlsContext() })
     e.connecting = sock
     // a handshake that stalls is bounded by the deadline of the request that asked for it
     const onIdle = () => sock.destroy(Object.assign(new Error('TLS handshake timed out'), { code: 'ETIMEDOUT' }))

@@ -1,8 +1,9 @@
-// GET with a hard byte cap and one deadline, over node:http(s) keep-alive for
-// http: mirrors and HTTP/1.1 https: mirrors, and over node:http2 for https:
-// mirrors that offer h2 by ALPN (transport-h2.js). Only I/O: whether the bytes
-// are any good is verify.js's business. node:http is used instead of fetch()
-// because it costs less per request (see BENCHMARKS.md P3).
+// GET with a hard byte cap and one deadline: over a lean keep-alive HTTP/1.1
+// client for http: mirrors (transport-h1.js), over node:http2 for https:
+// mirrors that offer h2 by ALPN (transport-h2.js), and over node:https
+// keep-alive for https: mirrors that do not. Only I/O: whether the bytes are
+// any good is verify.js's business. Not fetch(): it costs more per request
+// (see BENCHMARKS.md P3).
 //
 // One deadline covers a request from the call to the last byte, across every
 // redirect hop; redirects stay on the mirror's origin unless the reader allowed
@@ -11,13 +12,13 @@
 //
 //   createTransport({ maxSockets, ca, http2, allowRedirectOrigins, crossOriginRedirects })
 //     -> { get(url, { cap, timeoutMs, signal, onTiming }) -> Promise<Uint8Array>, close(), stats }
-import http from 'node:http'
 import https from 'node:https'
 import tls from 'node:tls'
 import { readFileSync } from 'node:fs'
 import { TooLargeError, MirrorHttpError, MirrorNetworkError, TimeoutError, AbortedError } from './errors.js'
 import { parseTarget, basicAuth, redirectPolicy, redirectTarget } from './transport-url.js'
 import { H2Origins, wasRefused, cancelStream } from './transport-h2.js'
+import { H1Pool } from './transport-h1.js'
 
 export { redactUrl } from './transport-url.js'
 
@@ -36,17 +37,22 @@ const DRAIN_MAX = 64 * 1024
  * @param {boolean} [o.crossOriginRedirects=false] a mirror may redirect anywhere (never https → http)
  */
 export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedirectOrigins, crossOriginRedirects } = {}) {
-  const secureContext = ca ? tls.createSecureContext({ ca: trustedWith(ca) }) : undefined
+  // TLS is set up on the first https: request: a reader of http: mirrors pays nothing for `ca`
+  let secureContext
+  const tlsContext = () => (secureContext ??= ca ? secureContextFor(ca) : undefined)
   const agents = {
-    'http:': new http.Agent({ keepAlive: true, maxSockets }),
-    'https:': new SpareAgent({ keepAlive: true, maxSockets, secureContext })
+    get 'https:' () {
+      const agent = new SpareAgent({ keepAlive: true, maxSockets, secureContext: tlsContext() })
+      Object.defineProperty(this, 'https:', { value: agent, enumerable: true })
+      return agent
+    }
   }
   /** stats.origins[origin]: { protocol: 'h2'|'http/1.1'|null, requests, bytes, sessions? } */
   const stats = { requests: 0, bytes: 0, origins: {} }
   const originStats = origin => (stats.origins[origin] ??= { protocol: null, requests: 0, bytes: 0 })
   const h2 = http2
     ? new H2Origins({
-      secureContext,
+      tlsContext,
       originStats,
       onHttp1: (e, sock) => {
         originStats(e.origin).protocol = 'http/1.1'
@@ -54,7 +60,7 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
       }
     })
     : null
-  const ctx = { agents, h2, stats, originStats, policy: redirectPolicy({ allowRedirectOrigins, crossOriginRedirects }) }
+  const ctx = { agents, h2, h1: new H1Pool({ maxSockets }), stats, originStats, policy: redirectPolicy({ allowRedirectOrigins, crossOriginRedirects }) }
 
   /**
    * @param {string} url
@@ -68,7 +74,8 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
 
   function close () {
     h2?.close()
-    for (const a of Object.values(agents)) a.destroy()
+    ctx.h1.close()
+    if (Object.getOwnPropertyDescriptor(agents, 'https:').value) agents['https:'].destroy()
   }
   return { get, close, stats }
 }
@@ -126,24 +133,26 @@ class Request {
     this.h1()
   }
 
-  /** The current hop over HTTP/1.1 (also where transport-h2.js sends an origin that chose it). */
+  /**
+   * The current hop over HTTP/1.1: the lean client for http:, node:https for
+   * https: (also where transport-h2.js sends an origin that chose http/1.1).
+   */
   h1 () {
     const u = this.u
     const hop = this.hops
-    const tlsHop = u.protocol === 'https:'
     const auth = this.auth !== null && u.origin === this.first.origin ? this.auth : null
-    const st = this.ctx.originStats(u.origin)
-    st.protocol ??= 'http/1.1'
+    this.ctx.originStats(u.origin).protocol ??= 'http/1.1'
+    if (u.protocol === 'http:') return this.ctx.h1.dispatch(this, u, auth)
     const opts = {
       host: u.hostname.charCodeAt(0) === 91 /* [ */ ? u.hostname.slice(1, -1) : u.hostname,
-      port: Number(u.port) || (tlsHop ? 443 : 80),
+      port: Number(u.port) || 443,
       path: u.pathname + u.search,
-      agent: this.ctx.agents[u.protocol],
+      agent: this.ctx.agents['https:'],
       headers: auth ? { 'accept-encoding': 'identity', authorization: auth } : IDENTITY
     }
     let req
     try {
-      req = (tlsHop ? https : http).get(opts, res => {
+      req = https.get(opts, res => {
         if (this.done || hop !== this.hops) return req.destroy()
         const h = res.headers
         if (!this.head(res.statusCode, h.location, h['content-length'])) {
@@ -268,13 +277,22 @@ function onDeadline (r) {
 /**
  * Node replaces its whole trust store when `ca` is given; a reader adding its
  * private mirror's certificate still wants the public CAs and NODE_EXTRA_CA_CERTS.
+ * Parsing them all costs ~50-90 ms of CPU, so one context serves every
+ * transport given the same `ca` (a gateway or `rotree get` makes many).
  */
-function trustedWith (ca) {
-  const list = [...tls.rootCertificates]
-  const extra = process.env.NODE_EXTRA_CA_CERTS
-  if (extra) { try { list.push(readFileSync(extra, 'latin1')) } catch {} } // Node warned about it at start-up
-  for (const c of [].concat(ca)) list.push(c)
-  return list
+const contexts = new Map()
+function secureContextFor (ca) {
+  const key = [].concat(ca).map(String).join('\n')
+  let ctx = contexts.get(key)
+  if (!ctx) {
+    const list = [...tls.rootCertificates]
+    const extra = process.env.NODE_EXTRA_CA_CERTS
+    if (extra) { try { list.push(readFileSync(extra, 'latin1')) } catch {} } // Node warned about it at start-up
+    for (const c of [].concat(ca)) list.push(c)
+    ctx = tls.createSecureContext({ ca: list })
+    contexts.set(key, ctx)
+  }
+  return ctx
 }
 
 /**

@@ -1,0 +1,353 @@
+// A lean HTTP/1.1 client for plain http: mirrors, the common case on a LAN
+// and on loopback, where the client's CPU is the limit. node:http costs
+// ~250 µs of CPU per request here (a ClientRequest and an IncomingMessage
+// with their streams, llhttp, a 64 KiB buffer per socket read, a copy of every
+// body byte); this costs ~85 µs: one write per request, the head parsed from
+// one scratch buffer, and the body read by the kernel straight into the
+// request's own buffer (net.Socket's `onread`), so no body byte is copied in
+// user space. Measured in the report of the commit that added it.
+//
+// Only GET, only what a mirror answer needs: Content-Length, chunked and
+// close-delimited bodies, keep-alive, 1xx skipped. Anything malformed is a
+// network fault of that mirror (docs/TRUST.md rule 4), as node:http's parser
+// errors were. The per-request rules (cap, deadline, redirects) stay with the
+// caller (transport-node.js), which a connection talks to through:
+//   job.head(status, location, contentLength) -> true: read the body into job.buf
+//   job.buf, job.n          the body buffer and how much of it is filled
+//   job.data(bytes)         body bytes that are not read in place (chunked)
+//   job.end(), job.fail(err), job.netError(err), job.setCancel(fn), job.done
+import net from 'node:net'
+import { MirrorNetworkError } from './errors.js'
+
+const MAX_HEAD = 16 * 1024 // as node:http's default --max-http-header-size
+const SCRATCH = 16 * 1024
+const DRAIN_MAX = 64 * 1024 // an unwanted body this small is read and dropped to keep the connection
+const CRLF2 = Buffer.from('\r\n\r\n')
+
+export class H1Pool {
+  /** @param {{ maxSockets: number }} o per origin */
+  constructor ({ maxSockets }) {
+    this.maxSockets = maxSockets
+    /** @type {Map<string, { idle: Conn[], count: number, queue: object[] }>} */
+    this.origins = new Map()
+    this.closed = false
+  }
+
+  /**
+   * @param {object} job transport-node.js's Request
+   * @param {URL} u an http: URL
+   * @param {string|null} auth an Authorization value for this origin
+   */
+  dispatch (job, u, auth) {
+    if (this.closed) return job.fail(new MirrorNetworkError(`${u.origin}: transport closed`))
+    let o = this.origins.get(u.origin)
+    if (!o) {
+      o = { idle: [], count: 0, queue: [], host: u.hostname.charCodeAt(0) === 91 ? u.hostname.slice(1, -1) : u.hostname, port: Number(u.port) || 80 }
+      this.origins.set(u.origin, o)
+    }
+    job.h1Request = `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nAccept-Encoding: identity\r\n${auth ? `Authorization: ${auth}\r\n` : ''}\r\n`
+    this.start(job, o)
+  }
+
+  /** Send job.h1Request on an idle connection, a new one, or when one is free. */
+  start (job, o) {
+    if (job.done) return
+    const c = o.idle.pop()
+    if (c) return c.send(job)
+    if (o.count < this.maxSockets) {
+      o.count++
+      return new Conn(this, o).send(job)
+    }
+    o.queue.push(job)
+    job.setCancel(() => { const i = o.queue.indexOf(job); if (i >= 0) o.queue.splice(i, 1) })
+  }
+
+  /** A connection finished an answer and may carry another. */
+  free (o, c) {
+    while (o.queue.length) {
+      const job = o.queue.shift()
+      if (!job.done) return c.send(job)
+    }
+    c.sock.unref() // an idle keep-alive connection does not hold the process open
+    o.idle.push(c)
+  }
+
+  /** A connection is gone: start a queued request on a new one. */
+  gone (o, c) {
+    const i = o.idle.indexOf(c)
+    if (i >= 0) o.idle.splice(i, 1)
+    o.count--
+    while (o.queue.length && !this.closed && o.count < this.maxSockets) {
+      const job = o.queue.shift()
+      if (job.done) continue
+      o.count++
+      new Conn(this, o).send(job)
+    }
+  }
+
+  close () {
+    this.closed = true
+    for (const o of this.origins.values()) {
+      for (const c of [...o.idle]) c.destroy()
+      for (const job of o.queue.splice(0)) job.fail(new MirrorNetworkError('transport closed'))
+    }
+  }
+}
+
+// what a connection is reading now
+const IDLE = 0; const HEAD = 1; const BODY = 2; const CHUNKED = 3; const DRAIN = 4; const UNTIL_CLOSE = 5
+
+class Conn {
+  constructor (pool, o) {
+    this.pool = pool
+    this.o = o
+    this.job = null
+    this.state = IDLE
+    this.uses = 0
+    this.gotBytes = false // of the current answer: before any, a reused connection the server closed may be retried
+    this.scratch = Buffer.allocUnsafe(SCRATCH)
+    this.head = null // head bytes gathered across reads
+    this.remaining = 0 // BODY/DRAIN: bytes still to come
+    this.keepAlive = true
+    this.chunk = null // CHUNKED: decoder state
+    this.dead = false
+    this.sock = net.connect({
+      host: o.host,
+      port: o.port,
+      noDelay: true,
+      onread: { buffer: () => this.nextBuffer(), callback: (n, buf) => this.onRead(n, buf) }
+    })
+    this.sock.on('error', err => this.onClose(err))
+    this.sock.on('end', () => this.onClose(null))
+    this.sock.on('close', () => this.onClose(null))
+  }
+
+  /** Where the kernel puts the next read: the body buffer itself while a body is read in place. */
+  nextBuffer () {
+    const job = this.job
+    if (job !== null && (this.state === BODY || this.state === UNTIL_CLOSE) && job.n < job.buf.length) return job.buf.subarray(job.n)
+    return this.scratch
+  }
+
+  send (job) {
+    if (job.done) return this.pool.free(this.o, this)
+    this.job = job
+    this.state = HEAD
+    this.gotBytes = false
+    this.head = null
+    this.sock.ref()
+    job.setCancel(() => this.destroy())
+    this.sock.write(job.h1Request, 'latin1')
+  }
+
+  onRead (n, buf) {
+    if (this.dead) return
+    const job = this.job
+    if (!job && this.state !== DRAIN) return this.destroy() // bytes nobody asked for: the connection cannot be trusted to frame the next answer
+    this.gotBytes = true
+    if (buf !== this.scratch) {
+      // read in place (BODY or UNTIL_CLOSE)
+      job.n += n
+      if (this.state === BODY && job.n === job.buf.length) this.complete()
+      return
+    }
+    this.feed(buf, 0, n)
+  }
+
+  /** Bytes in the scratch buffer, [from, to), in the current state. */
+  feed (buf, from, to) {
+    while (from < to && !this.dead) {
+      const job = this.job
+      switch (this.state) {
+        case HEAD: {
+          const joined = this.head !== null
+          const head = joined ? Buffer.concat([this.head, buf.subarray(from, to)]) : buf.subarray(from, to)
+          const end = head.indexOf(CRLF2, joined ? Math.max(0, this.head.length - 3) : 0)
+          if (end < 0) {
+            if (head.length > MAX_HEAD) return this.protocolError(`answer head larger than ${MAX_HEAD} bytes`)
+            this.head = Buffer.from(head) // out of the scratch buffer, which the next read overwrites
+            return
+          }
+          if (end > MAX_HEAD) return this.protocolError(`answer head larger than ${MAX_HEAD} bytes`)
+          this.head = null
+          const rest = end + 4
+          if (!this.onHead(head.latin1Slice(0, end), rest < head.length)) return
+          // the bytes after the head, in whatever state onHead chose
+          if (rest >= head.length) return
+          if (!joined) { from += rest; continue }
+          buf = head; from = rest; to = head.length
+          continue
+        }
+        case BODY: case UNTIL_CLOSE: {
+          const room = job.buf.length - job.n
+          const take = Math.min(room, to - from)
+          if (take > 0) { buf.copy(job.buf, job.n, from, from + take); job.n += take; from += take }
+          if (this.state === BODY && job.n === job.buf.length) {
+            if (from < to) this.keepAlive = false // more than the answer: cannot frame the next one
+            return this.complete()
+          }
+          if (from < to) return job.data(buf.subarray(from, to)) // past the buffer: job.data refuses it (cap)
+          return
+        }
+        case CHUNKED: from = this.chunked(buf, from, to); break
+        case DRAIN: {
+          const take = Math.min(this.remaining, to - from)
+          this.remaining -= take; from += take
+          if (this.remaining === 0) {
+            if (from < to) return this.destroy()
+            return this.release()
+          }
+          return
+        }
+        default: return this.destroy()
+      }
+    }
+  }
+
+  /** Parse a head; pick the body's framing. false: nothing more to read here. */
+  onHead (text, more) {
+    const job = this.job
+    const lines = text.split('\r\n')
+    const m = /^HTTP\/1\.([01]) (\d{3})(?: |$)/.exec(lines[0])
+    if (!m) return this.protocolError('not an HTTP/1.x answer')
+    const status = Number(m[2])
+    let length = null; let chunked = false; let transferEncoding = false; let location
+    let keepAlive = m[1] === '1'
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i]
+      const colon = line.indexOf(':')
+      if (colon <= 0 || line.charCodeAt(0) <= 32) return this.protocolError('malformed header line')
+      const name = line.slice(0, colon).toLowerCase()
+      if (name === 'content-length') {
+        const v = line.slice(colon + 1).trim()
+        if (!/^\d{1,15}$/.test(v) || (length !== null && length !== Number(v))) return this.protocolError('bad Content-Length')
+        length = Number(v)
+      } else if (name === 'transfer-encoding') {
+        transferEncoding = true
+        chunked = line.slice(colon + 1).split(',').pop().trim().toLowerCase() === 'chunked'
+      } else if (name === 'connection') {
+        const v = line.slice(colon + 1).toLowerCase()
+        if (/(^|,)\s*close\s*(,|$)/.test(v)) keepAlive = false
+        else if (/(^|,)\s*keep-alive\s*(,|$)/.test(v)) keepAlive = true
+      } else if (name === 'location') location = line.slice(colon + 1).trim()
+    }
+    if (status >= 100 && status < 200) {
+      if (status === 101) return this.protocolError('unexpected 101 Switching Protocols')
+      return true // an interim answer: the real head follows
+    }
+    // RFC 9112 §6.3: Transfer-Encoding overrides Content-Length, and a client
+    // closes the connection after an answer that had both
+    this.keepAlive = keepAlive && !(transferEncoding && length !== null)
+    if (transferEncoding) length = null
+    const noBody = status === 204 || status === 304
+    if (noBody) length = 0
+    if (more && length === 0) this.keepAlive = false // bytes after an empty answer: the framing is off
+    const framing = transferEncoding ? (chunked ? CHUNKED : UNTIL_CLOSE) : length !== null ? BODY : UNTIL_CLOSE
+    if (framing === UNTIL_CLOSE) this.keepAlive = false
+    if (!job.head(status, location, length === null ? undefined : length)) {
+      // a redirect, an error status or a refused size: keep the connection only for a short, framed body
+      if (this.dead) return false
+      if (framing === BODY && length <= DRAIN_MAX && this.keepAlive) {
+        this.job = null
+        this.remaining = length
+        if (length === 0) { this.release(); return false }
+        this.state = DRAIN
+        return true
+      }
+      this.destroy()
+      return false
+    }
+    if (framing === BODY) {
+      this.state = BODY
+      if (length === 0) { this.complete(); return false }
+    } else if (framing === CHUNKED) {
+      this.state = CHUNKED
+      this.chunk = { size: -1, line: '' }
+    } else this.state = UNTIL_CLOSE
+    return true
+  }
+
+  /** Decode chunked framing from buf[from, to); returns how far it got. */
+  chunked (buf, from, to) {
+    const c = this.chunk
+    while (from < to) {
+      if (c.size > 0) { // chunk data
+        const take = Math.min(c.size, to - from)
+        this.job.data(buf.subarray(from, from + take))
+        if (this.dead) return to
+        c.size -= take; from += take
+        if (c.size === 0) c.size = -2 // its CRLF next
+        continue
+      }
+      const nl = buf.indexOf(10, from)
+      const end = nl < 0 || nl >= to ? to : nl + 1
+      c.line += buf.latin1Slice(from, end)
+      from = end
+      if (c.line.length > 1024) { this.protocolError('chunked framing line too long'); return to }
+      if (!c.line.endsWith('\r\n')) continue
+      const line = c.line.slice(0, -2)
+      c.line = ''
+      if (c.size === -2) { // the CRLF after a chunk's data
+        if (line !== '') { this.protocolError('bad chunked framing'); return to }
+        c.size = -1
+      } else if (c.size === -1) { // a size line
+        const m = /^([0-9a-fA-F]{1,12})(?:[ \t]*;.*)?$/.exec(line)
+        if (!m) { this.protocolError('bad chunk size'); return to }
+        c.size = parseInt(m[1], 16)
+        if (c.size === 0) c.size = -3 // trailers until an empty line
+      } else if (line === '') { // c.size === -3: the end of the trailers
+        if (from < to) this.keepAlive = false
+        this.complete()
+        return to
+      }
+    }
+    return from
+  }
+
+  complete () {
+    const job = this.job
+    this.release()
+    job.end()
+  }
+
+  /** The answer is read: carry the next request, or close when the framing said so. */
+  release () {
+    this.job = null
+    this.state = IDLE
+    this.uses++
+    if (!this.keepAlive || this.dead) return this.destroy()
+    this.pool.free(this.o, this)
+  }
+
+  protocolError (what) {
+    const job = this.job
+    this.destroy()
+    job?.fail(new MirrorNetworkError(`${job.u.origin}: ${what}`))
+    return false
+  }
+
+  onClose (err) {
+    if (this.dead) return
+    const job = this.job
+    const state = this.state
+    this.destroy()
+    if (!job || job.done) return
+    // a body that runs to the close of the connection ends here
+    if (state === UNTIL_CLOSE && !err) return job.end()
+    // a kept-alive connection the server had closed before our request reached it: ask once more on a new one
+    if (!this.gotBytes && this.uses > 0 && !job.h1Retried) {
+      job.h1Retried = true
+      return this.pool.start(job, this.o)
+    }
+    if (err) return job.netError(err)
+    job.fail(new MirrorNetworkError(`${job.u.origin} closed the connection ${this.gotBytes ? 'mid-answer' : 'before answering'}`))
+  }
+
+  destroy () {
+    if (this.dead) return
+    this.dead = true
+    this.job = null
+    this.sock.destroy()
+    this.pool.gone(this.o, this)
+  }
+}

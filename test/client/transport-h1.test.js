@@ -1,0 +1,185 @@
+// The lean HTTP/1.1 client for http: mirrors (client-js/src/transport-h1.js):
+// keep-alive within maxSockets, every body framing (Content-Length, chunked,
+// to the close), interim 1xx answers, a kept-alive connection the server
+// closed under a request, and answers that are malformed or carry more bytes
+// than their framing. Real servers on 127.0.0.1:0: node:http where it can say
+// the thing, a raw TCP server where only raw bytes can.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import http from 'node:http'
+import net from 'node:net'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { createTransport } from 'rotree-client/src/transport-node.js'
+
+const TRANSPORT = fileURLToPath(new URL('../../client-js/src/transport-node.js', import.meta.url))
+const BODY = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) & 255))
+const get = (tr, url, o = {}) => tr.get(url, { cap: 1 << 20, timeoutMs: 5000, ...o })
+
+function transport (t, opts) {
+  const tr = createTransport(opts)
+  t.after(() => tr.close())
+  return tr
+}
+
+async function httpServer (t, handler) {
+  const server = http.createServer(handler)
+  const state = { connections: 0, requests: 0 }
+  server.on('connection', () => state.connections++)
+  server.on('request', () => state.requests++)
+  await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => { server.closeAllConnections(); server.close() })
+  return Object.assign(state, { url: `http://127.0.0.1:${server.address().port}/` })
+}
+
+/**
+ * A raw TCP server: answer(requestIndexOnConnection, connectionIndex, socket, requestHead)
+ * is called for each request head received.
+ */
+async function rawServer (t, answer) {
+  const sockets = new Set()
+  let conns = 0
+  const server = net.createServer(s => {
+    const conn = conns++
+    let seen = 0; let buf = ''
+    sockets.add(s)
+    s.on('close', () => sockets.delete(s))
+    s.on('error', () => {})
+    s.on('data', d => {
+      buf += d.toString('latin1')
+      let i
+      while ((i = buf.indexOf('\r\n\r\n')) >= 0) {
+        const head = buf.slice(0, i); buf = buf.slice(i + 4)
+        answer(seen++, conn, s, head)
+      }
+    })
+  })
+  await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => { for (const s of sockets) s.destroy(); server.close() })
+  return { url: `http://127.0.0.1:${server.address().port}/`, get connections () { return conns } }
+}
+
+async function rejects (p, code) {
+  const err = await p.then(() => null, e => e)
+  assert.ok(err, `expected ${code}, got bytes`)
+  assert.equal(err.code, code, `${err.code}: ${err.message}`)
+  return err
+}
+
+test('keep-alive: many requests, sequential and concurrent, within maxSockets connections', async t => {
+  const srv = await httpServer(t, (req, res) => { res.writeHead(200, { 'content-length': BODY.length }); res.end(BODY) })
+  const tr = transport(t, { maxSockets: 4 })
+  for (let i = 0; i < 10; i++) assert.ok(Buffer.from(await get(tr, srv.url + 's' + i)).equals(BODY))
+  assert.equal(srv.connections, 1)
+  const all = await Promise.all(Array.from({ length: 40 }, (_, i) => get(tr, srv.url + 'c' + i)))
+  assert.ok(all.every(b => Buffer.from(b).equals(BODY)))
+  assert.ok(srv.connections <= 4, `${srv.connections} connections`)
+  assert.equal(srv.requests, 50)
+  assert.equal(tr.stats.requests, 50)
+  assert.equal(tr.stats.bytes, 50 * BODY.length)
+})
+
+test('chunked bodies are decoded, extensions and trailers included, and capped', async t => {
+  const good = await rawServer(t, (i, c, s) => {
+    s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n')
+    for (const [a, b] of [[0, 1000], [1000, 150_000], [150_000, BODY.length]]) {
+      s.write((b - a).toString(16) + ';name=value\r\n')
+      s.write(BODY.subarray(a, b))
+      s.write('\r\n')
+    }
+    s.write('0\r\nX-Trailer: yes\r\n\r\n')
+  })
+  const tr = transport(t)
+  for (let i = 0; i < 3; i++) assert.ok(Buffer.from(await get(tr, good.url + i)).equals(BODY))
+  assert.equal(good.connections, 1, 'a chunked answer keeps the connection')
+  const err = await rejects(get(tr, good.url + 'small', { cap: 100_000 }), 'ROTREE_TOO_LARGE')
+  assert.match(err.message, /more than 100000 bytes/)
+})
+
+test('a body without Content-Length runs to the close, and is capped', async t => {
+  const srv = await rawServer(t, (i, c, s) => {
+    s.write('HTTP/1.0 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n')
+    s.end(BODY)
+  })
+  const tr = transport(t)
+  assert.ok(Buffer.from(await get(tr, srv.url + 'a')).equals(BODY))
+  assert.ok(Buffer.from(await get(tr, srv.url + 'b')).equals(BODY))
+  assert.equal(srv.connections, 2)
+  await rejects(get(tr, srv.url + 'c', { cap: 1000 }), 'ROTREE_TOO_LARGE')
+})
+
+test('interim 1xx answers are skipped', async t => {
+  const srv = await rawServer(t, (i, c, s) => {
+    s.write('HTTP/1.1 103 Early Hints\r\nLink: </x>; rel=preload\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n')
+    s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${BODY.length}\r\n\r\n`)
+    s.write(BODY)
+  })
+  const tr = transport(t)
+  assert.ok(Buffer.from(await get(tr, srv.url + 'a')).equals(BODY))
+  assert.ok(Buffer.from(await get(tr, srv.url + 'b')).equals(BODY))
+  assert.equal(srv.connections, 1)
+})
+
+test('a kept-alive connection the server closed under a request is retried once on a new one', async t => {
+  const srv = await rawServer(t, (i, c, s) => {
+    // every connection answers its first request, then closes on the second without a word
+    if (i > 0) return s.destroy()
+    s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${BODY.length}\r\n\r\n`)
+    s.write(BODY)
+  })
+  const tr = transport(t, { maxSockets: 1 })
+  for (let i = 0; i < 4; i++) assert.ok(Buffer.from(await get(tr, srv.url + i)).equals(BODY), `request ${i}`)
+  assert.equal(srv.connections, 4)
+  // a new connection that closes before answering is a fault, not a retry loop
+  const mute = await rawServer(t, (i, c, s) => s.destroy())
+  const err = await rejects(get(tr, mute.url + 'x'), 'ROTREE_MIRROR_NETWORK')
+  assert.match(err.message, /before answering/)
+  assert.equal(mute.connections, 1)
+})
+
+test('bytes past an answer\'s framing never become the next answer', async t => {
+  const srv = await rawServer(t, (i, c, s) => {
+    // the first answer carries a second, forged one behind it
+    if (c === 0) return s.write('HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabcHTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged')
+    s.write('HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nreal')
+  })
+  const tr = transport(t, { maxSockets: 1 })
+  assert.equal(Buffer.from(await get(tr, srv.url + 'a')).toString(), 'abc')
+  assert.equal(Buffer.from(await get(tr, srv.url + 'b')).toString(), 'real')
+  assert.equal(srv.connections, 2)
+})
+
+test('malformed answers are network faults of that mirror', async t => {
+  const answers = {
+    '/not-http': 'SSH-2.0-OpenSSH_9.2\r\n\r\n',
+    '/bad-length': 'HTTP/1.1 200 OK\r\nContent-Length: 12abc\r\n\r\n',
+    '/two-lengths': 'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd',
+    '/folded': 'HTTP/1.1 200 OK\r\nX-A: 1\r\n  folded\r\nContent-Length: 1\r\n\r\na',
+    '/bad-chunk': 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n',
+    '/chunk-no-crlf': 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n0\r\n\r\n',
+    '/switch': 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n',
+    '/huge-head': 'HTTP/1.1 200 OK\r\n' + 'X-Junk: ' + 'j'.repeat(20_000) + '\r\nContent-Length: 1\r\n\r\na'
+  }
+  const srv = await rawServer(t, (i, c, s, head) => s.write(answers[head.split(' ')[1]]))
+  const tr = transport(t)
+  for (const path of Object.keys(answers)) {
+    const err = await rejects(get(tr, srv.url + path.slice(1), { timeoutMs: 2000 }), 'ROTREE_MIRROR_NETWORK')
+    assert.ok(err.message.startsWith(srv.url.slice(0, -1)), err.message)
+  }
+})
+
+test('an idle keep-alive connection does not keep the process alive', async t => {
+  const srv = await httpServer(t, (req, res) => { res.writeHead(200, { 'content-length': 5 }); res.end('hello') })
+  const code = `
+    const { createTransport } = await import(${JSON.stringify(TRANSPORT)})
+    const tr = createTransport()
+    const b = await tr.get(${JSON.stringify(srv.url + 'y')}, { cap: 100, timeoutMs: 5000 })
+    console.log(b.length)`
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { timeout: 10_000 })
+  let out = ''
+  child.stdout.on('data', d => { out += d })
+  const [exit, signal] = await new Promise(resolve => child.on('close', (c, s) => resolve([c, s])))
+  assert.equal(signal, null, 'the child had to be killed: an idle connection kept it alive')
+  assert.equal(exit, 0)
+  assert.equal(Number(out), 5)
+})
