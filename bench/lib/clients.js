@@ -8,6 +8,7 @@
 //   node bench/lib/clients.js export HEAD /tmp/rotree-before   # git archive of a ref, node_modules linked
 //   ROTREE_BENCH_CLIENT=/tmp/rotree-before node bench/run.js --results /tmp/before P3w
 import { spawn, execFileSync } from 'node:child_process'
+import { openSync, closeSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -33,12 +34,14 @@ function gitDirty () {
 const envWith = ca => ca ? { ...process.env, NODE_EXTRA_CA_CERTS: ca } : process.env
 
 /** Run a child; resolve { code, signal, ms, stdout (unless counted), bytes, truncated } with a hard time limit. */
-function runChild (cmd, args, { env, limitS, countStdout = false, killAtLimit = true }) {
+function runChild (cmd, args, { env, limitS, devNull = false, killAtLimit = true }) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now()
-    const p = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''; let err = ''; let bytes = 0; let truncated = false
-    p.stdout.on('data', b => { if (countStdout) bytes += b.length; else out += b })
+    const nul = devNull ? openSync('/dev/null', 'w') : null
+    const p = spawn(cmd, args, { env, stdio: ['ignore', devNull ? nul : 'pipe', 'pipe'] })
+    if (nul !== null) closeSync(nul)
+    let out = ''; let err = ''; let truncated = false
+    p.stdout?.on('data', b => { out += b })
     p.stderr.on('data', b => { err += b })
     const timer = setTimeout(() => { truncated = true; p.kill('SIGKILL') }, (killAtLimit ? limitS : limitS + 30) * 1000)
     p.on('error', reject)
@@ -46,7 +49,7 @@ function runChild (cmd, args, { env, limitS, countStdout = false, killAtLimit = 
       clearTimeout(timer)
       const ms = performance.now() - t0
       if (code !== 0 && !truncated) return reject(new Error(`${path.basename(cmd)} ${args.slice(0, 3).join(' ')} … exited with ${code ?? signal}: ${err.trim().slice(-500)}`))
-      resolve({ code, signal, ms, stdout: out, stderr: err, bytes, truncated })
+      resolve({ code, signal, ms, stdout: out, stderr: err, truncated })
     })
   })
 }
@@ -71,12 +74,15 @@ export async function libraryRead ({ addr, file, mirrors = [], ca = null, limitS
   return JSON.parse(r.stdout.trim().split('\n').pop())
 }
 
-/** `rotree cat ADDR FILE`, its stdout counted here; wall time includes Node's start-up. */
-export async function rotreeCat ({ addr, file, mirrors = [], ca = null, limitS = 60, stateDir }) {
+/**
+ * `rotree cat ADDR FILE > /dev/null` of a file of `size` bytes; wall time
+ * includes Node's start-up. A run stopped at the limit has bytes NaN (not counted).
+ */
+export async function rotreeCat ({ addr, file, size, mirrors = [], ca = null, limitS = 60, stateDir }) {
   const args = [path.join(clientDir(), 'bin/rotree.js'), 'cat', addr, file, '--state-dir', stateDir]
   for (const m of mirrors) args.push('--mirror', m)
-  const r = await runChild(process.execPath, args, { env: envWith(ca), limitS, countStdout: true })
-  return { ms: r.ms, bytes: r.bytes, truncated: r.truncated }
+  const r = await runChild(process.execPath, args, { env: envWith(ca), limitS, devNull: true })
+  return { ms: r.ms, bytes: r.truncated ? NaN : size, truncated: r.truncated }
 }
 
 /** `rotree get ADDR PATH -o DEST`; wall time includes Node's start-up. */
