@@ -2,12 +2,21 @@
 // blob and fsinfo paths, the optional web app, and 404. index.js sends GET and
 // HEAD for /h/… and /fsinfo.json around this app (DESIGN.md P1: no per-request
 // framework work there), so those never reach it.
+//
+// With a web root, a request whose Host is a key's own origin (docs/WEB.md)
+// is given only the files that origin needs.
 
 import { STATUS_CODES } from 'node:http'
 import express from 'express'
+import { keyOfHost } from '../web/origins.js'
 
 const BLOB_PATH = /^\/h\/[0-9a-f]{64}$/
 const ALLOW = 'GET, HEAD, OPTIONS'
+// What a site's own origin <key label>.<host> is served (docs/WEB.md "One
+// origin per site"): its bootstrap and the Service Worker with its imports.
+// Not the app, not site.html: nothing there may act on another key's behalf.
+const SITE_ORIGIN_FILES = new Set(['/site-boot.html', '/site-boot.js', '/register.js', '/sw.js', '/rotree-client.js',
+  '/origins.js', '/mime.js', '/explain.js', '/style.css', '/site.css', '/favicon.svg'])
 
 /**
  * @param {{ webRoot?: string | null, log?: { error?: Function } | null }} [opts]
@@ -36,7 +45,21 @@ export function createApp ({ webRoot = null, log = null } = {}) {
     res.set('Allow', ALLOW).status(405).type('text/plain').send('method not allowed')
   })
 
-  if (webRoot !== null) app.use(express.static(webRoot, { dotfiles: 'ignore', fallthrough: true }))
+  if (webRoot !== null) {
+    const files = express.static(webRoot, { dotfiles: 'ignore', fallthrough: true })
+    app.use((req, res, next) => {
+      // each origin its own agent cluster: no document.domain to merge a site's origin with the app's
+      res.setHeader('Origin-Agent-Cluster', '?1')
+      res.setHeader('X-Content-Type-Options', 'nosniff')
+      const host = String(req.headers.host ?? '')
+      if (keyOfHost(host.replace(/:\d+$/, '')) === null) return files(req, res, next) // the app's origin
+      if (!SITE_ORIGIN_FILES.has(req.path)) return next()
+      // the bootstrap may be framed by the app's origin (the host without the key's label) only
+      const appHost = host.slice(host.indexOf('.') + 1)
+      if (req.path === '/site-boot.html' && /^[a-z0-9.-]+(:\d+)?$/i.test(appHost)) res.setHeader('Content-Security-Policy', `frame-ancestors ${appHost}`)
+      files(req, res, next)
+    })
+  }
 
   app.use((req, res) => {
     res.status(404).type('text/plain').send('not found')

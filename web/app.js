@@ -3,9 +3,10 @@
 // more mirrors as ?mirror=URL (repeatable); ?self=0 leaves this page's own
 // origin out of the mirror list. All verification is rotree-client's; this
 // file only shows what it verified, and nothing when it refuses.
-import { Tree, mirrorUrl } from './rotree-client.js'
+import { Tree, mirrorUrl, BadAddressError, UsageError } from './rotree-client.js'
 import { explain, mirrorErrors } from './explain.js'
-import { isImage } from './mime.js'
+import { isImage, extension } from './mime.js'
+import { keyOfHost } from './origins.js'
 import { canStreamToDisk, pickFile, saveChunks } from './save.js'
 
 const PREVIEW_TEXT_MAX = 2 << 20
@@ -178,8 +179,7 @@ async function showFile (key, path, stat, nav) {
   if (isImage(path) && stat.size <= PREVIEW_IMAGE_MAX) {
     const bytes = await state.tree.readFile(path) // whole file verified before anything is shown
     if (nav !== state.nav) return
-    state.blobUrl = URL.createObjectURL(new Blob([bytes], { type: imageType(path) }))
-    preview.replaceChildren(el('img', { src: state.blobUrl, alt: stat.name, id: 'preview-image' }))
+    preview.replaceChildren(el('img', { src: imageUrl(path, bytes), alt: stat.name, id: 'preview-image' }))
   } else if (stat.size <= PREVIEW_TEXT_MAX) {
     const bytes = await state.tree.readFile(path)
     if (nav !== state.nav) return
@@ -192,9 +192,23 @@ async function showFile (key, path, stat, nav) {
   }
 }
 
-function imageType (path) {
-  const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase()
-  return ext === 'svg' ? 'image/svg+xml' : ext === 'jpg' ? 'image/jpeg' : ext === 'ico' ? 'image/x-icon' : 'image/' + ext
+/**
+ * A URL for an <img> of verified image bytes. Raster types get a blob: URL
+ * (this origin's, but an image document runs nothing, even opened as a page).
+ * An SVG can hold script, which a blob: URL of this origin would run with the
+ * app's rights if opened as a page: it gets a data: URL, whose document has an
+ * opaque origin (and which Chromium will not open as a top-level page).
+ */
+function imageUrl (path, bytes) {
+  const ext = extension(path)
+  if (ext === 'svg') {
+    let bin = ''
+    for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
+    return 'data:image/svg+xml;base64,' + btoa(bin)
+  }
+  const type = ext === 'jpg' ? 'image/jpeg' : ext === 'ico' ? 'image/x-icon' : 'image/' + ext
+  state.blobUrl = URL.createObjectURL(new Blob([bytes], { type }))
+  return state.blobUrl
 }
 
 /** Text when the bytes are valid UTF-8 without NULs, else null. */
@@ -239,7 +253,8 @@ async function route () {
   renderCrumbs(key, path)
   setBusy()
   try {
-    if (!KEY_RE.test(key)) throw Object.assign(new Error('bad key'), { code: 'ROTREE_BAD_ADDRESS' })
+    if (keyOfHost(location.hostname) !== null) throw new UsageError(`${location.host} is a verified site's own origin (docs/WEB.md), not the app's: open the app on its own origin`)
+    if (!KEY_RE.test(key)) throw new BadAddressError(`the public key must be 64 hex digits, got ${JSON.stringify(key)}`)
     await openTree(key, mirrorsFromQuery())
     if (nav !== state.nav) return
     clearContent()

@@ -1,15 +1,31 @@
-// The bootstrap of a verified static site (docs/WEB.md):
+// The bar of a verified static site (docs/WEB.md):
 //   site.html?key=<64-hex public key>&mirror=<url>[&mirror=<url>…][&path=/page.html]
-// installs sw.js for the scope site/<key>/ and shows that scope in a frame,
-// under a bar that says what was verified and lists anything sw.js blocked.
 // Without ?mirror= the tree is read from this page's own directory.
+//
+// Each tree runs in its own origin or in a sandbox, never with the rights of
+// this origin or of another tree (docs/WEB.md "One origin per site"):
+// - per-key origins (the default): the site of key K is served from
+//   <label(K)>.<this host>, whose site-boot.html installs sw.js there and
+//   frames the site. This bar is cross-origin to it: the site cannot touch
+//   the bar, this origin's storage, or another key's origin. What the bar
+//   shows comes by postMessage from that origin's frame only.
+// - a shared origin (<meta name="rotree-site-origins" content="shared">, or a
+//   host that is an IP address): sw.js runs on this origin and serves every
+//   page sandboxed, with an opaque origin, loading nothing but itself.
 import { explain } from './explain.js'
+import { BadAddressError, UsageError, mirrorUrl } from './rotree-client.js'
+import { KEY_RE, keyOfHost, siteOrigin } from './origins.js'
+import { installVerifier } from './register.js'
 
 const $ = id => document.getElementById(id)
 const q = new URLSearchParams(location.search)
 const key = (q.get('key') ?? '').toLowerCase()
 const frame = $('frame')
 const blockedSeen = new Set()
+// how long the site's own origin may take to install its verifier and say so
+const READY_MS = 30_000
+// the app's name on this machine when it was opened as localhost or 127.0.0.1
+const LOCAL_HOST = 'rotree.localhost'
 
 function fail (code, message) {
   const { title, text } = explain({ code })
@@ -26,32 +42,30 @@ function status (text, cls = '') {
   $('site-status').className = 'pill ' + cls
 }
 
-/** Mirror base URLs as the client wants them: http(s), no query or fragment, ending in '/'. */
-function mirrorBase (s) {
-  const u = new URL(s, location.href)
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`mirror must be http(s): ${s}`)
-  u.search = ''; u.hash = ''
-  if (!u.pathname.endsWith('/')) u.pathname += '/'
-  return u.href
+/** Mirror base URLs as the client wants them; relative ones are relative to this page. */
+function mirrors () {
+  const list = q.getAll('mirror')
+  if (list.length === 0) return [new URL('./', location.href).href]
+  return list.map(m => mirrorUrl(new URL(m, location.href).href))
 }
 
-function onMessage (ev) {
-  const m = ev.data
-  if (m?.source !== 'rotree-sw' || m.key !== key) return
+/** What sw.js reports (directly on a shared origin, relayed by site-boot.js otherwise). */
+function onVerifier (m) {
   if (m.type === 'info') {
     // a navigation started: a new page, so a new list of what was blocked
     blockedSeen.clear()
     $('blocked-list').replaceChildren()
     $('blocked').hidden = true
-    $('s-seq').textContent = String(m.info.seq)
-    $('s-expires').textContent = new Date(m.info.expires).toLocaleString()
-    $('s-root').textContent = m.info.root.slice(0, 16) + '…'
-    $('s-root').title = m.info.root
-    $('s-mirror').textContent = m.info.mirror
-    const failed = m.mirrors.filter(x => x.lastError)
+    const info = m.info ?? {}
+    $('s-seq').textContent = String(info.seq)
+    $('s-expires').textContent = new Date(info.expires).toLocaleString()
+    $('s-root').textContent = String(info.root).slice(0, 16) + '…'
+    $('s-root').title = String(info.root)
+    $('s-mirror').textContent = String(info.mirror)
+    const failed = (Array.isArray(m.mirrors) ? m.mirrors : []).filter(x => x?.lastError)
     status(failed.length ? `✓ verified (${failed.length} mirror${failed.length > 1 ? 's' : ''} failed)` : '✓ verified', 'ok')
     $('site-status').title = failed.map(x => `${x.url}: ${x.lastError.code}`).join('\n')
-    document.body.dataset.seq = String(m.info.seq)
+    document.body.dataset.seq = String(info.seq)
   } else if (m.type === 'blocked') {
     const id = `${m.path} ${m.code}`
     if (blockedSeen.has(id)) return
@@ -67,54 +81,99 @@ function onMessage (ev) {
   }
 }
 
-/** Resolves when `reg` has an activated worker running `scriptURL`. */
-function activated (reg, scriptURL) {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const w = reg.active
-      if (w && w.scriptURL === scriptURL && w.state === 'activated') { resolve(); return true }
-      return false
+/** The page shown in the frame (a path on the site's scope): kept in the address so a reload stays on it. */
+function shown (scope, page, title) {
+  if (typeof page !== 'string' || !page.startsWith(scope.pathname)) return
+  const p = new URLSearchParams(location.search)
+  p.set('path', '/' + page.slice(scope.pathname.length))
+  history.replaceState(null, '', '?' + p.toString())
+  document.title = (typeof title === 'string' && title ? title.slice(0, 200) : 'site') + ' · verified by rotree'
+  document.body.dataset.loaded = page
+}
+
+/** The site on its own origin, framed; everything the bar hears comes from that frame. */
+function perKeyOrigin () {
+  const origin = siteOrigin(location, key)
+  const scope = new URL(location.pathname.replace(/[^/]*$/, `site/${key}/`), origin)
+  const boot = new URL(location.pathname.replace(/[^/]*$/, 'site-boot.html'), origin)
+  const list = mirrors()
+  document.body.dataset.siteOrigin = origin
+
+  const slow = setTimeout(() => fail('ROTREE_USAGE', `The site's own origin ${origin} did not answer. Per-key origins need every name under this host (*.${location.host}) to reach the server of this page; see docs/WEB.md.`), READY_MS)
+  window.addEventListener('message', ev => {
+    if (ev.origin !== origin || ev.source !== frame.contentWindow) return
+    const m = ev.data
+    if (m?.key !== key) return
+    if (m.source === 'rotree-sw') return onVerifier(m)
+    if (m.source !== 'rotree-site') return
+    switch (m.type) {
+      case 'hello': {
+        // the mirrors and the page go to this key's own frame only, never in its URL
+        const path = new URLSearchParams(location.search).get('path') ?? '/'
+        frame.contentWindow.postMessage({ source: 'rotree-bar', type: 'welcome', key, mirrors: list, path }, origin)
+        break
+      }
+      case 'ready': clearTimeout(slow); status('verifier installed'); break
+      case 'loaded': shown(scope, m.page, m.title); break
+      case 'error': clearTimeout(slow); fail(String(m.code), String(m.message)); break
     }
-    if (check()) return
-    for (const w of [reg.installing, reg.waiting, reg.active]) {
-      w?.addEventListener('statechange', () => { if (w.state === 'redundant' && w !== reg.active) reject(new Error('the Service Worker failed to install')); else check() })
-    }
-    reg.addEventListener('updatefound', () => reg.installing?.addEventListener('statechange', check))
   })
+  // allow-same-origin keeps the frame its own (per-key) origin; without
+  // allow-top-navigation the site cannot replace this bar unless clicked
+  frame.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals allow-downloads allow-top-navigation-by-user-activation')
+  frame.referrerPolicy = 'origin' // site-boot.js checks who frames it
+  frame.src = boot.href
+  $('s-reload').addEventListener('click', () => frame.contentWindow.postMessage({ source: 'rotree-bar', type: 'reload' }, origin))
+}
+
+/** sw.js on this very origin, serving every page sandboxed. */
+async function sharedOrigin (start) {
+  document.body.dataset.shared = 'true'
+  $('s-shared').hidden = false
+  let page = null // the page the frame navigated to last, as sw.js saw it
+  if ('serviceWorker' in navigator) {
+    // only a Service Worker posts here: a sandboxed page cannot reach this container
+    navigator.serviceWorker.onmessage = ev => {
+      const m = ev.data
+      if (m?.source !== 'rotree-sw' || m.key !== key) return
+      if (m.type === 'navigate') page = m.page; else onVerifier(m)
+    }
+  }
+  status('installing verifier…')
+  const scope = await installVerifier(key, mirrors())
+  let first = new URL(start, scope)
+  if (first.origin !== scope.origin || !first.pathname.startsWith(scope.pathname)) first = scope
+  page = first.pathname
+  // the frame's document has an opaque origin: its load is all this page sees of it
+  frame.addEventListener('load', () => shown(scope, page, ''))
+  frame.src = first.href
+  $('s-reload').addEventListener('click', () => { frame.src = new URL(page, scope).href })
 }
 
 async function main () {
   $('s-key').textContent = key.slice(0, 16) + '…'
   $('s-key').title = key
-  if (!/^[0-9a-f]{64}$/.test(key)) return fail('ROTREE_BAD_ADDRESS', 'Open this page as site.html?key=<64-hex public key>&mirror=<url>.')
-  if (!('serviceWorker' in navigator)) {
-    return fail('ROTREE_USAGE', `Service Workers need a secure context (https:// or localhost); ${location.origin} is not one.`)
+  if (!KEY_RE.test(key)) throw new BadAddressError('Open this page as site.html?key=<64-hex public key>&mirror=<url>.')
+  if (keyOfHost(location.hostname) !== null) throw new UsageError(`${location.host} is a site's own origin; open site.html on the app's origin.`)
+  // a site's own origin has this page's scheme: it is no more secure than this one
+  if (!window.isSecureContext || !('serviceWorker' in navigator)) {
+    throw new UsageError(`Service Workers need a secure context (https:// or localhost); ${location.origin} is not one.`)
   }
-  const mirrors = q.getAll('mirror').map(mirrorBase)
-  const sw = new URL('sw.js', location.href)
-  sw.searchParams.set('key', key)
-  for (const m of mirrors) sw.searchParams.append('mirror', m)
-  const scope = new URL(`site/${key}/`, location.href)
-
-  navigator.serviceWorker.onmessage = onMessage // also starts the message queue
-  const reg = await navigator.serviceWorker.register(sw.href, { type: 'module', scope: scope.pathname, updateViaCache: 'none' })
-  status('installing verifier…')
-  await activated(reg, sw.href)
-
   const start = (q.get('path') ?? '/').replace(/^\/+/, '')
-  frame.addEventListener('load', () => {
-    // keep the address bar in step with the page inside, so a reload stays on it
-    let inner
-    try { inner = frame.contentWindow.location.pathname } catch { return }
-    if (!inner.startsWith(scope.pathname)) return
-    const p = new URLSearchParams(location.search)
-    p.set('path', '/' + inner.slice(scope.pathname.length))
-    history.replaceState(null, '', '?' + p.toString())
-    document.title = (frame.contentDocument?.title || 'site') + ' · verified by rotree'
-    document.body.dataset.loaded = inner
-  })
-  frame.src = new URL(start, scope).href
-  $('s-reload').addEventListener('click', () => frame.contentWindow.location.reload())
+  const ip = /^\d+\.\d+\.\d+\.\d+$/.test(location.hostname) || location.hostname.startsWith('[')
+  const shared = document.querySelector('meta[name="rotree-site-origins"]')?.content === 'shared'
+  if (!shared && (location.hostname === 'localhost' || /^127\.|^\[::1\]$/.test(location.hostname))) {
+    // Names under this host must be same-site with it, or browsers that block
+    // third-party storage (private windows, Safari, Firefox) refuse their
+    // Service Workers: <label>.localhost is another site than localhost, but
+    // <label>.rotree.localhost is the same site as rotree.localhost. Browsers
+    // resolve every *.localhost name to this machine.
+    const u = new URL(location.href)
+    u.hostname = LOCAL_HOST
+    location.replace(u.href)
+    return
+  }
+  return shared || ip ? sharedOrigin(start) : perKeyOrigin()
 }
 
 main().catch(err => fail(err.code ?? 'ROTREE_USAGE', err.message))

@@ -1,28 +1,77 @@
-// The verified static site Service Worker (docs/WEB.md). Registered by
-// site.html as  sw.js?key=<public key>&mirror=<url>…  with the scope
-// site/<key>/, it answers every request under that scope from the signed tree
-// on the (untrusted) mirrors: a response is built only from bytes that have
+// The verified static site Service Worker (docs/WEB.md). Registered as
+// sw.js?key=<public key>&mirror=<url>… with the scope site/<key>/ (by
+// site-boot.js on the key's own origin, or by site.html on a shared one), it
+// answers every request under that scope from the signed tree on the
+// (untrusted) mirrors: a response is built only from bytes that have
 // verified, so the page never sees a tampered script, style, image or font.
 // Requests outside the scope (other origins, other paths) are not touched.
 //
+// One tree never acts with the rights of another, or of the app (docs/WEB.md
+// "One origin per site"):
+// - a worker serves only its own key's scope, and on a per-key origin only
+//   that origin's key: registered for anything else, it refuses to install,
+//   so a worker already there stays;
+// - on a per-key origin its pages may be framed only by their bootstrap
+//   (site-boot.html) under the app that shows the bar;
+// - on a shared origin every response is sandboxed (an opaque origin: no
+//   storage, no Service Workers, no access to the bar) and may load nothing
+//   but itself: a sandboxed page is not controlled by this worker, so its
+//   subresources would otherwise reach the network unverified.
+//
 // A module worker (Chromium 91+, Safari 15+, Firefox 147+): static imports only.
-import { openTree } from './rotree-client.js'
+import { openTree, BadAddressError, BadPathError } from './rotree-client.js'
 import { contentType } from './mime.js'
 import { explain } from './explain.js'
+import { KEY_RE, keyOfHost, appOriginOf } from './origins.js'
 
-const conf = new URL(self.location.href).searchParams
+const HERE = new URL(self.location.href)
+const conf = HERE.searchParams
 const KEY = (conf.get('key') ?? '').toLowerCase()
-const MIRRORS = conf.getAll('mirror').length ? conf.getAll('mirror') : [new URL('./', self.location.href).href]
+const MIRRORS = conf.getAll('mirror').length ? conf.getAll('mirror') : [new URL('./', HERE).href]
 const SCOPE = new URL(self.registration.scope)
+// non-null on a per-key origin: the one key this origin belongs to
+const ORIGIN_KEY = keyOfHost(HERE.hostname)
 // Files up to this size are verified whole before the response starts; larger
 // ones stream, each chunk verified before it is passed on, and a bad chunk
 // aborts the response (the browser sees a network error, never the bad bytes).
 const WHOLE_MAX = 16 << 20
 
-self.addEventListener('install', () => self.skipWaiting())
+// What a shared origin lets a site's page do: run its own inline scripts and
+// styles, show data: images, follow links. No allow-same-origin: the page gets
+// an opaque origin. Everything else is blocked, never fetched unverified.
+const SHARED_CSP = [
+  'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads',
+  "default-src 'none'", "script-src 'unsafe-inline'", "style-src 'unsafe-inline'",
+  'img-src data:', 'font-src data:', 'media-src data:',
+  "form-action 'none'", "base-uri 'none'", "frame-ancestors 'self'"
+].join('; ')
+const CSP = ORIGIN_KEY !== null ? `frame-ancestors 'self' ${appOriginOf(HERE)}` : SHARED_CSP
+// the error pages this worker writes run nothing at all
+const ERROR_CSP = `${ORIGIN_KEY !== null ? CSP : "sandbox; frame-ancestors 'self'"}; default-src 'none'; style-src 'unsafe-inline'`
+
+/** Why this worker must not serve anything, or null. */
+function misfit () {
+  if (!KEY_RE.test(KEY)) return `sw.js was registered without a valid ?key=: ${JSON.stringify(KEY)}`
+  const own = new URL(`site/${KEY}/`, HERE).href
+  if (SCOPE.href !== own) return `sw.js?key=${KEY} serves the scope ${own} only, not ${SCOPE.href}`
+  if (ORIGIN_KEY !== null && ORIGIN_KEY !== KEY) return `this origin belongs to the key ${ORIGIN_KEY}, not ${KEY}`
+  return null
+}
+const MISFIT = misfit()
+
+self.addEventListener('install', ev => {
+  if (MISFIT) {
+    // a failed install leaves the registration's current worker (if any) in place
+    console.error(`rotree sw.js: ${MISFIT}`)
+    ev.waitUntil(Promise.reject(new BadAddressError(MISFIT)))
+    return
+  }
+  self.skipWaiting()
+})
 self.addEventListener('activate', ev => ev.waitUntil(self.clients.claim()))
 
 self.addEventListener('fetch', ev => {
+  if (MISFIT) return
   const url = new URL(ev.request.url)
   if (url.origin !== SCOPE.origin || !url.pathname.startsWith(SCOPE.pathname)) return
   ev.respondWith(handle(ev.request, url))
@@ -61,7 +110,7 @@ async function getTree (navigate) {
   return tree
 }
 
-/** Post to every window of this origin: site.html shows it above the site. */
+/** Post to every window of this origin: the bar shows it above the site (site-boot.html relays it there). */
 async function tell (msg) {
   const all = await self.clients.matchAll({ type: 'window', includeUncontrolled: true })
   for (const c of all) c.postMessage({ source: 'rotree-sw', key: KEY, ...msg })
@@ -71,17 +120,18 @@ async function tell (msg) {
 
 async function handle (req, url) {
   const navigate = req.mode === 'navigate'
+  // which page a frame is about to show (the bar keeps it in its address)
+  if (navigate) tell({ type: 'navigate', page: url.pathname })
   let path = '/'
   try {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return new Response('a verified site is read-only\n', { status: 405, headers: { allow: 'GET, HEAD', 'content-type': 'text/plain' } })
+      return new Response('a verified site is read-only\n', { status: 405, headers: { allow: 'GET, HEAD', 'content-type': 'text/plain', 'content-security-policy': ERROR_CSP } })
     }
     try {
       path = '/' + url.pathname.slice(SCOPE.pathname.length).split('/').map(decodeURIComponent).join('/')
-    } catch {
-      throw Object.assign(new Error(`malformed %-escape in ${url.pathname}`), { code: 'ROTREE_BAD_PATH' })
+    } catch (err) {
+      throw new BadPathError(`malformed %-escape in ${url.pathname}`, { cause: err })
     }
-    if (!/^[0-9a-f]{64}$/.test(KEY)) throw Object.assign(new Error(`sw.js was registered without a valid ?key=: ${JSON.stringify(KEY)}`), { code: 'ROTREE_BAD_ADDRESS' })
     const tree = await getTree(navigate)
     const view = tree.snapshot() // one root for the stat and the read (trust rule 6)
     let st = await view.stat(path)
@@ -104,7 +154,8 @@ async function respond (view, req, path, st, status) {
     'cache-control': 'no-cache',
     'accept-ranges': 'bytes',
     'x-rotree-seq': String(info.seq),
-    'x-rotree-root': info.root
+    'x-rotree-root': info.root,
+    'content-security-policy': CSP
   }
   let start = 0
   let end = st.size - 1
@@ -112,7 +163,7 @@ async function respond (view, req, path, st, status) {
   const m = status === 200 ? /^bytes=(\d*)-(\d*)$/.exec(req.headers.get('range')?.trim() ?? '') : null
   if (m && (m[1] || m[2])) {
     if (m[1]) { start = Number(m[1]); if (m[2]) end = Math.min(Number(m[2]), st.size - 1) } else start = Math.max(st.size - Number(m[2]), 0)
-    if (start > end) return new Response(null, { status: 416, headers: { 'content-range': `bytes */${st.size}` } })
+    if (start > end) return new Response(null, { status: 416, headers: { 'content-range': `bytes */${st.size}`, 'content-security-policy': CSP } })
     status = 206
     headers['content-range'] = `bytes ${start}-${end}/${st.size}`
   }
@@ -186,7 +237,7 @@ h1{color:#b3261e;font-size:1.4rem}code,.m{font-family:ui-monospace,monospace;fon
 ${(err?.errors ?? []).map(e => `<p class="m">${esc(e.mirror)}: ${esc(e.code)}: ${esc(e.message)}</p>`).join('\n')}
 </div>
 <p>This page was written by the verifying Service Worker of this site, not by a mirror.</p>`
-  return new Response(html, { status, headers: { ...headers, 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" } })
+  return new Response(html, { status, headers: { ...headers, 'content-type': 'text/html; charset=utf-8', 'content-security-policy': ERROR_CSP } })
 }
 
 function esc (s) {

@@ -15,12 +15,18 @@ import { ROOT, ensureBundle, launchChromium, newPage, standardFiles, settled, al
 
 const key = makeKey()
 const files = standardFiles(prng)
+// an SVG whose script, run with the app's origin, would read and write the app's storage
+const EVIL_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="40" height="30"><rect width="40" height="30" fill="#c00"/>
+<script>
+document.documentElement.setAttribute('data-ran', String(self.origin))
+localStorage.setItem('svg-ran', String(localStorage.getItem('app-marker')))
+</script></svg>`
 let out, url, serveProc, browser, liar
 
 before(async () => {
   await ensureBundle()
   const src = await tmpdir()
-  await writeTree(src, { ...files, link: { symlink: 'README.md' } })
+  await writeTree(src, { ...files, link: { symlink: 'README.md' }, 'img/evil.svg': EVIL_SVG })
   ;({ out } = await buildTree(src, { key }))
   // the real command line, as the README tells a user to run it
   serveProc = spawn(process.execPath, [path.join(ROOT, 'bin', 'rotree.js'), 'serve', out, '--web', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
@@ -85,6 +91,23 @@ test('previews an image from verified bytes', async () => {
   assert.deepEqual([img.w, img.h], [120, 80])
   assert.match(img.src, /^blob:/)
   await page.screenshot({ path: '/tmp/rotree-app-image.png', fullPage: true })
+  await page.context().close()
+})
+
+test('an SVG preview never runs its script with the app\'s origin, not even opened as a page', async () => {
+  const page = await newPage(browser)
+  await page.goto(`${url}#${K()}/img/evil.svg`)
+  assert.equal(await settled(page, `#${K()}/img/evil.svg`), 'ok', pageLogs(page))
+  await page.evaluate(() => localStorage.setItem('app-marker', 'secret of the app'))
+  const img = await page.$eval('#preview-image', i => ({ w: i.naturalWidth, h: i.naturalHeight, src: i.src }))
+  assert.deepEqual([img.w, img.h], [40, 30], 'the SVG is shown, as an image')
+  // "open image in new tab": the preview's URL as a page of its own, beside the app
+  const tab = await page.context().newPage()
+  await tab.goto(img.src).catch(() => {}) // a browser may refuse to open it at all
+  const ran = await tab.evaluate(() => document.documentElement.getAttribute('data-ran')).catch(() => null)
+  assert.ok(ran === null || ran === 'null', `the SVG's script ran with the origin ${ran}`)
+  assert.equal(await page.evaluate(() => localStorage.getItem('svg-ran')), null, 'the SVG reached the app\'s storage')
+  assert.equal(await page.evaluate(() => localStorage.getItem('app-marker')), 'secret of the app')
   await page.context().close()
 })
 
