@@ -45,6 +45,8 @@ export class Mount {
       return changed
     }, err => {
       this.lastRefresh = { at: new Date().toISOString(), ok: false, code: err.code, message: err.message }
+      // every mirror failed: what each one did (the status document says why; credentials are redacted there)
+      if (Array.isArray(err.errors)) this.lastRefresh.mirrors = err.errors.map(({ mirror, code }) => ({ mirror, code }))
       this.lastFailAt = Date.now()
       this.lastError = err
       this.log?.error?.(`rotree gateway: ${this.label}: refresh failed: ${err.code ?? ''} ${err.message}`)

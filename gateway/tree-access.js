@@ -6,25 +6,16 @@
 // Every byte passes verify.js inside the Tree.
 import { createHash } from 'node:crypto'
 import { toStat } from 'rotree-client'
-import { isExpired } from 'rotree-client/verify'
 import { contentType } from './mime.js'
 import { treePath } from './paths.js'
 
 // ---- the tree's root -------------------------------------------------------
-// TRANSITION: Tree.rootRecord and Tree.isFresh() are being added to the client;
-// until they are there, the same answers from `current` and verify.js.
 
 /** The accepted fsinfo record (identity changes when a new root is adopted); null before the first. */
-export function rootRecord (tree) {
-  return ('rootRecord' in tree ? tree.rootRecord : tree.current) ?? null
-}
+export function rootRecord (tree) { return tree.rootRecord ?? null }
 
-/** Accepted, and not expired by the tree's own clock and grace. */
-export function isFresh (tree) {
-  if (typeof tree.isFresh === 'function') return tree.isFresh()
-  const rec = rootRecord(tree)
-  return rec !== null && !isExpired(rec, { now: tree.opts.now(), graceMs: tree.opts.graceMs })
-}
+/** Accepted, and not expired by the tree's own clock and grace (verify.js isExpired, inside the Tree). */
+export function isFresh (tree) { return tree.isFresh() }
 
 // ---- one pinned view -------------------------------------------------------
 
@@ -65,17 +56,12 @@ export function readOneChunk (pin, entry, start, end) {
       if (end > off + c.size) return null
       const from = start - off
       const to = end - off
-      return readChunk(pin.view, c).then(b => from === 0 && to === b.length ? b : b.subarray(from, to))
+      // one chunk is at most MAX_BLOB (1 MiB): the small read the memory cache is for
+      return pin.view.readChunk(c, { cache: true }).then(b => from === 0 && to === b.length ? b : b.subarray(from, to))
     }
     off += c.size
   }
   return null
-}
-
-// One chunk is at most MAX_BLOB (1 MiB): the small read the memory cache is for.
-function readChunk (view, ref) {
-  if (typeof view.readChunk === 'function') return view.readChunk(ref, { cache: true })
-  return view._blob(ref, 'data', true) // TRANSITION: until Tree.readChunk lands
 }
 
 /** A directory's entries (raw, verified) in name order, one page at a time. */

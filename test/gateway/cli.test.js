@@ -76,7 +76,7 @@ test('usage errors exit 2 with the usage text; a mirror that is down still start
 
   const down = address('http://127.0.0.1:9/', fx.pk) // discard port: nothing listens
   const g = await startCli(t, [down, '--port', '0', '--cache-size', '0', '--timeout', '2'])
-  assert.match(g.output().out, /not available yet: ROTREE_MIRROR_NETWORK/)
+  assert.match(g.output().out, /not available yet: ROTREE_ALL_MIRRORS_FAILED .*ROTREE_MIRROR_NETWORK/)
   const r = await curl(g.url + 'a.txt')
   assert.equal(r.status, 502)
   assert.match(r.body.toString(), /ROTREE_MIRROR_NETWORK/)

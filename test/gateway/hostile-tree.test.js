@@ -36,11 +36,8 @@ async function lyingTree (t, lie) {
     const view = snapshot()
     const readEntry = view.readEntry.bind(view)
     view.readEntry = (entry, start, end) => lie.readEntry?.(readEntry(entry, start, end)) ?? readEntry(entry, start, end)
-    // the one-chunk path, by whichever name the Tree has (_blob also reads directory pages: leave those)
-    const readChunk = view.readChunk?.bind(view)
-    if (readChunk) view.readChunk = (...a) => readChunk(...a).then(b => lie.chunk?.(b) ?? b)
-    const blob = view._blob?.bind(view)
-    if (blob) view._blob = (ref, kind, ...a) => blob(ref, kind, ...a).then(b => kind === 'data' ? lie.chunk?.(b) ?? b : b)
+    const readChunk = view.readChunk.bind(view) // the one-chunk path
+    view.readChunk = (...a) => readChunk(...a).then(b => lie.chunk?.(b) ?? b)
     return view
   }
   return tree

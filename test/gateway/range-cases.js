@@ -4,7 +4,7 @@
 // ignored (200, the whole body), an unsatisfiable one is 416, a valid one 206.
 
 /**
- * @param {number} n the size of the file or blob asked for (at least 64 bytes)
+ * @param {number} n the size of the file or blob asked for (at least 12 bytes)
  * @returns {[string, 200 | 416 | [number, number]][]} header → status, or the inclusive range of a 206
  */
 export function rangeCases (n) {
