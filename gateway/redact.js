@@ -1,8 +1,9 @@
 // Mirror URLs may carry credentials (https://user:pass@mirror/pub/). The
 // gateway reports mirrors in its status document, its 502/504 bodies and its
 // log, and a mirror's error message can quote the URL it fetched: none of
-// those may show the userinfo. Everything the gateway prints about a mirror
-// goes through here (docs/SECURITY.md).
+// those may show the userinfo (docs/TRUST.md rule 16). The client redacts
+// the URLs in its own messages; this is the gateway's own, last pass over
+// everything it prints, whatever a message holds.
 
 // scheme://userinfo@  →  scheme://  (userinfo: anything up to '@' that is not
 // a '/', '?', '#' or whitespace, so an '@' later in the path is left alone)

@@ -1,7 +1,7 @@
 // A tree is someone else's content served under the gateway's host. A page
 // in it that ran with the host's origin could read the host app's
 // cookie-authenticated API, or another tree mounted on the same gateway
-// (docs/SECURITY.md, docs/GATEWAY.md "Sandboxed documents"). So every type a
+// (docs/TRUST.md rule 15, docs/GATEWAY.md "Sandboxed documents"). So every type a
 // browser renders as an active document (HTML, XHTML, SVG, XML) is sent with
 // `Content-Security-Policy: sandbox …` without allow-same-origin: the browser
 // gives the document an opaque origin. Its scripts still run (a static site

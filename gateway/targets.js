@@ -1,6 +1,6 @@
 // A directory's entries with what each symlink leads to, for listings and
 // WebDAV (a symlinked directory is linked as "name/" and shown as a
-// collection). A hostile tree can hold a directory of a million symlinks,
+// collection), with the work per request bounded (docs/TRUST.md rule 9). A hostile tree can hold a directory of a million symlinks,
 // each a chain of 40 hops, whose pages are all cached: resolving them is pure
 // CPU, and awaiting a resolved promise never lets the event loop turn. So:
 //   - the loop yields to the event loop every YIELD_EVERY entries, and other
