@@ -1,5 +1,5 @@
 // One tree served by the gateway: opening it, re-checking fsinfo.json on an
-// interval, and pinning each request to one verified root (trust rule 6).
+// interval, and pinning each request to one verified root (docs/TRUST.md rule 6).
 //
 // A Pin is a tree.snapshot() plus what every response from that root shares
 // (the X-Rotree-* headers, the expiry); it is made once per root and reused by
@@ -122,7 +122,9 @@ export class Pin {
    * Cache-Control for content from this root: never past the fsinfo.json
    * expiry (after it, no reader may accept this root), and never longer than
    * the gateway's refresh interval, so caches pick up a new publish about as
-   * soon as the gateway does. Recomputed at most once a second.
+   * soon as the gateway does. Recomputed at most once a second. This is a
+   * lifetime for HTTP caches, which keep wall-clock time; whether the root
+   * may still be served at all is the Tree's decision (isFresh).
    */
   cacheControl () {
     const s = Math.floor(Date.now() / 1000)
