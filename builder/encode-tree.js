@@ -84,7 +84,8 @@ export class TreeEncoder {
     const { records, contents } = await this.index.loadFiles(node)
     const source = { handle, dir: node }
     let skipped = false
-    const entries = await Promise.all(node.children.map(async k => {
+    // allSettled: the handle is closed when this returns, so no read that names it may still be queued
+    const settled = await Promise.allSettled(node.children.map(async k => {
       const mtime = Math.floor(k.st.mtimeMs)
       if (k.type === 'dir') {
         const ref = subdirs.get(k.name)
@@ -98,7 +99,9 @@ export class TreeEncoder {
         this.warn(`skipping ${err.message}`); skipped = true; return null
       }
     }))
-    return { entries: entries.filter(Boolean), skipped }
+    const failed = settled.find(x => x.status === 'rejected')
+    if (failed) throw failed.reason
+    return { entries: settled.map(x => x.value).filter(Boolean), skipped }
   }
 
   // A file of a directory that changed: its record if its stat is unchanged
