@@ -1,4 +1,4 @@
-// DESIGN.md: a tree address is <mirror-url>#<public-key>; the key in the
+// FORMAT.md §1.4: a tree address is <mirror-url>#<public-key>; the key in the
 // address makes the name self-certifying (SFS's self-certifying pathnames).
 import { BadAddressError } from './errors.js'
 

@@ -1,7 +1,8 @@
-// A byte-bounded LRU of verified things, keyed by handle (SFSRO §4.3 keeps
-// inode, indirect-block, small-block and directory caches; since every blob
-// is named by its hash, one cache keyed by hash serves all of them). Only
-// verified values go in, so a hit needs no re-check.
+// A byte-bounded LRU of verified things (SFSRO §4.3 keeps inode,
+// indirect-block, small-block and directory caches; since every blob is named
+// by its hash, one cache serves all of them). Its user picks the keys and
+// what each value is charged (blobs.js: kind + hash + size, charged by
+// heap cost). Only verified values go in, so a hit needs no re-check.
 export class LRU {
   constructor (maxBytes) { this.max = maxBytes; this.bytes = 0; this.map = new Map(); this.hits = 0; this.misses = 0 }
   get (key) {

@@ -20,11 +20,12 @@ export class RotreeError extends Error {
  *           (docs/TRUST.md rule 4); a reader never hands out its bytes
  *   damage  a blob's bytes are not the blob its handle names (a local disk,
  *           cache or mirror holds a bad copy: drop it, fetch another)
- *   absent  a verified, sorted directory proves the path is not there (rule 5)
+ *   absent  a verified, sorted directory proves the path is not there
+ *           (docs/TRUST.md rule 5)
  * The status is what the gateway and the Service Worker answer (statusOf).
  */
 export const ERROR_TABLE = [
-  ['ROTREE_BAD_ADDRESS', 'BadAddressError', 400, '', 'the tree address is not <url>#<64-hex public key>'],
+  ['ROTREE_BAD_ADDRESS', 'BadAddressError', 400, '', 'the tree address is not `<url>#<64-hex public key>`'],
   ['ROTREE_BAD_KEY', 'BadKeyError', 500, '', 'a key or key file is malformed'],
   ['ROTREE_BAD_FORMAT', 'BadFormatError', 502, 'fault damage', 'bytes that verified by hash (or fsinfo.json) do not decode under the format rules'],
   ['ROTREE_UNSUPPORTED_VERSION', 'UnsupportedVersionError', 502, 'fault', 'fsinfo.json names a format major version this reader does not know'],

@@ -2,9 +2,9 @@
 // every mirror for fsinfo.json, accepts answers only through verify.js
 // (verifyFsinfo: docs/TRUST.md rules 1 and 2), picks the newest across
 // mirrors and reports forks and stale mirrors (rankRoots, staleMirrors:
-// rules 2 and 4), checks the choice against the persisted rollback state
-// (state.js: rule 2), and says whether the accepted root is still fresh by the
-// tree's own clock (isExpired: rule 2).
+// docs/TRUST.md rules 2 and 4), checks the choice against the persisted
+// rollback state (state.js: docs/TRUST.md rule 2), and says whether the
+// accepted root is still fresh by the tree's own clock (isExpired: docs/TRUST.md rule 2).
 //
 // Late answers. refresh() returns once the settle window after the first good
 // answer has passed, so one stalled mirror does not hold every open() for the

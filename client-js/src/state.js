@@ -26,7 +26,9 @@ const HEX64 = /^[0-9a-f]{64}$/
 
 /**
  * A persisted record as read back: null when nothing was stored, else
- * { seq, root } with seq a safe non-negative integer and root 64 lowercase hex.
+ * { seq, root } with seq a safe non-negative integer and root 64 lowercase hex
+ * (or a format-version-2 record, { v: 2, trust, release, timestamp }, each
+ * part with its sequence numbers and hashes).
  * Anything else is a StateError: treating a damaged record as "nothing seen"
  * would let any older root in.
  * @param {unknown} rec @param {string} where for the message
@@ -34,10 +36,22 @@ const HEX64 = /^[0-9a-f]{64}$/
  */
 export function checkRecord (rec, where) {
   if (rec === undefined || rec === null) return null
-  if (typeof rec !== 'object' || !Number.isSafeInteger(rec.seq) || rec.seq < 0 || typeof rec.root !== 'string' || !HEX64.test(rec.root)) {
+  if (typeof rec === 'object' && rec.v === 2 && validV2(rec)) return rec
+  if (typeof rec !== 'object' || rec.v !== undefined || !isSeq(rec.seq) || !isHex(rec.root)) {
     throw new StateError(`reader state at ${where} holds an invalid record ${JSON.stringify(rec)?.slice(0, 200)}: refusing it rather than forgetting what was seen`)
   }
   return { seq: rec.seq, root: rec.root }
+}
+
+const isSeq = n => Number.isSafeInteger(n) && n >= 0
+const isHex = s => typeof s === 'string' && HEX64.test(s)
+const isObj = o => typeof o === 'object' && o !== null
+
+// a format-version-2 record (trust/roles.js advanceState: docs/TRUST.md rule 13)
+function validV2 ({ trust, release, timestamp }) {
+  return (trust === null || (isObj(trust) && isSeq(trust.seq) && isHex(trust.hash))) &&
+    isObj(release) && isHex(release.id) && isSeq(release.seq) && isHex(release.root) &&
+    isObj(timestamp) && isHex(timestamp.id) && isSeq(timestamp.seq) && isHex(timestamp.release)
 }
 
 export class SeqStore {

@@ -38,7 +38,7 @@ export function verifyFsinfo (bytes, { publicKey, now = Date.now(), skewMs = DEF
  */
 export function verifyFsinfoSignature (bytes, { publicKey }) {
   const info = decodeFsinfo(bytes)
-  // rule 1: the key comes from the user; a mirror cannot substitute its own
+  // docs/TRUST.md rule 1: the key comes from the user; a mirror cannot substitute its own
   if (info.key !== publicKey) throw new WrongKeyError(`fsinfo.json is for key ${info.key.slice(0, 16)}…, not ${publicKey.slice(0, 16)}…`)
   if (!verifySignature(info.sig, info.message, publicKey)) throw new BadSignatureError('fsinfo.json signature does not verify')
   info.raw = bytes // the exact bytes that verified: what `pull` republishes

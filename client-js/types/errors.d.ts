@@ -5,13 +5,13 @@ export type RotreeErrorCode =
   | 'ROTREE_ERR'
   | 'ROTREE_BAD_ADDRESS' | 'ROTREE_BAD_KEY' | 'ROTREE_BAD_FORMAT' | 'ROTREE_UNSUPPORTED_VERSION'
   | 'ROTREE_BAD_SIGNATURE' | 'ROTREE_WRONG_KEY' | 'ROTREE_EXPIRED' | 'ROTREE_NOT_YET_VALID'
-  | 'ROTREE_ROLLBACK' | 'ROTREE_FORK' | 'ROTREE_HASH_MISMATCH' | 'ROTREE_TOO_LARGE' | 'ROTREE_TRUNCATED'
+  | 'ROTREE_ROLLBACK' | 'ROTREE_FORK' | 'ROTREE_THRESHOLD' | 'ROTREE_WRONG_NAME' | 'ROTREE_RETIRED' | 'ROTREE_HASH_MISMATCH' | 'ROTREE_TOO_LARGE' | 'ROTREE_TRUNCATED'
   | 'ROTREE_MIRROR_HTTP' | 'ROTREE_MIRROR_NETWORK' | 'ROTREE_TIMEOUT' | 'ROTREE_ALL_MIRRORS_FAILED'
   | 'ROTREE_NOT_FOUND' | 'ROTREE_NOT_A_DIRECTORY' | 'ROTREE_IS_A_DIRECTORY' | 'ROTREE_SYMLINK_LOOP'
   | 'ROTREE_BAD_PATH' | 'ROTREE_BAD_RANGE' | 'ROTREE_STATE' | 'ROTREE_BUILD_INPUT' | 'ROTREE_ABORTED'
-  | 'ROTREE_USAGE' | 'ROTREE_LOCKED'
+  | 'ROTREE_USAGE' | 'ROTREE_LOCKED' | 'ROTREE_PUSH_FAILED'
 
-/** What one mirror did, on errors that name every mirror (trust rule 4). */
+/** What one mirror did, on errors that name every mirror (docs/TRUST.md rule 4). */
 export interface MirrorFailure {
   mirror: string
   code: RotreeErrorCode | string
@@ -27,7 +27,7 @@ export interface RotreeErrorOptions {
 export declare class RotreeError extends Error {
   constructor (message: string, opts?: RotreeErrorOptions)
   code: RotreeErrorCode
-  /** ROTREE_ALL_MIRRORS_FAILED, and a mirror fault every mirror shared: each mirror and what it did */
+  /** ROTREE_ALL_MIRRORS_FAILED: each mirror and what it did (its own code) */
   errors?: MirrorFailure[]
   /** ROTREE_MIRROR_HTTP: the HTTP status */
   status?: number
@@ -57,6 +57,9 @@ export declare const ExpiredError: Coded<'ROTREE_EXPIRED'>
 export declare const NotYetValidError: Coded<'ROTREE_NOT_YET_VALID'>
 export declare const RollbackError: Coded<'ROTREE_ROLLBACK'>
 export declare const ForkError: Coded<'ROTREE_FORK'>
+export declare const ThresholdError: Coded<'ROTREE_THRESHOLD'>
+export declare const WrongNameError: Coded<'ROTREE_WRONG_NAME'>
+export declare const RetiredError: Coded<'ROTREE_RETIRED'>
 export declare const HashMismatchError: Coded<'ROTREE_HASH_MISMATCH'>
 export declare const TooLargeError: Coded<'ROTREE_TOO_LARGE'>
 export declare const TruncatedError: Coded<'ROTREE_TRUNCATED'>
@@ -75,9 +78,20 @@ export declare const BuildInputError: Coded<'ROTREE_BUILD_INPUT'>
 export declare const AbortedError: Coded<'ROTREE_ABORTED'>
 export declare const UsageError: Coded<'ROTREE_USAGE'>
 export declare const LockedError: Coded<'ROTREE_LOCKED'>
+export declare const PushError: Coded<'ROTREE_PUSH_FAILED'>
 
-/** [code, class name, one-line meaning] for every error: the table docs/ERRORS.md is checked against. */
-export declare const ERROR_TABLE: ReadonlyArray<readonly [RotreeErrorCode, string, string]>
+/** One row per error: [code, class name, HTTP status, flags ('fault', 'damage', 'absent', space-separated), one-line meaning]; docs/ERRORS.md is checked against it. */
+export declare const ERROR_TABLE: ReadonlyArray<readonly [RotreeErrorCode, string, number, string, string]>
 
-/** Codes that mean "this mirror misbehaved, try the next one". */
+/** Codes that mean "this mirror misbehaved, try the next one" (docs/TRUST.md rule 4). */
 export declare const MIRROR_FAULT_CODES: ReadonlySet<RotreeErrorCode>
+/** Codes that mean "these bytes are not the blob their handle names". */
+export declare const DAMAGE_CODES: ReadonlySet<RotreeErrorCode>
+/** Codes a verified directory proved (docs/TRUST.md rule 5). */
+export declare const ABSENT_CODES: ReadonlySet<RotreeErrorCode>
+
+/** The HTTP status for an error (the gateway's and the Service Worker's); 500 for anything not ours. */
+export declare function statusOf (err: unknown): number
+
+/** ROTREE_ALL_MIRRORS_FAILED for `path`, each mirror's failure in `errors`. */
+export declare function allFailed (path: string, errors: Array<MirrorFailure & { err?: unknown }>): RotreeError & { code: 'ROTREE_ALL_MIRRORS_FAILED', errors: MirrorFailure[] }

@@ -60,6 +60,21 @@ export interface TreeInfo extends FsinfoFields {
   mirror: string
 }
 
+/** The accepted fsinfo.json as verified, with the mirror it came from. */
+export interface RootRecord {
+  key: string
+  seq: number
+  issued: string
+  expires: string
+  issuedMs: number
+  expiresMs: number
+  root: Ref
+  rootMtime: number
+  /** the exact bytes that verified */
+  raw: Uint8Array | string
+  mirror: string
+}
+
 /** Metadata of one path, as fs.Stats would give it. */
 export interface Stat {
   name: string
@@ -105,9 +120,29 @@ export interface TreeApi<S> {
   readonly info: TreeInfo | null
   /** the exact bytes of the accepted fsinfo.json */
   readonly fsinfoBytes: Uint8Array | undefined
+  /**
+   * The accepted fsinfo.json record: a new object whenever a new root is
+   * adopted (compare by identity); a snapshot's is the one it pinned. null before the first refresh().
+   */
+  readonly rootRecord: RootRecord | null
+  /** @deprecated the old name of rootRecord */
+  readonly current: RootRecord | null
   readonly stats: TreeStats
-  /** Adopt the newest fsinfo.json that verifies on any mirror. True when the root changed. */
+  /** A root is accepted and not expired by this tree's clock and grace period. */
+  isFresh (): boolean
+  /**
+   * Adopt the newest fsinfo.json that verifies on any mirror. True when the root changed.
+   * A newer one that a slower mirror sends afterwards is adopted when it arrives.
+   */
   refresh (): Promise<boolean>
+  /** Verified bytes of one data chunk, exactly ref.size long (cache: false for big streaming reads). */
+  readChunk (ref: Ref, o?: { cache?: boolean }): Promise<Uint8Array>
+  /** The verified, decoded entry of a path under the current root (toStat() gives the public shape). */
+  resolve (path: string, o?: { follow?: boolean }): Promise<Entry>
+  /** Verified bytes of a file entry in [start, end), in order. */
+  readEntry (entry: Entry, start?: number, end?: number): AsyncGenerator<Uint8Array, void, undefined>
+  /** A directory entry's entries (decoded, verified) in name order. */
+  entriesOf (dirEntry: Entry): AsyncGenerator<Entry, void, undefined>
   /** A view pinned to the current root: every call on it reads that root. */
   snapshot (): this
   /** Metadata, following symlinks. */

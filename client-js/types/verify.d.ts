@@ -1,5 +1,5 @@
 // Hand-written declarations for rotree-client/verify (src/verify.js): the
-// trust rules as pure functions over bytes, with no I/O.
+// trust rules (docs/TRUST.md) as pure functions over bytes, with no I/O.
 import type { Ref, DecodedFsinfo, DirPage, ChunkIndex } from './format.js'
 
 export declare const DEFAULT_SKEW_MS: number
@@ -24,11 +24,11 @@ export interface VerifiedFsinfo extends DecodedFsinfo {
 /** The highest accepted sequence number for a key, and the root it was signed over. */
 export interface SeenRecord { seq: number, root: string }
 
-/** Trust rule 2 (signature, key, expiry, clock skew). Throws a typed RotreeError. */
+/** docs/TRUST.md rules 1 and 2 (key, signature, expiry, clock skew). Throws a typed RotreeError. */
 export declare function verifyFsinfo (bytes: Uint8Array | string, opts: VerifyFsinfoOptions): VerifiedFsinfo
-/** Trust rule 2 (rollback, fork). True when `info` is newer than `seen`. */
+/** docs/TRUST.md rule 2 (rollback, fork). True when `info` is newer than `seen`. */
 export declare function checkRollback (info: { seq: number, root: Ref }, seen: SeenRecord | null | undefined): boolean
-/** Trust rule 3: exact size and SHA-256. Resolves to the same bytes. */
+/** docs/TRUST.md rule 3: exact size and SHA-256. Resolves to the same bytes. */
 export declare function verifyBlob (bytes: Uint8Array, ref: Ref): Promise<Uint8Array>
 export declare function verifyDirPage (bytes: Uint8Array, ref: Ref): Promise<DirPage>
 export declare function verifyChunkIndex (bytes: Uint8Array, ref: Ref): Promise<ChunkIndex>
@@ -38,3 +38,29 @@ export interface PagePlacement { level?: number, firstNameBytes?: Uint8Array, ne
 export declare function checkPagePlacement (page: DirPage, expect?: PagePlacement): void
 /** FORMAT.md §4.3: a chunk index has the level and byte count its parent promised. */
 export declare function checkChunkIndexPlacement (idx: ChunkIndex, expect: { level: number, bytes: number }): void
+
+/** docs/TRUST.md rules 1 and 2 without the clock (history tools; never to pick the root a reader serves). */
+export declare function verifyFsinfoSignature (bytes: Uint8Array | string, opts: { publicKey: string }): VerifiedFsinfo
+/** docs/TRUST.md rule 2, time: not expired (plus grace), not issued beyond the skew. Throws. */
+export declare function checkFreshness (info: { issued: string, expires: string, issuedMs: number, expiresMs: number }, o?: { now?: number, skewMs?: number, graceMs?: number }): void
+/** docs/TRUST.md rule 2: is an accepted root past its expiry (plus grace) by this clock? */
+export declare function isExpired (info: { expiresMs: number }, o?: { now?: number, graceMs?: number }): boolean
+/** The verifier for each kind of blob. */
+export declare const VERIFIERS: Readonly<{
+  data: (bytes: Uint8Array, ref: Ref) => Promise<Uint8Array>
+  dir: (bytes: Uint8Array, ref: Ref) => Promise<DirPage>
+  cindex: (bytes: Uint8Array, ref: Ref) => Promise<ChunkIndex>
+}>
+/** docs/TRUST.md rule 5: what a directory's top page must hold, from the entry naming it. */
+export declare function dirExpectation (dirEntry?: { size?: number }): PagePlacement
+/** docs/TRUST.md rule 5: what child `i` of a verified index page must hold. */
+export declare function childPageExpectation (page: DirPage, i: number, parentExpect: PagePlacement): PagePlacement
+/** docs/TRUST.md rule 3 for a chunk on this machine: null when its size is right, else the typed error. */
+export declare function localChunkFault (localSize: number, ref: Ref): Error | null
+export interface MirrorAnswer { mirror: string, value: VerifiedFsinfo }
+/** docs/TRUST.md rules 2 and 4 across mirrors: candidates newest first, and the mirrors caught in a fork. */
+export declare function rankRoots (answers: MirrorAnswer[], seen: SeenRecord | null): { candidates: MirrorAnswer[], forks: Array<{ mirror: string, err: Error }> }
+/** Do verified answers disagree about a root at one sequence number? */
+export declare function hasFork (answers: MirrorAnswer[]): boolean
+/** docs/TRUST.md rule 4: the mirrors behind `chosen`, each with its RollbackError. */
+export declare function staleMirrors (answers: MirrorAnswer[], chosen: MirrorAnswer): Array<{ mirror: string, err: Error }>

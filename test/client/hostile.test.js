@@ -1,7 +1,7 @@
-// Adversarial suite for the verifying reader (DESIGN.md "Trust rules for every
-// reader", "Bad input"): a real hostile mirror (test/helpers/lying-server.js)
-// lies about blobs and about fsinfo.json, and every read must fail with a typed
-// error without one unverified byte reaching the caller; with one honest mirror
+// Adversarial suite for the verifying reader (docs/TRUST.md rules 1-7): a
+// real hostile mirror (test/helpers/lying-server.js) lies about blobs and
+// about fsinfo.json, and every read must fail with a typed error without one
+// unverified byte reaching the caller; with one honest mirror
 // beside the liar, every read must succeed with the exact bytes and the liar
 // must be reported. The CLI is checked the same way in a child process.
 import { test, describe, before, after } from 'node:test'

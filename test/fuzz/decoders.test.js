@@ -1,4 +1,4 @@
-// Property-based fuzzing of every decoder and the verifier (issue 7 §3).
+// Property-based fuzzing of every decoder and the verifier (docs/TRUST.md rules 3 and 9).
 // Random and mutated bytes must never crash a decoder with anything but a
 // typed format error, never hang, never allocate past the format's limits,
 // and never make the verifier accept bytes whose hash does not match.

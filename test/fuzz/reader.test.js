@@ -1,8 +1,9 @@
-// The whole reader under random lies (issue 7 §3): a real Tree over a
+// The whole reader under random lies (docs/TRUST.md rules 3 and 7): a real Tree over a
 // transport that serves a real published folder but corrupts what it sends
 // at random (flip, truncate, extend, swap, replace with random bytes). For
 // every lie, a read returns exactly the true bytes (the lie missed what the
-// read needed) or fails with a typed mirror-fault error; never other bytes.
+// read needed) or fails with a typed mirror-fault error (inside
+// ROTREE_ALL_MIRRORS_FAILED: there is one mirror); never other bytes.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
@@ -64,7 +65,9 @@ test('random lies never yield wrong bytes', { timeout: 600_000 }, async t => {
       assert.ok(got.equals(want), `read ${p} returned wrong bytes under ${JSON.stringify({ ...lie, extra: lie.extra.length })}`)
     } catch (err) {
       if (err.code === 'ERR_ASSERTION') throw err
-      assert.ok(MIRROR_FAULT_CODES.has(err.code), `unexpected ${err.code}: ${err.message}`)
+      // the only mirror failed: ROTREE_ALL_MIRRORS_FAILED, with its own fault code (docs/TRUST.md rule 4)
+      assert.equal(err.code, 'ROTREE_ALL_MIRRORS_FAILED', `unexpected ${err.code}: ${err.message}`)
+      assert.ok(err.errors.length === 1 && MIRROR_FAULT_CODES.has(err.errors[0].code), `unexpected ${JSON.stringify(err.errors)}`)
     }
   }), { numRuns: RUNS })
 })
