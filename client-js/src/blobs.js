@@ -61,7 +61,7 @@ export class VerifiedBlobs {
     const bytes = await this.get(ref, 'data', cache)
     if (bytes.length === ref.size) return bytes
     if (bytes.length > ref.size) return bytes.subarray(0, ref.size)
-    throw new TruncatedError(`chunk ${ref.hash.slice(0, 16)}… is ${bytes.length} bytes, its ref says ${ref.size}`)
+    throw new TruncatedError(`chunk ${ref.hash.slice(0, 16)}… is ${bytes.length} bytes, not ${ref.size}`)
   }
 
   /**

@@ -54,8 +54,9 @@ export async function resolvePath (rootEntry, path, follow, lookup) {
   let steps = 0
   let targetBytes = 0
   const pause = slicer()
+  const tooLong = () => new SymlinkLoopError(`resolving ${path} takes more than ${MAX_WALK_COMPONENTS} path components`)
   while (queue.length) {
-    if (++steps > MAX_WALK_COMPONENTS) throw new SymlinkLoopError(`resolving ${path} takes more than ${MAX_WALK_COMPONENTS} path components`)
+    if (++steps > MAX_WALK_COMPONENTS) throw tooLong()
     const p = pause(); if (p) await p
     const c = queue.pop()
     if (c === '.' || c === '') continue
@@ -70,11 +71,11 @@ export async function resolvePath (rootEntry, path, follow, lookup) {
     if (e.type === 'symlink' && (queue.length > 0 || follow)) {
       if (++hops > MAX_SYMLINK_HOPS) throw new SymlinkLoopError(`more than ${MAX_SYMLINK_HOPS} symlinks resolving ${path}`)
       targetBytes += e.size
-      if (targetBytes > MAX_WALK_TARGET_BYTES) throw new SymlinkLoopError(`resolving ${path} follows more than ${MAX_WALK_TARGET_BYTES} bytes of symlink targets`)
+      if (targetBytes > MAX_WALK_TARGET_BYTES) throw new SymlinkLoopError(`resolving ${path} follows over ${MAX_WALK_TARGET_BYTES} bytes of symlink targets`)
       // FORMAT.md §4.6: targets resolve inside the tree; a leading '/' means the tree root
       if (e.target.startsWith('/')) { stack.length = 1; names.length = 0 }
       const parts = e.target.split('/')
-      if (steps + queue.length + parts.length > MAX_WALK_COMPONENTS) throw new SymlinkLoopError(`resolving ${path} takes more than ${MAX_WALK_COMPONENTS} path components`)
+      if (steps + queue.length + parts.length > MAX_WALK_COMPONENTS) throw tooLong()
       for (let i = parts.length - 1; i >= 0; i--) queue.push(parts[i])
       continue
     }

@@ -38,7 +38,7 @@ export function checkRecord (rec, where) {
   if (rec === undefined || rec === null) return null
   if (typeof rec === 'object' && rec.v === 2 && validV2(rec)) return rec
   if (typeof rec !== 'object' || rec.v !== undefined || !isSeq(rec.seq) || !isHex(rec.root)) {
-    throw new StateError(`reader state at ${where} holds an invalid record ${JSON.stringify(rec)?.slice(0, 200)}: refusing it rather than forgetting what was seen`)
+    throw new StateError(`reader state at ${where} holds an invalid record ${JSON.stringify(rec)?.slice(0, 200)}`)
   }
   return { seq: rec.seq, root: rec.root }
 }
@@ -89,7 +89,7 @@ export class SeqStore {
           continue
         }
         if (probe === 'lost' && !locked) {
-          throw new StateError(`reader state at ${this.location} has lost its tables (no CURRENT file): refusing to start it over, which would forget every sequence number this reader accepted; move the directory aside to reset it deliberately`, { cause: err })
+          throw new StateError(`reader state at ${this.location} lost its tables (no CURRENT file): refusing to start over and forget every sequence number seen; move it aside to reset`, { cause: err })
         }
         throw new StateError(`cannot open reader state at ${this.location}: ${err.cause?.message || err.message}`, { cause: err })
       }

@@ -30,6 +30,10 @@ import { createTransport, defaultStateDir, stateLocation, toStream } from '#plat
  * @param {number} [opts.graceMs=0] how long after expiry fsinfo.json is still accepted
  * @param {number} [opts.fsinfoSettleMs=2000] after one mirror's fsinfo.json verifies, how long to wait for the others
  * @param {() => number} [opts.now] clock, for tests
+ * @param {string[]} [opts.allowRedirectOrigins] origins a mirror may redirect to (default: its own only)
+ * @param {boolean} [opts.crossOriginRedirects=false] a mirror may redirect anywhere (never https to http)
+ * @param {string|Uint8Array|Array<string|Uint8Array>} [opts.ca] PEM certificates trusted for https mirrors (Node)
+ * @param {boolean} [opts.http2=true] offer HTTP/2 to https mirrors (Node)
  */
 export async function openTree (address, opts = {}) {
   const tree = new Tree(address, opts)
@@ -42,7 +46,11 @@ export class Tree {
     const { url, publicKey } = parseAddress(address)
     this.publicKey = publicKey
     this.opts = { timeoutMs: 30_000, concurrency: 8, readAhead: 8, cacheBytes: 32 << 20, skewMs: DEFAULT_SKEW_MS, graceMs: 0, fsinfoSettleMs: 2000, now: Date.now, ...opts }
-    this.transport = opts.transport ?? createTransport({ maxSockets: this.opts.concurrency * 2 })
+    // a redirect may leave the mirror's origin only where the reader allows it (docs/TRUST.md rule 4)
+    this.transport = opts.transport ?? createTransport({
+      maxSockets: this.opts.concurrency * 2, ca: opts.ca, http2: opts.http2,
+      allowRedirectOrigins: opts.allowRedirectOrigins, crossOriginRedirects: opts.crossOriginRedirects
+    })
     const urls = [...new Set([url, ...(opts.mirrors ?? []).map(mirrorUrl)])]
     this.mirrors = new Mirrors(urls, { transport: this.transport, timeoutMs: this.opts.timeoutMs, penaltyMs: this.opts.mirrorPenaltyMs })
     const dir = opts.stateDir === undefined ? defaultStateDir() : opts.stateDir

@@ -418,10 +418,12 @@ describe('a mirror lies about one blob', () => {
     assertBytes(ok.bytes, FILES['big.bin'].subarray(5, off2), 'range before the lie')
   })
 
-  test('a redirect to an honest mirror is followed and the bytes still verified', async t => {
+  test('a redirect to another origin is a mirror fault unless the reader allows that origin; then the bytes are still verified', async t => {
     const liar = await liarFor(t, lieAbout(fx.rootRef.hash, { redirect: `${fx.honest.url}h/${fx.rootRef.hash}` }))
-    const tree = await openVia(t, liar)
-    assert.ok((await tree.readdir('/')).includes('sub'))
+    const refused = await openVia(t, liar)
+    await assertFailsWith(refused.readdir('/'), CODE.HTTP, 'a redirect off the mirror\'s origin')
+    const allowed = await openVia(t, liar, { allowRedirectOrigins: [fx.honest.url] })
+    assert.ok((await allowed.readdir('/')).includes('sub'))
   })
 })
 
