@@ -30,6 +30,7 @@ export class H1Pool {
     this.maxSockets = maxSockets
     /** @type {Map<string, { idle: Conn[], count: number, queue: object[] }>} */
     this.origins = new Map()
+    this.conns = new Set()
     this.closed = false
   }
 
@@ -52,6 +53,7 @@ export class H1Pool {
   /** Send job.h1Request on an idle connection, a new one, or when one is free. */
   start (job, o) {
     if (job.done) return
+    if (this.closed) return job.fail(new MirrorNetworkError(`${job.u.origin}: transport closed`))
     const c = o.idle.pop()
     if (c) return c.send(job)
     if (o.count < this.maxSockets) {
@@ -64,6 +66,7 @@ export class H1Pool {
 
   /** A connection finished an answer and may carry another. */
   free (o, c) {
+    if (this.closed) return c.destroy()
     while (o.queue.length) {
       const job = o.queue.shift()
       if (!job.done) return c.send(job)
@@ -74,6 +77,7 @@ export class H1Pool {
 
   /** A connection is gone: start a queued request on a new one. */
   gone (o, c) {
+    this.conns.delete(c)
     const i = o.idle.indexOf(c)
     if (i >= 0) o.idle.splice(i, 1)
     o.count--
@@ -85,11 +89,16 @@ export class H1Pool {
     }
   }
 
+  /** Every connection ends; requests in flight or queued fail as network faults. */
   close () {
     this.closed = true
     for (const o of this.origins.values()) {
-      for (const c of [...o.idle]) c.destroy()
-      for (const job of o.queue.splice(0)) job.fail(new MirrorNetworkError('transport closed'))
+      for (const job of o.queue.splice(0)) job.fail(new MirrorNetworkError(`${job.u.origin}: transport closed`))
+    }
+    for (const c of [...this.conns]) {
+      const job = c.job
+      c.destroy()
+      job?.fail(new MirrorNetworkError(`${job.u.origin}: transport closed`))
     }
   }
 }
@@ -111,6 +120,7 @@ class Conn {
     this.keepAlive = true
     this.chunk = null // CHUNKED: decoder state
     this.dead = false
+    pool.conns.add(this)
     this.sock = net.connect({
       host: o.host,
       port: o.port,
@@ -335,7 +345,7 @@ class Conn {
     // a body that runs to the close of the connection ends here
     if (state === UNTIL_CLOSE && !err) return job.end()
     // a kept-alive connection the server had closed before our request reached it: ask once more on a new one
-    if (!this.gotBytes && this.uses > 0 && !job.h1Retried) {
+    if (!this.gotBytes && this.uses > 0 && !job.h1Retried && !this.pool.closed) {
       job.h1Retried = true
       return this.pool.start(job, this.o)
     }

@@ -183,3 +183,18 @@ test('an idle keep-alive connection does not keep the process alive', async t =>
   assert.equal(exit, 0)
   assert.equal(Number(out), 5)
 })
+
+test('close() fails what is in flight or queued, and ends every connection', async t => {
+  const sockets = []
+  const srv = await rawServer(t, (i, c, s) => { sockets.push(s); s.write('HTTP/1.0 200 OK\r\n\r\npartial body, to the close') })
+  const tr = createTransport({ maxSockets: 1 })
+  const inflight = get(tr, srv.url + 'a')
+  const queued = get(tr, srv.url + 'b')
+  for (let i = 0; sockets.length === 0 && i < 500; i++) await new Promise(resolve => setTimeout(resolve, 10))
+  tr.close()
+  // a body that runs to the close is not complete because the reader closed
+  await rejects(inflight, 'ROTREE_MIRROR_NETWORK')
+  await rejects(queued, 'ROTREE_MIRROR_NETWORK')
+  await new Promise(resolve => sockets[0].destroyed ? resolve() : sockets[0].on('close', resolve))
+  await rejects(get(tr, srv.url + 'c'), 'ROTREE_MIRROR_NETWORK')
+})
