@@ -5,7 +5,7 @@ import path from 'node:path'
 import http from 'node:http'
 import net from 'node:net'
 import { execFile } from 'node:child_process'
-import { decodeDirPage } from 'rotree-client/src/format/dirpage.js'
+import { decodeDirPage } from 'rotree-client/internal'
 import { tmpdir, makeKey, writeTree, buildTree, prng, address } from '../helpers/fixtures.js'
 import { createGatewayServer } from '../../gateway/index.js'
 
