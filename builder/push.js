@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto'
 import { verifyFsinfoSignature } from 'rotree-client/verify'
 import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
 import { BuildInputError, PushError } from 'rotree-client/errors'
-import { walkLocal } from './local-tree.js'
+import { walkLocal } from '../lib/published/pages.js'
 
 export const BLOB_HEADERS = ['Cache-Control: public, max-age=31536000, immutable', 'Content-Type: application/octet-stream']
 export const FSINFO_HEADERS = ['Cache-Control: public, max-age=60', 'Content-Type: application/json']
