@@ -1,87 +1,140 @@
-// Trust rule 4: try mirrors in turn; a mirror that errors, stalls or serves
-// bytes that fail verification is skipped for the next and reported. When all
-// fail, the error names each mirror and what it did. Nothing here decides what
-// is valid: the caller's `check` (from verify.js) does.
-import { MIRROR_FAULT_CODES, allFailed } from './errors.js'
+// Trust rule 4: a mirror that errors, stalls or serves bytes that fail
+// verification is skipped for the next and reported; when all fail, the
+// error names each mirror and what it did. Nothing here decides what is
+// valid: the caller's `check` (from verify.js) does.
+//
+// Blob requests go through one fetch scheduler per Mirrors (sched.js): a
+// window of bytes in flight sized to each mirror's measured bandwidth × delay,
+// several mirrors at once when there are, hedged requests for late answers.
+// fsinfo.json goes to every mirror at once (fetchAll).
+//
+// A mirror URL may carry `user:pass@`: requests use it as given, and
+// everything this module reports (health(), errors' `mirror`, messages)
+// shows it without them.
+import { MIRROR_FAULT_CODES } from './errors.js'
+import { FetchScheduler, DEFAULTS } from './sched.js'
+import { redactUrl } from './transport-url.js'
 
 export const PENALTY_MS = 30_000
+export { DEFAULTS as SCHED_DEFAULTS }
+
+/** A message with any `scheme://user:pass@` in it shown without the userinfo. */
+export function scrubMessage (text) { return String(text).replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s?#@]*@/gi, '$1') }
 
 export class Mirrors {
   /**
    * @param {string[]} urls base URLs ending in '/'
-   * @param {{ transport, timeoutMs: number, penaltyMs?: number }} o penaltyMs: how long a failed mirror is asked last
+   * @param {object} o
+   * @param {{ get: Function }} o.transport
+   * @param {number} o.timeoutMs per request
+   * @param {number} [o.penaltyMs] how long a failed mirror is asked last
+   * @param {number} [o.maxInflightBytes=64 MiB] bytes in flight and read ahead, all reads together
+   * @param {number} [o.maxRequests=16] requests in flight to one mirror (keep it ≤ the transport's sockets per origin)
+   * @param {number} [o.minRequests=8] requests always allowed in flight to a mirror, before and whatever the window
+   * @param {number} [o.hedgeFloorMs=200] a request is hedged after 3 × its mirror's median time + this
    */
-  constructor (urls, { transport, timeoutMs, penaltyMs = PENALTY_MS }) {
-    this.list = urls.map(url => ({ url, ok: 0, failed: 0, lastError: null, penaltyUntil: 0 }))
+  constructor (urls, { transport, timeoutMs, penaltyMs = PENALTY_MS, maxInflightBytes, maxRequests, minRequests, hedgeFloorMs } = {}) {
+    this.list = urls.map(href => ({ url: redactUrl(href), href, ok: 0, failed: 0, lastError: null, penaltyUntil: 0 }))
     this.transport = transport
     this.timeoutMs = timeoutMs
     this.penaltyMs = penaltyMs
-  }
-
-  /** Healthy mirrors first, in the order given; penalised ones after. */
-  _order () {
-    const now = Date.now()
-    return [...this.list].sort((a, b) => (a.penaltyUntil > now) - (b.penaltyUntil > now))
+    this.sched = new FetchScheduler(this.list, {
+      transport,
+      timeoutMs,
+      maxInflightBytes,
+      maxRequests,
+      minRequests,
+      hedgeFloorMs,
+      penalised: m => m.penaltyUntil > Date.now(),
+      onOk: m => { m.ok++ },
+      onFault: (m, err) => this.fault(m, err),
+      scrub: scrubMessage,
+      onLate: (m, path, winner, ms) => this._late(m, path, winner, ms)
+    })
   }
 
   /**
-   * Fetch `path` from the first mirror whose answer passes `check`.
+   * Fetch `path` through the scheduler: the first answer that passes `check`.
    * @template T
-   * @param {string} path relative to the mirror base ('fsinfo.json', 'h/<hex>')
+   * @param {string} path relative to the mirror base ('h/<hex>')
    * @param {number} cap most bytes to accept
    * @param {(bytes: Uint8Array, mirror: string) => Promise<T>|T} check verifies, throws a typed error on bad data
    * @param {AbortSignal} [signal]
    * @returns {Promise<T>}
    */
-  async fetch (path, cap, check, signal) {
-    const errors = []
-    for (const m of this._order()) {
-      try {
-        const bytes = await this.transport.get(m.url + path, { cap, timeoutMs: this.timeoutMs, signal })
-        const value = await check(bytes, m.url)
-        m.ok++
-        return value
-      } catch (err) {
-        if (!MIRROR_FAULT_CODES.has(err.code)) throw err
-        this.fault(m, err)
-        errors.push({ mirror: m.url, code: err.code, message: err.message, err })
-      }
-    }
-    throw allFailed(path, errors)
-  }
+  fetch (path, cap, check, signal) { return this.sched.fetch(path, cap, check, signal) }
+
+  /** Bytes one reader should keep requested ahead of what it consumes (read-pipeline.js). */
+  readAheadBytes () { return this.sched.readAheadBytes() }
+  get maxInflightBytes () { return this.sched.maxInflightBytes }
+  get held () { return this.sched.held }
+  reserve (n) { this.sched.reserve(n) }
+  release (n) { this.sched.release(n) }
 
   /**
    * Fetch from every mirror at once (fsinfo.json: the caller picks the newest).
-   * Resolves when all have answered, or `settleMs` after the first good answer,
-   * so one stalled mirror does not hold every open() for the full timeout.
+   * Resolves when all have answered, or once `settleMs` have passed since the
+   * first good answer, so one stalled mirror does not hold every open() for
+   * the full timeout; but never before a mirror whose usual request time is
+   * known has had 3 × that time (+ hedgeFloorMs) to answer: a slower honest
+   * mirror is waited for, a fast stale one does not win by speed alone.
+   * `onResult` is called with each mirror's result as it arrives, including
+   * those that arrive after the promise resolved (a caller can adopt a newer
+   * root late).
+   * @param {string} path
+   * @param {number} cap
+   * @param {Function} check
+   * @param {{ settleMs?: number, signal?: AbortSignal, onResult?: (r: object) => void }} [o]
    * @returns {Promise<({ mirror: string, value: any } | { mirror: string, error: object })[]>}
    */
-  fetchAll (path, cap, check, { settleMs = Infinity, signal } = {}) {
+  fetchAll (path, cap, check, { settleMs = Infinity, signal, onResult } = {}) {
+    const t0 = performance.now()
     return new Promise((resolve, reject) => {
       const results = []
-      let pending = this.list.length
+      const pending = new Set(this.list)
       let timer = null
-      const done = () => { clearTimeout(timer); resolve([...results]) }
+      let firstGood = null
+      let settled = false
+      const done = () => { if (settled) return; settled = true; clearTimeout(timer); resolve([...results]) }
+      const arm = () => {
+        if (firstGood === null || settleMs === Infinity) return
+        let at = firstGood + settleMs
+        for (const m of pending) {
+          const p = m.win.p50()
+          if (p !== null) at = Math.max(at, t0 + Math.min(this.timeoutMs, 3 * p + this.sched.o.hedgeFloorMs))
+        }
+        clearTimeout(timer)
+        timer = setTimeout(done, Math.max(0, at - performance.now()))
+      }
       for (const m of this.list) {
         this._try(m, path, cap, check, signal).then(r => {
-          results.push(r)
-          if (--pending === 0) return done()
-          if (r.value !== undefined && timer === null && settleMs < Infinity) timer = setTimeout(done, settleMs)
-        }, err => { clearTimeout(timer); reject(err) })
+          pending.delete(m)
+          if (!settled) results.push(r)
+          if (onResult) {
+            try { onResult(r) } catch (err) { if (!settled) { settled = true; clearTimeout(timer); reject(err) } return }
+          }
+          if (settled) return
+          if (pending.size === 0) return done()
+          if (r.value !== undefined && firstGood === null) firstGood = performance.now()
+          arm()
+        }, err => { if (!settled) { settled = true; clearTimeout(timer); reject(err) } })
       }
     })
   }
 
+  /** One request to one mirror outside the window; its time still counts as a sample. */
   async _try (m, path, cap, check, signal) {
+    const t0 = performance.now()
     try {
-      const bytes = await this.transport.get(m.url + path, { cap, timeoutMs: this.timeoutMs, signal })
+      const bytes = await this.transport.get(m.href + path, { cap, timeoutMs: this.timeoutMs, signal })
+      m.win.sample(performance.now() - t0)
       const value = await check(bytes, m.url)
       m.ok++
       return { mirror: m.url, value }
     } catch (err) {
       if (!MIRROR_FAULT_CODES.has(err.code)) throw err
       this.fault(m, err)
-      return { mirror: m.url, error: { mirror: m.url, code: err.code, message: err.message, err } }
+      return { mirror: m.url, error: { mirror: m.url, code: err.code, message: scrubMessage(err.message), err } }
     }
   }
 
@@ -91,14 +144,49 @@ export class Mirrors {
    * reported, not benched: blobs are named by their hash, so it still serves
    * every blob the new root shares with the one it has, verified like any
    * other, and a blob it lacks answers 404, which is a fault.
+   * @param {object|string} m an entry of `list`, or its (reported) url
    */
   fault (m, err) {
+    if (typeof m === 'string') m = this.list.find(x => x.url === m || x.href === m)
+    if (!m) return
     m.failed++
-    m.lastError = { code: err.code, message: err.message, at: new Date().toISOString() }
+    m.lastError = { code: err.code, message: scrubMessage(err.message), at: new Date().toISOString() }
     if (err.code !== 'ROTREE_ROLLBACK') m.penaltyUntil = Date.now() + this.penaltyMs
   }
 
-  health () {
-    return this.list.map(({ url, ok, failed, lastError, penaltyUntil }) => ({ url, ok, failed, lastError, healthy: penaltyUntil <= Date.now() }))
+  /**
+   * A mirror that lost a hedge after being late: reported (it held a read up),
+   * not benched (being slower than usual is not a lie); its measured times
+   * now steer requests away from it (sched.js).
+   */
+  _late (m, path, winner, ms) {
+    m.failed++
+    m.lastError = {
+      code: 'ROTREE_TIMEOUT',
+      message: `no answer for ${path} within ${Math.round(ms)} ms, 3 × its usual time + ${this.sched.o.hedgeFloorMs} ms; ${winner.url} answered first`,
+      at: new Date().toISOString()
+    }
   }
+
+  health () {
+    const now = Date.now()
+    return this.list.map(({ url, ok, failed, lastError, penaltyUntil, win, counts }) => ({
+      url,
+      ok,
+      failed,
+      lastError,
+      healthy: penaltyUntil <= now,
+      requests: counts.requests,
+      bytes: counts.bytes,
+      hedges: counts.hedges,
+      late: counts.late,
+      probes: counts.probes,
+      inflight: win.inflight,
+      windowBytes: win.bytes,
+      medianMs: win.p50() === null ? null : Math.round(win.p50() * 10) / 10
+    }))
+  }
+
+  /** The scheduler's totals (peak requests and bytes in flight, hedges, probes). */
+  schedStats () { return { ...this.sched.stats, inflightBytes: this.sched.inflightBytes, held: this.sched.held } }
 }

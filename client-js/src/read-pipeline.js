@@ -1,56 +1,91 @@
 // The read pipeline: a file entry's byte range [start, end) as verified
-// chunks, in order, with a window of chunk fetches running ahead of the
-// consumer. It maps the range onto chunks through the entry's chunk list or
-// its chunk-index tree (FORMAT.md §4.5). It decides nothing about trust: every
-// chunk and index it sees comes through the source it is given, which
-// verifies (verify.js) before handing anything over.
+// chunks, in order, with chunk fetches running ahead of the consumer. It maps
+// the range onto chunks through the entry's chunk list or its chunk-index
+// tree (FORMAT.md §4.5). It decides nothing about trust: every chunk and
+// index it sees comes through the source it is given, which verifies
+// (verify.js) before handing anything over.
+//
+// How far ahead: with a scheduler (the Tree's Mirrors, sched.js), by bytes:
+// as far as the scheduler says one reader should (twice the mirrors' windows,
+// which grow with measured bandwidth × delay), within the tree's memory
+// budget (maxInflightBytes, shared by every read); never fewer than
+// `readAhead` chunks. Without one, `readAhead` chunks, as before.
+// Walking the chunk index runs beside the consumer, not before it: the next
+// index page is asked for while the current one's chunks are read, and a
+// page's first chunks are asked for as soon as it arrives.
 //
 // The source (a Tree provides one):
 //   chunk(ref, { cache })   -> Promise<Uint8Array>  verified bytes of one data chunk
 //   chunkIndex(ref, expect) -> Promise<object>      a verified, placed chunk-index page
+//   sched (optional)        { readAheadBytes(), held, maxInflightBytes, reserve(n), release(n) }
 
 /**
  * Verified bytes of file `entry` in [start, end), in order, with read-ahead.
- * @param {{ chunk: Function, chunkIndex: Function }} source
+ * @param {{ chunk: Function, chunkIndex: Function, sched?: object }} source
  * @param {object} entry a decoded file entry (inline, chunks or index)
  * @param {number} start
  * @param {number} end exclusive
- * @param {{ cache?: boolean, readAhead?: number }} [o] cache: keep fetched chunks in the blob cache
+ * @param {{ cache?: boolean, readAhead?: number, sched?: object }} [o] cache: keep fetched chunks in
+ *   the blob cache; readAhead: chunks always asked for ahead; sched: overrides source.sched
  * @returns {AsyncGenerator<Uint8Array>}
  */
-export async function * readChunks (source, entry, start, end, { cache = true, readAhead = 8 } = {}) {
+export async function * readChunks (source, entry, start, end, { cache = true, readAhead = 8, sched = source.sched } = {}) {
   if (entry.inline) { if (end > start) yield entry.inline.subarray(start, end); return }
   if (end <= start) return
-  const window = []
+  const queue = [] // { s, p }: asked for, not yet handed out
   const spans = chunkSpans(source, entry, start, end)
+  let ahead = 0 // bytes in `queue`, reserved with the scheduler
+  let ended = false
+  let failure = null // from walking the index: thrown once the chunks before it are out
+  let filling = null
+  const room = () => queue.length < readAhead ||
+    (sched != null && ahead < sched.readAheadBytes() && sched.held < sched.maxInflightBytes)
   const fill = async () => {
-    while (window.length < readAhead) {
-      const n = await spans.next()
-      if (n.done) return
-      const s = n.value
-      const p = source.chunk(s.ref, { cache })
-      p.catch(() => {}) // surfaced when awaited in order below
-      window.push({ s, p })
-    }
+    try {
+      while (!ended && room()) {
+        const n = await spans.next()
+        if (n.done || ended) { ended = true; break }
+        const s = n.value
+        const p = source.chunk(s.ref, { cache })
+        p.catch(() => {}) // surfaced when awaited in order below
+        queue.push({ s, p })
+        ahead += s.ref.size
+        sched?.reserve(s.ref.size)
+      }
+    } catch (err) { failure ??= err; ended = true }
   }
-  await fill()
+  const kick = () => { if (!filling && !ended) filling = fill().finally(() => { filling = null }) }
+  const drop = () => { sched?.release(ahead); ahead = 0; queue.length = 0 }
   try {
-    while (window.length) {
-      const { s, p } = window.shift()
+    for (;;) {
+      kick()
+      if (queue.length === 0) {
+        if (filling) { await filling; continue }
+        if (failure) throw failure
+        return
+      }
+      const { s, p } = queue[0]
       const bytes = await p
+      queue.shift()
+      ahead -= s.ref.size
+      sched?.release(s.ref.size)
       const from = Math.max(start - s.offset, 0)
       const to = Math.min(end - s.offset, bytes.length)
-      await fill()
+      kick()
       yield bytes.subarray(from, to)
     }
   } finally {
+    ended = true
+    drop()
+    if (filling) { await filling; drop() }
     await spans.return?.()
   }
 }
 
 /**
  * The chunks of `entry` that overlap [start, end): { ref, offset }, fetching
- * chunk-index pages through `source.chunkIndex` as needed.
+ * chunk-index pages through `source.chunkIndex` as needed (the next sibling
+ * page is asked for while this one is walked).
  * @returns {AsyncGenerator<{ ref: { hash: string, size: number }, offset: number }>}
  */
 export async function * chunkSpans (source, entry, start, end) {
@@ -64,12 +99,18 @@ export async function * chunkSpans (source, entry, start, end) {
   }
   async function * walk (ref, level, bytes, base) {
     const idx = await source.chunkIndex(ref, { level, bytes })
+    const cs = idx.children
     let off = base
-    for (const c of idx.children) {
+    for (let i = 0; i < cs.length; i++) {
+      const c = cs[i]
       if (off >= end) return
       if (off + c.bytes > start) {
         if (level === 1) yield { ref: { hash: c.hash, size: c.size }, offset: off }
-        else yield * walk(c, level - 1, c.bytes, off)
+        else {
+          const next = cs[i + 1]
+          if (next && off + c.bytes < end) source.chunkIndex(next, { level: level - 1, bytes: next.bytes }).catch(() => {})
+          yield * walk(c, level - 1, c.bytes, off)
+        }
       }
       off += c.bytes
     }

@@ -1,0 +1,299 @@
+// The fetch scheduler of one Tree: every blob request of every read of that
+// tree waits here for room, so a stream, a `get` of thousands of small files
+// and a gateway's listings share one budget. For each request it picks a
+// mirror, keeps each mirror's bytes in flight within that mirror's window
+// (window.js), and when one is late asks another (a hedge).
+//
+// Which mirror: healthy ones in the order given, each filled up to its window
+// before the next is asked, so a second mirror takes what the first cannot
+// carry and each carries what its own path delivers (shares follow measured
+// throughput). A mirror whose requests take far longer than the best one's
+// (`slowFactor`) gets only an occasional duplicate of a request (a probe),
+// never a request a reader waits on alone, so an honest-but-slow mirror
+// cannot stall a read however close to the timeout it answers. Mirrors in
+// their penalty time (docs/TRUST.md rule 4) are asked only when no other is left.
+//
+// Trust is unchanged: every answer goes through the caller's `check`
+// (verify.js) before it counts; a mirror whose answer fails is reported
+// (`onFault`) and the request goes to one not yet asked; when every mirror
+// has failed, the error names each one (errors.js allFailed).
+//
+// Hedging: a request still unanswered after 3 × its mirror's median request
+// time + `hedgeFloorMs` is also sent to the next mirror; the first answer that
+// verifies wins and the other request is cancelled. A mirror that lost that
+// way after being late is reported (`onLate`), not penalised: lateness is
+// relative, and a busy honest mirror must not be benched for it.
+import { MIRROR_FAULT_CODES, AbortedError, allFailed } from './errors.js'
+import { MirrorWindow } from './window.js'
+import { CHUNK_AVG } from './format/limits.js'
+
+export const DEFAULTS = Object.freeze({
+  maxInflightBytes: 64 << 20, // every read of the tree together
+  maxRequests: 16, // requests in flight to one mirror (its connections, over HTTP/1.1)
+  initialWindow: 8 * CHUNK_AVG, // per mirror, before anything is measured
+  minWindow: 4 * CHUNK_AVG,
+  minRequests: 8, // always allowed in flight to a mirror, whatever their size (a Tree's readAhead)
+  hedgeFloorMs: 200,
+  hedgeFactor: 3,
+  slowFactor: 4, // slower than the best mirror's median by this factor (and slowFloorMs): probes only
+  slowFloorMs: 100,
+  probeEveryMs: 2000
+})
+
+export class FetchScheduler {
+  /**
+   * @param {object[]} mirrors entries with { url (reported), href (requested) }; a `win` is added to each
+   * @param {object} o
+   * @param {{ get: Function }} o.transport
+   * @param {number} o.timeoutMs per request
+   * @param {(m: object) => boolean} o.penalised
+   * @param {(m: object, err: Error) => void} o.onFault a mirror's answer failed (trust rule 4)
+   * @param {(m: object, err: Error) => void} o.onLate a mirror lost a hedge after being late
+   * @param {(m: object) => void} o.onOk
+   */
+  constructor (mirrors, o) {
+    this.o = { ...DEFAULTS, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) }
+    this.mirrors = mirrors
+    this.transport = o.transport
+    const maxWin = this.o.maxInflightBytes
+    for (const m of mirrors) {
+      m.win = new MirrorWindow({ initial: this.o.initialWindow, min: Math.min(this.o.minWindow, maxWin), max: maxWin, minRequests: Math.min(this.o.minRequests, this.o.maxRequests) })
+      m.counts = { requests: 0, bytes: 0, hedges: 0, probes: 0, late: 0 }
+      m.lastProbe = 0
+    }
+    this.queue = []
+    this.inflightBytes = 0
+    this.held = 0 // bytes readers have asked for ahead and not yet consumed (read-pipeline.js)
+    this.stats = { hedges: 0, probes: 0, peakInflight: 0, peakInflightBytes: 0 }
+  }
+
+  get maxInflightBytes () { return this.o.maxInflightBytes }
+
+  /**
+   * How far ahead one reader should ask: twice what the usable mirrors' windows
+   * hold together (so completed chunks waiting for an earlier one do not leave
+   * the window idle), within the memory budget.
+   */
+  readAheadBytes () {
+    let w = 0
+    for (const m of this._usable()) w += m.win.bytes
+    return Math.min(this.o.maxInflightBytes, Math.max(2 * w, this.o.minWindow))
+  }
+
+  /** Readers reserve what they ask for ahead, and release it once consumed. */
+  reserve (n) { this.held += n }
+  release (n) { this.held -= n }
+
+  /**
+   * Fetch `path` from the mirrors and return what `check` makes of the first
+   * answer that passes it.
+   * @template T
+   * @param {string} path
+   * @param {number} cap
+   * @param {(bytes: Uint8Array, mirror: string) => Promise<T>|T} check
+   * @param {AbortSignal} [signal]
+   * @returns {Promise<T>}
+   */
+  fetch (path, cap, check, signal) {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(new AbortedError('aborted'))
+      const job = { path, cap, check, signal, tried: new Set(), errors: [], attempts: new Set(), done: false, resolve, reject }
+      if (signal) {
+        job.onAbort = () => this._finish(job, new AbortedError('aborted'))
+        signal.addEventListener('abort', job.onAbort, { once: true })
+      }
+      this.queue.push(job)
+      this._pump()
+    })
+  }
+
+  /** Mirrors a reader may be sent to now: healthy and not slow, else healthy, else all. */
+  _usable () {
+    const healthy = this.mirrors.filter(m => !this.o.penalised(m))
+    if (healthy.length === 0) return this.mirrors
+    const fast = healthy.filter(m => !this._slow(m, healthy))
+    return fast.length ? fast : healthy
+  }
+
+  /**
+   * Far slower than the best of `among` (by median request time), or late
+   * on most recent requests (a late request's time is only known to be at
+   * least what it was when it lost, so medians understate such a mirror).
+   */
+  _slow (m, among) {
+    if (m.win.lateScore > 0.5 && among.some(x => x !== m && x.win.lateScore <= 0.5)) return true
+    const p = m.win.p50()
+    if (p === null || m.win.times.length < 2) return false
+    let best = Infinity
+    for (const x of among) { const q = x.win.p50(); if (q !== null && q < best) best = q }
+    return p > best * this.o.slowFactor + this.o.slowFloorMs
+  }
+
+  _pump () {
+    while (this.queue.length) {
+      const job = this.queue[0]
+      if (job.done) { this.queue.shift(); continue }
+      const pick = this._pick(job)
+      if (pick === null) {
+        // nobody untried is left: the job has failed everywhere
+        this.queue.shift()
+        this._finish(job, allFailed(job.path, job.errors))
+        continue
+      }
+      if (pick === undefined) break // every candidate's window is full: wait for an answer
+      this.queue.shift()
+      this._attempt(job, pick)
+      this._maybeProbe(job, pick)
+    }
+  }
+
+  /**
+   * The mirror for `job`: null when every mirror has been tried, undefined
+   * when the right ones have no room now.
+   */
+  _pick (job) {
+    const left = this.mirrors.filter(m => !job.tried.has(m))
+    if (left.length === 0) return null
+    const healthy = left.filter(m => !this.o.penalised(m))
+    // a penalised mirror only when no healthy one is left for this job (rule 4: asked last)
+    let group = healthy.length ? healthy : [...left].sort((a, b) => a.penaltyUntil - b.penaltyUntil)
+    const allHealthy = this.mirrors.filter(m => !this.o.penalised(m))
+    const fast = group.filter(m => !this._slow(m, allHealthy.length ? allHealthy : this.mirrors))
+    if (fast.length) group = fast
+    else group = [...group].sort((a, b) => (a.win.p50() ?? 0) - (b.win.p50() ?? 0))
+    const budget = this.inflightBytes === 0 || this.inflightBytes + job.cap <= this.o.maxInflightBytes
+    for (const m of group) {
+      if (m.win.inflight === 0) return m
+      if (budget && m.win.inflight < this.o.maxRequests && m.win.fits(job.cap)) return m
+    }
+    for (const m of group) m.win.full()
+    return undefined
+  }
+
+  /** Send a duplicate of `job` to a slow mirror now and then, so it can show it got faster. */
+  _maybeProbe (job, primary) {
+    const now = performance.now()
+    for (const m of this.mirrors) {
+      if (m === primary || job.tried.has(m) || this.o.penalised(m) || m.win.inflight > 0) continue
+      if (now - m.lastProbe < this.o.probeEveryMs) continue
+      if (!this._slow(m, this.mirrors.filter(x => !this.o.penalised(x)))) continue
+      m.lastProbe = now
+      m.counts.probes++
+      this.stats.probes++
+      this._attempt(job, m, { probe: true })
+      return
+    }
+  }
+
+  _attempt (job, m, { hedge = false, probe = false } = {}) {
+    job.tried.add(m)
+    const ctrl = new AbortController()
+    const a = { m, ctrl, ticket: m.win.sent(job.cap), probe, cancelled: false, answered: false, late: false, hedgeTimer: null }
+    job.attempts.add(a)
+    m.counts.requests++
+    this.inflightBytes += job.cap
+    const n = this._inflightCount()
+    if (n > this.stats.peakInflight) this.stats.peakInflight = n
+    if (this.inflightBytes > this.stats.peakInflightBytes) this.stats.peakInflightBytes = this.inflightBytes
+    if (!probe && !hedge) this._armHedge(job, a)
+    this.transport.get(m.href + job.path, { cap: job.cap, timeoutMs: this.o.timeoutMs, signal: ctrl.signal })
+      .then(bytes => {
+        if (a.cancelled) throw new AbortedError('cancelled')
+        m.win.done(a.ticket, bytes.length)
+        a.answered = true
+        m.counts.bytes += bytes.length
+        return job.check(bytes, m.url)
+      })
+      .then(value => this._won(job, a, value), err => this._lost(job, a, err))
+  }
+
+  _inflightCount () { let n = 0; for (const m of this.mirrors) n += m.win.inflight; return n }
+
+  /** After 3 × the mirror's median time (+ a floor), ask the next mirror as well. */
+  _armHedge (job, a) {
+    const p = a.m.win.p50() ?? this._bestP50()
+    if (p === null) return // nothing measured anywhere yet: the timeout decides
+    const ms = this.o.hedgeFactor * p + this.o.hedgeFloorMs
+    if (ms >= this.o.timeoutMs) return
+    a.hedgeMs = ms
+    a.hedgeTimer = setTimeout(() => {
+      a.hedgeTimer = null
+      if (job.done || a.cancelled || a.answered) return
+      const healthy = this.mirrors.filter(m => !this.o.penalised(m))
+      const next = healthy.find(m => !job.tried.has(m) && !this._slow(m, healthy) && m.win.inflight < this.o.maxRequests)
+      if (!next) return
+      a.late = true
+      next.counts.hedges++
+      this.stats.hedges++
+      this._attempt(job, next, { hedge: true })
+    }, ms)
+  }
+
+  _bestP50 () {
+    let best = null
+    for (const m of this.mirrors) { const p = m.win.p50(); if (p !== null && (best === null || p < best)) best = p }
+    return best
+  }
+
+  _release (job, a) {
+    if (!job.attempts.delete(a)) return false
+    clearTimeout(a.hedgeTimer)
+    this.inflightBytes -= job.cap
+    return true
+  }
+
+  _won (job, a, value) {
+    const wasOpen = job.attempts.has(a)
+    if (wasOpen) a.m.win.lateness(a.late)
+    this._release(job, a)
+    if (job.done || !wasOpen) { this._pump(); return }
+    this.o.onOk(a.m)
+    // the others lose: cancelled, and reported when they had been late
+    for (const other of [...job.attempts]) {
+      other.cancelled = true
+      this._release(job, other)
+      if (!other.answered) other.m.win.dropped(other.ticket)
+      other.ctrl.abort()
+      if (other.late) {
+        other.m.counts.late++
+        other.m.win.lateness(true)
+        this.o.onLate(other.m, job.path, a.m, other.hedgeMs)
+      }
+    }
+    this._finish(job, null, value)
+  }
+
+  _lost (job, a, err) {
+    if (!job.attempts.has(a)) {
+      // cancelled: already accounted for, but bytes that arrived and failed the check were still a lie
+      if (a.answered && MIRROR_FAULT_CODES.has(err?.code)) this.o.onFault(a.m, err)
+      this._pump()
+      return
+    }
+    this._release(job, a)
+    if (!a.answered) a.m.win.dropped(a.ticket, { fault: MIRROR_FAULT_CODES.has(err?.code) && err.code !== 'ROTREE_HASH_MISMATCH' })
+    if (job.done) { this._pump(); return }
+    if (err?.code === 'ROTREE_ABORTED' && job.signal?.aborted) { this._finish(job, new AbortedError('aborted')); return }
+    if (!MIRROR_FAULT_CODES.has(err?.code)) { this._finish(job, err); return }
+    this.o.onFault(a.m, err)
+    job.errors.push({ mirror: a.m.url, code: err.code, message: this.o.scrub ? this.o.scrub(err.message) : err.message, err })
+    // a hedge still out decides; a probe (a slow mirror) is not waited for
+    if ([...job.attempts].some(x => !x.probe)) { this._pump(); return }
+    this.queue.unshift(job) // next mirror, ahead of new requests
+    this._pump()
+  }
+
+  _finish (job, err, value) {
+    if (job.done) return
+    job.done = true
+    if (job.onAbort) job.signal.removeEventListener('abort', job.onAbort)
+    for (const a of [...job.attempts]) {
+      a.cancelled = true
+      this._release(job, a)
+      if (!a.answered) a.m.win.dropped(a.ticket)
+      a.ctrl.abort()
+    }
+    if (err) job.reject(err); else job.resolve(value)
+    this._pump()
+  }
+}

@@ -1,0 +1,151 @@
+// Several mirrors at once (client-js/src/mirrors.js, sched.js): two mirrors
+// both carry a read; a mirror that answers every blob just under the timeout
+// gets few requests beside an honest one; a stalled request is hedged to
+// another mirror; fsinfo.json from a fast stale mirror does not win over a
+// slower honest one whose usual time is known; mirror credentials never show.
+// Real servers on port 0 (mirrors-server.js, the lying server); counts, no
+// timing assertions.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { openTree } from 'rotree-client'
+import { Mirrors } from 'rotree-client/src/mirrors.js'
+import { createTransport } from 'rotree-client/src/transport-node.js'
+import { verifyFsinfo } from 'rotree-client/verify'
+import { MAX_FSINFO } from 'rotree-client/src/format/limits.js'
+import { decodeDirPage } from 'rotree-client/src/format/dirpage.js'
+import { tmpdir, makeKey, writeTree, buildTree, address, prng } from '../helpers/fixtures.js'
+import { startLyingServer } from '../helpers/lying-server.js'
+import { startMirror } from './mirrors-server.js'
+
+const FILES = { 'big.bin': prng(16 << 20, 'mirrors-big'), 'mid.bin': prng(3 << 20, 'mirrors-mid') }
+for (let i = 0; i < 6; i++) FILES[`f${i}.bin`] = prng(1 << 20, `mirrors-f${i}`)
+
+const fx = {}
+before(async () => {
+  fx.dir = await tmpdir('rotree-mirrors-')
+  const src = path.join(fx.dir, 'src')
+  await writeTree(src, { ...FILES, 'v.txt': 'one\n' })
+  fx.key = makeKey()
+  const out = path.join(fx.dir, 'out')
+  const now = Date.now()
+  await buildTree(src, { key: fx.key, out, now: now - 60_000, seq: 100 })
+  fx.oldFsinfo = await fs.readFile(path.join(out, 'fsinfo.json'))
+  await fs.writeFile(path.join(src, 'v.txt'), 'two\n')
+  await buildTree(src, { key: fx.key, out, now, seq: 101 })
+  fx.out = out
+  const root = decodeDirPage(await fs.readFile(path.join(out, 'h', JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'))).root)))
+  fx.entries = Object.fromEntries(root.entries.map(e => [e.name, e]))
+})
+after(() => fs.rm(fx.dir, { recursive: true, force: true }))
+
+const addr = url => address(url, fx.key.publicKey)
+const same = (got, name) => assert.ok(Buffer.from(got).equals(Buffer.from(FILES[name])), `${name}: wrong bytes`)
+
+async function opened (t, url, opts) {
+  const tree = await openTree(addr(url), { stateDir: null, ...opts })
+  t.after(() => tree.close())
+  return tree
+}
+
+async function mirror (t, opts) {
+  const m = await startMirror(fx.out, opts)
+  t.after(() => m.close())
+  return m
+}
+
+test('two mirrors, each behind its own rate limit, both carry a large read', { timeout: 60_000 }, async t => {
+  const a = await mirror(t, { delayMs: 10, mbit: 160 })
+  const b = await mirror(t, { delayMs: 10, mbit: 160 })
+  const tree = await opened(t, a.url, { mirrors: [b.url], concurrency: 32, readAhead: 32 })
+  const parts = []
+  for await (const chunk of tree.createReadStream('/big.bin')) parts.push(chunk)
+  same(Buffer.concat(parts), 'big.bin')
+  const total = a.stats.blobBytes + b.stats.blobBytes
+  assert.ok(a.stats.blobBytes > 0.1 * total && b.stats.blobBytes > 0.1 * total,
+    `bytes per mirror: ${a.stats.blobBytes} / ${b.stats.blobBytes}`)
+  const h = tree.stats.mirrors
+  assert.ok(h[0].requests > 0 && h[1].requests > 0, JSON.stringify(h))
+})
+
+test('a mirror that answers every blob just under the timeout gets few requests beside an honest one', { timeout: 60_000 }, async t => {
+  const slow = await mirror(t, { blobDelayMs: 700 })
+  const honest = await mirror(t, {})
+  // the slow one first: the old reader asked it for everything, and waited each time
+  const tree = await opened(t, slow.url, { mirrors: [honest.url], timeoutMs: 1500 })
+  for (const name of ['mid.bin', 'f0.bin', 'f1.bin', 'f2.bin', 'f3.bin', 'f4.bin', 'f5.bin']) same(await tree.readFile('/' + name), name)
+  const blobs = slow.stats.blobRequests + honest.stats.blobRequests
+  assert.ok(slow.stats.blobRequests <= 14, `the slow mirror was asked for ${slow.stats.blobRequests} of ${blobs} blobs`)
+  assert.ok(honest.stats.blobRequests > 2 * slow.stats.blobRequests, `honest ${honest.stats.blobRequests}, slow ${slow.stats.blobRequests}`)
+  const h = tree.stats.mirrors.find(m => m.url === slow.url)
+  assert.equal(h.healthy, true, 'slow, not benched')
+  assert.ok(h.late >= 1, `reported late: ${JSON.stringify(h)}`)
+})
+
+test('a stalled request is hedged to another mirror and the loser cancelled', { timeout: 60_000 }, async t => {
+  const victim = fx.entries['mid.bin'].chunks[2].hash
+  const liar = await startLyingServer(fx.out, { blob: hash => hash === victim ? 'stall' : 'honest' })
+  t.after(() => liar.close())
+  const honest = await mirror(t, {})
+  // a timeout far longer than the test: only a hedge finishes this read in time
+  const tree = await opened(t, liar.url, { mirrors: [honest.url], timeoutMs: 50_000 })
+  same(await tree.readFile('/mid.bin'), 'mid.bin')
+  const h = Object.fromEntries(tree.stats.mirrors.map(m => [m.url, m]))
+  assert.ok(h[honest.url].hedges >= 1, `no hedge: ${JSON.stringify(h)}`)
+  assert.ok(liar.requests.includes('/h/' + victim))
+  assert.equal(h[liar.url].lastError?.code, 'ROTREE_TIMEOUT', 'the late mirror is reported')
+  assert.equal(h[liar.url].healthy, true, 'and not benched')
+  assert.equal(h[liar.url].inflight, 0, 'its request was cancelled')
+})
+
+test('fsinfo.json: a fast stale mirror does not win over a slower honest one whose usual time is known', { timeout: 60_000 }, async t => {
+  const stale = await mirror(t, { fsinfoBody: fx.oldFsinfo })
+  const honest = await mirror(t, { delayMs: 300 })
+  const tree = await opened(t, stale.url, { mirrors: [honest.url], fsinfoSettleMs: 50 })
+  // the first time nothing is known about either: the settle window decides
+  assert.equal(tree.info.seq, 100)
+  // its answer came later, and with it the honest mirror's usual time
+  for (let i = 0; i < 200 && tree.stats.mirrors[1].medianMs === null; i++) await new Promise(resolve => setTimeout(resolve, 25))
+  await tree.refresh()
+  assert.equal(tree.info.seq, 101, 'the newest root, from the slower honest mirror')
+  assert.equal(new TextDecoder().decode(await tree.readFile('/v.txt')), 'two\n')
+})
+
+test('fetchAll: onResult sees every mirror\'s answer, also after the settle window closed', { timeout: 60_000 }, async t => {
+  const fast = await mirror(t, { fsinfoBody: fx.oldFsinfo })
+  const late = await mirror(t, { delayMs: 400 })
+  const transport = createTransport()
+  t.after(() => transport.close())
+  const m = new Mirrors([fast.url, late.url], { transport, timeoutMs: 5000 })
+  const seen = []
+  let lateSeen
+  const arrived = new Promise(resolve => { lateSeen = resolve })
+  const check = bytes => verifyFsinfo(bytes, { publicKey: fx.key.publicKey })
+  const results = await m.fetchAll('fsinfo.json', MAX_FSINFO, check, {
+    settleMs: 20,
+    onResult: r => { seen.push(r); if (r.mirror === late.url) lateSeen() }
+  })
+  assert.deepEqual(results.map(r => r.value.seq), [100], 'resolved with what had arrived')
+  await Promise.race([arrived, new Promise(resolve => setTimeout(resolve, 5000))])
+  assert.deepEqual(seen.map(r => [r.mirror, r.value.seq]), [[fast.url, 100], [late.url, 101]])
+})
+
+test('a mirror URL with user:password@ is used as given and reported without them', { timeout: 60_000 }, async t => {
+  const liar = await startLyingServer(fx.out, { blob: () => ({ status: 500 }) })
+  t.after(() => liar.close())
+  const honest = await mirror(t, {})
+  const withCreds = u => u.replace('http://', 'http://reader:s3cret@')
+  const tree = await opened(t, withCreds(liar.url), { mirrors: [withCreds(honest.url)] })
+  same(await tree.readFile('/f0.bin'), 'f0.bin')
+  assert.deepEqual([...honest.stats.auth], ['Basic ' + Buffer.from('reader:s3cret').toString('base64')], 'the credentials went out')
+  const shown = JSON.stringify({ stats: tree.stats.mirrors, info: tree.info })
+  assert.ok(!shown.includes('s3cret') && !shown.includes('reader@'), shown)
+  assert.deepEqual(tree.stats.mirrors.map(m => m.url), [liar.url, honest.url])
+  // every mirror failing: the error names them without credentials
+  const alone = await opened(t, withCreds(liar.url), {})
+  let err
+  try { await alone.readFile('/f1.bin') } catch (e) { err = e }
+  assert.ok(err, 'the read failed')
+  assert.ok(!JSON.stringify(err.errors ?? []).includes('s3cret') && !err.message.includes('s3cret'), `${err.message} ${JSON.stringify(err.errors)}`)
+})
