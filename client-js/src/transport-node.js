@@ -114,7 +114,7 @@ class Request {
       u = parseTarget(url)
       this.auth = basicAuth(u)
     } catch (err) { return this.fail(err) }
-    u.username = ''; u.password = '' // from here on only this.auth carries them
+    if (this.auth !== null) { u.username = ''; u.password = '' } // from here on only this.auth carries them
     this.first = u
     this.hop(u)
   }
