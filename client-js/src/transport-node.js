@@ -64,8 +64,11 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
 
   /**
    * @param {string} url
-   * @param {{ cap: number, timeoutMs: number, signal?: AbortSignal, onTiming?: (t: object) => void }} o
+   * @param {{ cap: number, timeoutMs: number, signal?: AbortSignal, onTiming?: (t: object) => void, into?: Uint8Array }} o
    *   onTiming, after a body arrived whole: { origin, protocol, redirects, bytes, headersMs, totalMs }
+   *   into: a buffer the caller owns and gives to one request at a time; the
+   *   body is read into it when it fits (the answer is then a view of it), so a
+   *   caller that knows when bytes are no longer used can recycle its buffers
    * @returns {Promise<Uint8Array>} the body, never more than cap bytes
    */
   function get (url, o) {
@@ -220,8 +223,10 @@ class Request {
       this.fail(new TooLargeError(`${u.origin} announced ${len} bytes for ${u.pathname}, at most ${this.o.cap} expected`), true)
       return false
     }
-    // one buffer of the expected size, filled in place
-    this.buf = Buffer.allocUnsafe(len >= 0 ? len : this.o.cap)
+    // one buffer of the expected size, filled in place: the caller's, when it gave one that fits
+    const size = len >= 0 ? len : this.o.cap
+    const into = this.o.into
+    this.buf = into !== undefined && into.length >= size ? Buffer.from(into.buffer, into.byteOffset, size) : Buffer.allocUnsafe(size)
     if (this.t0) this.tHead = performance.now()
     return true
   }

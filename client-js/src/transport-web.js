@@ -22,8 +22,9 @@ export function createTransport ({ allowRedirectOrigins, crossOriginRedirects } 
 
   /**
    * @param {string} url
-   * @param {{ cap: number, timeoutMs: number, signal?: AbortSignal, onTiming?: (t: object) => void }} o
+   * @param {{ cap: number, timeoutMs: number, signal?: AbortSignal, onTiming?: (t: object) => void, into?: Uint8Array }} o
    *   onTiming, after a body arrived whole: { origin, protocol: null, redirects, bytes, headersMs, totalMs }
+   *   into: a buffer the caller owns, used for the body when it fits (as transport-node.js)
    * @returns {Promise<Uint8Array>} the body, never more than cap bytes
    */
   async function get (url, o) {
@@ -97,7 +98,8 @@ export function createTransport ({ allowRedirectOrigins, crossOriginRedirects } 
         res.body?.cancel().catch(() => {})
         throw new TooLargeError(`${u.origin} announced ${len} bytes for ${u.pathname}, at most ${o.cap} expected`)
       }
-      let buf = new Uint8Array(Number.isFinite(len) && len > 0 ? len : Math.min(o.cap, FIRST_BUFFER))
+      const size = Number.isFinite(len) && len > 0 ? len : Math.min(o.cap, FIRST_BUFFER)
+      let buf = o.into?.length >= (Number.isFinite(len) ? size : o.cap) ? o.into.subarray(0, Number.isFinite(len) ? size : o.cap) : new Uint8Array(size)
       let n = 0
       if (res.body) {
         const reader = res.body.getReader()
