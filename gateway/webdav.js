@@ -9,11 +9,12 @@ import { sendError, sendText } from './http-status.js'
 import { resolve, fileMeta, dirEtag } from './tree-access.js'
 import { notADir } from './paths.js'
 import { withTargets } from './targets.js'
+import { readBody, parsePropfind, DAV } from './propfind-body.js'
 
 export const DAV_ALLOW = 'OPTIONS, GET, HEAD, PROPFIND'
 export const DAV_HEADERS = ['DAV', '1', 'MS-Author-Via', 'DAV', 'Allow', DAV_ALLOW]
-const DAV = 'DAV:'
-const MAX_BODY = 64 * 1024
+// Apache mod_dav's `executable` (T or F), which davfs2 and neon ask for: the exec bit of the entry
+const APACHE = 'http://apache.org/dav/props/'
 
 const KNOWN = ['displayname', 'resourcetype', 'getcontentlength', 'getcontenttype', 'getlastmodified', 'creationdate', 'getetag', 'supportedlock', 'lockdiscovery']
 
@@ -33,10 +34,11 @@ export async function propfind (gw, ctx) {
     res.writeHead(403, ['Content-Type', XML_TYPE, 'Content-Length', String(body.length)])
     return res.end(body)
   }
-  const text = await readBody(req)
-  if (text === null) return sendText(res, 413, '413 Content Too Large\na PROPFIND body may be at most 64 KiB\n', { headers: ['Connection', 'close'] })
-  const want = parsePropfind(text)
-  if (want === null) return sendText(res, 400, '400 Bad Request\nthe PROPFIND body is not a DAV:propfind document this server can read\n')
+  const body = await readBody(req)
+  if (body === null) return sendText(res, 413, '413 Content Too Large\na PROPFIND body may be at most 64 KiB\n', { headers: ['Connection', 'close'] })
+  const parsed = parsePropfind(body)
+  if (parsed.error) return sendText(res, 400, `400 Bad Request\n${oneLine(parsed.error)}\n`)
+  const want = parsed.want
   if (ctx.mount === null) return propfindMounts(gw, ctx, depth, want)
   return propfindTree(gw, ctx, depth, want)
 }
@@ -88,7 +90,7 @@ async function propfindTree (gw, ctx, depth, want) {
 function davResource (entry, name) {
   if (entry.type === 'dir') return { dir: true, name, mtime: entry.mtime, etag: dirEtag(entry, 'html') }
   const m = fileMeta(entry)
-  return { dir: false, name, size: entry.size, mtime: entry.mtime, etag: m.etag, type: m.type }
+  return { dir: false, name, size: entry.size, mtime: entry.mtime, etag: m.etag, type: m.type, exec: !!entry.exec }
 }
 
 /** XML text: markup escaped, and the control characters XML 1.0 cannot carry replaced. */
@@ -108,76 +110,27 @@ export function depthOf (req) {
   return v === '0' || v === '1' || v === 'infinity' ? v : null
 }
 
-/** The request body, at most MAX_BODY bytes; null when larger (the caller answers 413). */
-export function readBody (req) {
-  return new Promise((resolve, reject) => {
-    const parts = []
-    let n = 0
-    req.on('data', c => {
-      n += c.length
-      if (n > MAX_BODY) { req.removeAllListeners('data'); req.resume(); resolve(null); return }
-      parts.push(c)
-    })
-    req.on('end', () => resolve(n > MAX_BODY ? null : Buffer.concat(parts).toString('utf8')))
-    req.on('error', reject)
-  })
-}
-
 /**
- * What a PROPFIND body asks for: { mode: 'allprop' } (also for an empty body),
- * { mode: 'propname' }, or { mode: 'prop', props: [{ ns, name }] }. This is a
- * deliberately small reader for the one shape RFC 4918 §14.20 defines; a body
- * it cannot read is a 400, never a guess.
- * @returns {{ mode: string, props?: { ns: string, name: string }[] } | null}
- */
-export function parsePropfind (text) {
-  const body = text.replace(/<\?xml[^>]*\?>/, '').replace(/<!--[\s\S]*?-->/g, '').trim()
-  if (body === '') return { mode: 'allprop' }
-  if (/<!DOCTYPE|<!ENTITY/i.test(body)) return null // no DTDs, no entity tricks
-  const ns = new Map()
-  for (const m of body.matchAll(/xmlns(?::([A-Za-z_][\w.-]*))?\s*=\s*("([^"]*)"|'([^']*)')/g)) ns.set(m[1] ?? '', m[3] ?? m[4])
-  const qname = (prefix) => ns.get(prefix ?? '') ?? (prefix ? null : '')
-  const TAG = /<(\/?)(?:([A-Za-z_][\w.-]*):)?([A-Za-z_][\w.-]*)\b[^>]*?(\/?)>/g
-  const tags = [...body.matchAll(TAG)].map(m => ({ close: m[1] === '/', ns: qname(m[2]), name: m[3], empty: m[4] === '/' }))
-  if (tags.length === 0 || tags[0].ns !== DAV || tags[0].name !== 'propfind') return null
-  const kinds = tags.filter(t => !t.close && t.ns === DAV && ['allprop', 'propname', 'prop'].includes(t.name))
-  if (kinds.length === 0) return null
-  const kind = kinds[0].name
-  if (kind !== 'prop') return { mode: kind }
-  const start = tags.findIndex(t => !t.close && t.ns === DAV && t.name === 'prop')
-  if (tags[start].empty) return { mode: 'prop', props: [] }
-  const props = []
-  let depth = 0
-  for (let i = start + 1; i < tags.length; i++) {
-    const t = tags[i]
-    if (t.close) { if (depth === 0) break; depth--; continue }
-    if (depth === 0) {
-      if (t.ns === null) return null // an undeclared prefix
-      props.push({ ns: t.ns, name: t.name })
-    }
-    if (!t.empty) depth++
-  }
-  return { mode: 'prop', props }
-}
-
-/**
- * One <D:response> for a resource.
+ * One <D:response> for a resource. Properties are matched by expanded name
+ * (namespace and local name), never by prefix; one this server does not have
+ * goes back in a 404 propstat with its own namespace (RFC 4918 §9.1).
  * @param {string} href absolute path, already percent-encoded
- * @param {{ dir: boolean, name: string, size?: number, mtime: number, etag?: string, type?: string }} r
- * @param {{ mode: string, props?: { ns: string, name: string }[] }} want
+ * @param {{ dir: boolean, name: string, size?: number, mtime: number, etag?: string, type?: string, exec?: boolean }} r
+ * @param {import('./propfind-body.js').Want} want
  */
 export function davResponse (href, r, want) {
   const values = davProps(r)
   let ok = ''
   let missing = ''
   if (want.mode === 'propname') {
-    for (const k of Object.keys(values)) ok += `<D:${k}/>`
+    for (const v of values.values()) ok += v.empty
   } else if (want.mode === 'allprop') {
-    for (const v of Object.values(values)) ok += v
+    for (const v of values.values()) ok += v.xml
   } else {
     for (const p of want.props) {
-      if (p.ns === DAV && values[p.name] !== undefined) ok += values[p.name]
-      else missing += p.ns === DAV ? `<D:${p.name}/>` : `<x:${p.name} xmlns:x="${escapeXml(p.ns)}"/>`
+      const v = values.get(propKey(p.ns, p.name))
+      if (v !== undefined) ok += v.xml
+      else missing += emptyProp(p.ns, p.name)
     }
   }
   let out = `<D:response><D:href>${escapeXml(href)}</D:href>`
@@ -186,19 +139,36 @@ export function davResponse (href, r, want) {
   return out + '</D:response>\n'
 }
 
+const propKey = (ns, name) => `${ns} ${name}`
+
+/** An empty property element for {ns}name; names came through xml-reader.js, so they are XML names. */
+function emptyProp (ns, name) {
+  if (ns === DAV) return `<D:${name}/>`
+  if (ns === '') return `<${name} xmlns=""/>`
+  return `<x:${name} xmlns:x="${escapeXml(ns)}"/>`
+}
+
+/** The live properties of a resource: expanded name → { xml, empty } (the value, and the name alone for propname). */
 function davProps (r) {
-  const p = {}
+  const p = new Map()
+  const dav = (name, inner) => p.set(propKey(DAV, name), { xml: inner === '' ? `<D:${name}/>` : `<D:${name}>${inner}</D:${name}>`, empty: `<D:${name}/>` })
   const d = new Date(r.mtime)
   const valid = !Number.isNaN(d.getTime())
-  p.displayname = `<D:displayname>${escapeXml(r.name)}</D:displayname>`
-  p.resourcetype = r.dir ? '<D:resourcetype><D:collection/></D:resourcetype>' : '<D:resourcetype/>'
-  if (!r.dir) p.getcontentlength = `<D:getcontentlength>${r.size}</D:getcontentlength>`
-  if (!r.dir && r.type) p.getcontenttype = `<D:getcontenttype>${escapeXml(r.type)}</D:getcontenttype>`
-  if (valid) p.getlastmodified = `<D:getlastmodified>${d.toUTCString()}</D:getlastmodified>`
-  if (valid) p.creationdate = `<D:creationdate>${d.toISOString()}</D:creationdate>`
-  if (r.etag) p.getetag = `<D:getetag>${escapeXml(r.etag)}</D:getetag>`
-  p.supportedlock = '<D:supportedlock/>' // none: a read-only tree has nothing to lock
-  p.lockdiscovery = '<D:lockdiscovery/>'
+  dav('displayname', escapeXml(r.name))
+  dav('resourcetype', r.dir ? '<D:collection/>' : '')
+  if (!r.dir) dav('getcontentlength', String(r.size))
+  if (!r.dir && r.type) dav('getcontenttype', escapeXml(r.type))
+  if (valid) dav('getlastmodified', d.toUTCString())
+  if (valid) dav('creationdate', d.toISOString())
+  if (r.etag) dav('getetag', escapeXml(r.etag))
+  dav('supportedlock', '') // none: a read-only tree has nothing to lock
+  dav('lockdiscovery', '')
+  if (!r.dir) {
+    p.set(propKey(APACHE, 'executable'), {
+      xml: `<A:executable xmlns:A="${APACHE}">${r.exec ? 'T' : 'F'}</A:executable>`,
+      empty: `<A:executable xmlns:A="${APACHE}"/>`
+    })
+  }
   return p
 }
 
@@ -209,3 +179,5 @@ export const XML_TYPE = 'application/xml; charset=utf-8'
 export const FINITE_DEPTH_BODY = '<?xml version="1.0" encoding="utf-8"?>\n<D:error xmlns:D="DAV:"><D:propfind-finite-depth/></D:error>\n'
 
 export { KNOWN as DAV_PROPS }
+
+function oneLine (s) { return String(s).replace(/[\r\n]+\s*/g, ' ').slice(0, 500) }

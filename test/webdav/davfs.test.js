@@ -1,0 +1,91 @@
+// davfs2 (Debian package davfs2) mounts the gateway with `mount -t davfs`
+// and the kernel reads the tree: `find` lists it, `cat` reads every file and
+// `cmp` compares it with the source. davfs2 speaks neon's PROPFIND (a default
+// namespace on every property element), which the gateway must read as XML
+// namespaces say. Needs root (mount), /dev/fuse and CAP_SYS_ADMIN; skips with
+// the reason otherwise.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import { existsSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { serve } from '../helpers/fixtures.js'
+import { makeFixture, fixtureFiles, startGateway, run, readAll, tmpdir, address } from '../gateway/helpers.js'
+
+const MOUNT = '/usr/sbin/mount.davfs'
+
+function whyNot () {
+  if (process.platform !== 'linux') return 'davfs2 mounts need Linux'
+  if (!existsSync(MOUNT)) return 'davfs2 is not installed (Debian package davfs2)'
+  if (process.getuid?.() !== 0) return 'mounting needs root'
+  if (!existsSync('/dev/fuse')) return 'no /dev/fuse in this machine or container'
+  const eff = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]
+  if (eff === undefined || !(BigInt('0x' + eff) & (1n << 21n))) return 'no CAP_SYS_ADMIN: the kernel will not mount here'
+  return false
+}
+const skip = whyNot()
+
+const fx = {}
+before(async () => {
+  if (skip) return
+  fx.files = { ...fixtureFiles(), 'bin/tool': { data: '#!/bin/sh\necho hi\n', mode: 0o755 } }
+  Object.assign(fx, await makeFixture(fx.files))
+  fx.mirror = await serve(fx.out)
+  fx.gw = await startGateway(null, { tree: address(fx.mirror.url, fx.pk) })
+  fx.work = await tmpdir('rotree-davfs-')
+})
+after(async () => {
+  if (fx.mounted) await run('umount', [fx.mnt], { timeoutMs: 30_000 }).catch(() => {})
+  await fx.gw?.close(); await fx.mirror?.close(); await fx.cleanup?.()
+  if (fx.work) await fs.rm(fx.work, { recursive: true, force: true })
+})
+
+/**
+ * A davfs2 user configuration of our own (conf=), so neither /etc/davfs2 nor
+ * the secrets there are used: no locks (the gateway is class 1), never ask
+ * for credentials, a cache in the temp dir, and buf_size 64 (KiB): davfs2
+ * 1.6's default of 16 is smaller than the readdir buffer recent kernels
+ * ask for, and every readdir would fail with EINVAL.
+ */
+async function davfsConfig (dir) {
+  const cache = path.join(dir, 'cache')
+  await fs.mkdir(cache)
+  // davfs2 makes its cache folder as its own unprivileged user (davfs2 by default): let its group write
+  const gid = /^davfs2:[^:]*:(\d+):/m.exec(await fs.readFile('/etc/group', 'utf8').catch(() => ''))?.[1]
+  if (gid !== undefined) { await fs.chown(cache, 0, Number(gid)); await fs.chmod(cache, 0o775) }
+  const secrets = path.join(dir, 'secrets')
+  await fs.writeFile(secrets, '', { mode: 0o600 })
+  const conf = path.join(dir, 'davfs2.conf')
+  await fs.writeFile(conf, `use_locks 0\nask_auth 0\nbuf_size 64\ncache_dir ${cache}\nsecrets ${secrets}\n`)
+  await fs.chmod(dir, 0o755)
+  return conf
+}
+
+test('mount -t davfs: find, cat and cmp read the whole tree as the source has it', { skip, timeout: 120_000 }, async () => {
+  const conf = await davfsConfig(fx.work)
+  fx.mnt = path.join(fx.work, 'mnt')
+  await fs.mkdir(fx.mnt)
+  const m = await run('mount', ['-t', 'davfs', '-o', `ro,conf=${conf}`, fx.gw.url, fx.mnt], { timeoutMs: 60_000 })
+  assert.equal(m.code, 0, `mount: ${m.stdout}${m.stderr}`)
+  fx.mounted = true
+
+  // find: every regular file (symlinks appear as what they lead to; davfs2 adds its local lost+found)
+  const f = await run('find', [fx.mnt, '-type', 'f', '-not', '-path', `${fx.mnt}/lost+found/*`], { timeoutMs: 60_000 })
+  assert.equal(f.code, 0, f.stderr)
+  const found = f.stdout.split('\n').filter(Boolean).map(p => path.relative(fx.mnt, p)).sort()
+  const want = await readAll(fx.src)
+  assert.deepEqual(found, Object.keys(want).sort())
+
+  for (const rel of found) {
+    const c = await run('cmp', [path.join(fx.mnt, rel), path.join(fx.src, rel)], { timeoutMs: 60_000 })
+    assert.equal(c.code, 0, `cmp ${rel}: ${c.stdout}${c.stderr}`)
+  }
+  const cat = await run('cat', [path.join(fx.mnt, 'hello.txt'), path.join(fx.mnt, 'docs/sub/deep.txt')])
+  assert.equal(cat.stdout, 'hello, world\ndeep\n')
+  assert.ok(((await fs.stat(path.join(fx.mnt, 'bin/tool'))).mode & 0o111) !== 0, 'the exec bit, from the executable property')
+  assert.ok(((await fs.stat(path.join(fx.mnt, 'hello.txt'))).mode & 0o111) === 0)
+
+  const u = await run('umount', [fx.mnt], { timeoutMs: 60_000 })
+  assert.equal(u.code, 0, `umount: ${u.stderr}`)
+  fx.mounted = false
+})
