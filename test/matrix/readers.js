@@ -53,6 +53,28 @@ export const READERS = [
     }
   },
   {
+    id: 'library, mirrors striped',
+    // Many chunks in flight, so the first mirror's window fills and the second
+    // carries the rest at the same time (client-js/src/sched.js): the liar is
+    // asked for the first window of the file, the lied-about chunk included,
+    // while the honest mirror serves beside it. With an honest mirror the read
+    // must also have been split between the two, unless the liar was benched.
+    async run ({ addr, mirrors, stateDir, timeoutS, path: p }) {
+      const parts = []
+      try {
+        const tree = await openTree(addr, { mirrors, stateDir, timeoutMs: timeoutS * 1000, concurrency: 32, readAhead: 32 })
+        try {
+          for await (const b of tree.createReadStream(p)) parts.push(b)
+          const h = tree.stats.mirrors
+          if (mirrors.length > 0 && h.every(m => m.healthy) && !h.every(m => m.requests > 0)) {
+            return { ok: false, code: 'not striped', out: Buffer.concat(parts), message: JSON.stringify(h) }
+          }
+        } finally { tree.close() }
+        return { ok: true, out: Buffer.concat(parts) }
+      } catch (err) { return { ok: false, code: err.code, out: Buffer.concat(parts), message: err.message } }
+    }
+  },
+  {
     id: 'rotree cat',
     async run ({ addr, mirrors, stateDir, timeoutS, path: p }) {
       const r = await runCli(['cat', addr, p, '--timeout', String(timeoutS), '--state-dir', stateDir, ...mirrors.flatMap(m => ['--mirror', m])])
