@@ -115,7 +115,8 @@ class Conn {
     this.uses = 0
     this.gotBytes = false // of the current answer: before any, a reused connection the server closed may be retried
     this.scratch = Buffer.allocUnsafe(SCRATCH)
-    this.head = null // head bytes gathered across reads
+    this.headBuf = null // a head split over reads, gathered (allocated when first needed)
+    this.headLen = 0
     this.remaining = 0 // BODY/DRAIN: bytes still to come
     this.keepAlive = true
     this.chunk = null // CHUNKED: decoder state
@@ -144,7 +145,7 @@ class Conn {
     this.job = job
     this.state = HEAD
     this.gotBytes = false
-    this.head = null
+    this.headLen = 0
     this.sock.ref()
     job.setCancel(() => this.destroy())
     this.sock.write(job.h1Request, 'latin1')
@@ -170,22 +171,36 @@ class Conn {
       const job = this.job
       switch (this.state) {
         case HEAD: {
-          const joined = this.head !== null
-          const head = joined ? Buffer.concat([this.head, buf.subarray(from, to)]) : buf.subarray(from, to)
-          const end = head.indexOf(CRLF2, joined ? Math.max(0, this.head.length - 3) : 0)
+          // a head is parsed where it lies in the scratch buffer; one split over
+          // reads is gathered in headBuf (bounded: no quadratic re-copying for a
+          // mirror that drips its head a byte at a time)
+          const joined = this.headLen > 0
+          let head = buf.subarray(from, to)
+          let start = 0
+          if (joined) {
+            buf.copy(this.headBuf, this.headLen, from, to) // room: headLen <= MAX_HEAD, a read <= SCRATCH
+            start = this.headLen - 3
+            this.headLen += to - from
+            head = this.headBuf.subarray(0, this.headLen)
+          }
+          const end = head.indexOf(CRLF2, start)
           if (end < 0) {
             if (head.length > MAX_HEAD) return this.protocolError(`answer head larger than ${MAX_HEAD} bytes`)
-            this.head = Buffer.from(head) // out of the scratch buffer, which the next read overwrites
+            if (!joined) {
+              this.headBuf ??= Buffer.allocUnsafe(MAX_HEAD + SCRATCH)
+              buf.copy(this.headBuf, 0, from, to) // out of the scratch buffer, which the next read overwrites
+              this.headLen = to - from
+            }
             return
           }
           if (end > MAX_HEAD) return this.protocolError(`answer head larger than ${MAX_HEAD} bytes`)
-          this.head = null
+          this.headLen = 0
           const rest = end + 4
           if (!this.onHead(head.latin1Slice(0, end), rest < head.length)) return
           // the bytes after the head, in whatever state onHead chose
           if (rest >= head.length) return
           if (!joined) { from += rest; continue }
-          buf = head; from = rest; to = head.length
+          buf = Buffer.from(head.subarray(rest)); from = 0; to = buf.length
           continue
         }
         case BODY: case UNTIL_CLOSE: {

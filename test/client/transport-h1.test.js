@@ -198,3 +198,24 @@ test('close() fails what is in flight or queued, and ends every connection', asy
   await new Promise(resolve => sockets[0].destroyed ? resolve() : sockets[0].on('close', resolve))
   await rejects(get(tr, srv.url + 'c'), 'ROTREE_MIRROR_NETWORK')
 })
+
+test('a head that arrives a few bytes at a time is gathered; one past the limit is refused', async t => {
+  const dribble = (s, text, body) => {
+    const bytes = Buffer.from(text, 'latin1')
+    let i = 0
+    const next = () => {
+      if (s.destroyed) return
+      if (i >= bytes.length) return s.write(body)
+      s.write(bytes.subarray(i, i += 7), () => setImmediate(next))
+    }
+    next()
+  }
+  const srv = await rawServer(t, (i, c, s, head) => {
+    if (head.startsWith('GET /big')) return dribble(s, 'HTTP/1.1 200 OK\r\n' + 'X-Pad: ' + 'p'.repeat(17_000) + '\r\nContent-Length: 3\r\n\r\n', 'abc')
+    dribble(s, 'HTTP/1.1 200 OK\r\n' + 'X-Pad: ' + 'p'.repeat(3000) + `\r\nContent-Length: ${BODY.length}\r\n\r\n`, BODY)
+  })
+  const tr = transport(t)
+  assert.ok(Buffer.from(await get(tr, srv.url + 'a')).equals(BODY))
+  assert.ok(Buffer.from(await get(tr, srv.url + 'b')).equals(BODY))
+  await rejects(get(tr, srv.url + 'big'), 'ROTREE_MIRROR_NETWORK')
+})
