@@ -70,7 +70,7 @@ export async function usage (key: string): Promise<void> {
   const c: 'ROTREE_HASH_MISMATCH' = e.code
   const nf = new NotFoundError('gone')
   const all = new AllMirrorsFailedError('all', { details: { errors: [] } })
-  const table: ReadonlyArray<readonly [RotreeErrorCode, string, string]> = ERROR_TABLE
+  const table: ReadonlyArray<readonly [RotreeErrorCode, string, number, string, string]> = ERROR_TABLE
   const isFault: boolean = MIRROR_FAULT_CODES.has(nf.code)
   void c; void all; void table; void isFault
 

@@ -49,3 +49,16 @@ export function prng (n, seed = 'seed') {
   const key = createHash('sha256').update(seed).digest()
   return createCipheriv('aes-256-ctr', key, Buffer.alloc(16)).update(Buffer.alloc(n))
 }
+
+/**
+ * An assert.rejects validator: every mirror failed (docs/TRUST.md rule 4), and
+ * each one with `code` (ROTREE_ALL_MIRRORS_FAILED carries what each did).
+ */
+export function allFailedWith (code) {
+  return err => {
+    if (err?.code !== 'ROTREE_ALL_MIRRORS_FAILED') throw err
+    const codes = (err.errors ?? []).map(e => e.code)
+    if (codes.length === 0 || codes.some(c => c !== code)) throw new Error(`expected every mirror to fail with ${code}, got ${codes.join(', ')}`, { cause: err })
+    return true
+  }
+}
