@@ -1,7 +1,8 @@
 // The Express app for everything off the hot path: CORS preflight, 405s on the
 // blob and fsinfo paths, the optional web app, and 404. index.js sends GET and
-// HEAD for /h/… and /fsinfo.json around this app (DESIGN.md P1: no per-request
-// framework work there), so those never reach it.
+// HEAD for /h/… and /fsinfo.json around this app (docs/BENCHMARKS.md P1: no per-request
+// framework work there), so those never reach it. Every error answer here is
+// Cache-Control: no-store.
 //
 // With a web root, a request whose Host is a key's own origin (docs/WEB.md)
 // is given only the files that origin needs.
@@ -42,7 +43,7 @@ export function createApp ({ webRoot = null, log = null } = {}) {
 
   app.all([BLOB_PATH, '/fsinfo.json'], (req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD') return next()
-    res.set('Allow', ALLOW).status(405).type('text/plain').send('method not allowed')
+    res.set({ Allow: ALLOW, 'Cache-Control': 'no-store' }).status(405).type('text/plain').send('method not allowed')
   })
 
   if (webRoot !== null) {
@@ -61,8 +62,9 @@ export function createApp ({ webRoot = null, log = null } = {}) {
     })
   }
 
+  // a 404 is never stored by a cache in front (docs/DEPLOY.md "A CDN in front")
   app.use((req, res) => {
-    res.status(404).type('text/plain').send('not found')
+    res.set('Cache-Control', 'no-store').status(404).type('text/plain').send('not found')
   })
 
   // Express 5 hands errors here (a malformed %-escape in a static path, say):
@@ -71,7 +73,7 @@ export function createApp ({ webRoot = null, log = null } = {}) {
     const status = Number.isInteger(err.status) && err.status >= 400 && err.status < 600 ? err.status : 500
     if (status >= 500) log?.error?.(`rotree serve: ${req.method} ${req.url}: ${err.message}`)
     if (res.headersSent) return res.destroy()
-    res.status(status).type('text/plain').send(STATUS_CODES[status]?.toLowerCase() ?? 'error')
+    res.set('Cache-Control', 'no-store').status(status).type('text/plain').send(STATUS_CODES[status]?.toLowerCase() ?? 'error')
   })
 
   return app

@@ -34,12 +34,17 @@ export const BLOB_COMMON = [
   ...CORS
 ]
 
-/** Plain-text error response with CORS, used by both hot routes. */
+/**
+ * Plain-text error response with CORS, used by both hot routes. Never
+ * stored by a cache (no-store): a blob that is missing now (a publish or a
+ * pull in progress) is served the moment it is there, also through a CDN.
+ */
 export function sendStatus (res, status, body) {
   const buf = Buffer.from(body)
   res.writeHead(status, [
     'Content-Type', 'text/plain; charset=utf-8',
     'Content-Length', String(buf.length),
+    'Cache-Control', 'no-store',
     ...CORS
   ])
   res.end(buf)

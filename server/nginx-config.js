@@ -1,10 +1,14 @@
 // `rotree nginx-config`: an nginx configuration that serves a published folder
 // the way readers and caches need it (FORMAT.md §1.1, §8; docs/DEPLOY.md).
 //
-// Only two kinds of path exist: BASE/fsinfo.json and BASE/h/<64 hex>. Both are
-// whitelisted; everything else (history/, .rotree/, temporary files in h/, a
-// directory listing) is a 404. Blobs are immutable, so they are cached for a
-// year; fsinfo.json is the one file that changes, so it is cached briefly.
+// Readers ask for BASE/fsinfo.json and BASE/h/<64 hex>, and a format-2 reader
+// also for BASE/trust/<seq>.json (FORMAT.md §12.2). Those are whitelisted;
+// everything else (history/, .rotree/, temporary files in h/, a directory
+// listing) is a 404. Blobs are immutable, so they are cached for a year;
+// fsinfo.json is the one file that changes, so it is cached briefly. Every
+// 404 carries Cache-Control: no-store, so no cache in front (a CDN, a Varnish
+// edge) keeps a blob's absence: a blob asked for a moment before its upload
+// finished must be served as soon as it is there.
 // Nothing is compressed: a reader caps each blob at its exact size, and a
 // CDN's gzip would change the bytes it stores (the ETag would then name
 // something else). CORS lets a browser on another origin read the tree.
@@ -13,7 +17,9 @@
 // keeps its pid file, logs and every temporary directory under PREFIX. It does
 // not contain `daemon off;`: run it in the foreground with -g 'daemon off;'
 // (systemd, containers, tests) or let it daemonise and stop it with -s quit.
+import fs from 'node:fs'
 import path from 'node:path'
+import { execFileSync } from 'node:child_process'
 
 const CORS_EXPOSE = 'Content-Length, Content-Range, ETag, Accept-Ranges, Last-Modified'
 const IMMUTABLE = 'public, max-age=31536000, immutable'
@@ -42,6 +48,9 @@ export function checkBase (base) {
 
 const escapeRegex = s => s.replace(/[.]/g, '\\.')
 
+/** The location blocks of a missing file (error_page) and of paths that are not served: 404, never stored by a cache. */
+const NO_STORE = 'add_header Cache-Control "no-store" always;'
+
 /**
  * The server block.
  * @param {{ out: string, listen: string, base?: string, fsinfoMaxAge?: number, accessLog?: string|null }} o
@@ -63,12 +72,15 @@ export function serverBlock ({ out, listen, base = '/', fsinfoMaxAge = 30, acces
             return 204;
         }`
   const notFound = `        default_type text/plain;
+        ${NO_STORE}
 ${cors}
         return 404 "not found\\n";`
+  // a blob, fsinfo.json or trust document that is not (yet) on disk: the same 404
+  const missing = '        error_page 404 = @rotree_missing;'
   const lines = [`server {
     listen ${listen};
     # the published folder: ${root}
-    # readers request only ${base}fsinfo.json and ${base}h/<64 hex> (docs/FORMAT.md §1.1)
+    # readers request only ${base}fsinfo.json, ${base}h/<64 hex> (docs/FORMAT.md §1.1) and ${base}trust/<seq>.json (§12.2)
     autoindex off;
     etag on;
     gzip off;                 # blobs are served byte for byte: readers cap them at their exact size
@@ -90,6 +102,7 @@ ${preflight}
 ${cors}
         open_file_cache max=10000 inactive=60s;
         open_file_cache_errors off;   # a blob that is missing now may be pulled in a moment
+${missing}
     }
 
     # anything else under h/ (temporary files of a build or pull, other names): not a blob
@@ -108,6 +121,24 @@ ${preflight}
         add_header X-Content-Type-Options "nosniff" always;
 ${cors}
         open_file_cache off;          # it is replaced by rename: always open the current one
+${missing}
+    }
+
+    # format version 2: the trust documents, trust/<seq>.json (docs/FORMAT.md §12.2); written once each
+    location ~ "^${escapeRegex(base)}trust/([1-9][0-9]{0,15})\\.json$" {
+        alias "${q(root, 'OUT').slice(1, -1)}/trust/$1.json";
+        types { }
+        default_type application/json;
+${preflight}
+        add_header Cache-Control "public, max-age=${Math.max(0, Math.floor(fsinfoMaxAge))}";
+        add_header X-Content-Type-Options "nosniff" always;
+${cors}
+${missing}
+    }
+
+    # a file above that is not there: 404 without a lifetime, so no cache in front keeps the absence
+    location @rotree_missing {
+${notFound}
     }
 
     # nothing else is served (history/, .rotree/, temporary files, listings)
@@ -126,20 +157,85 @@ ${notFound}
 }
 
 /**
+ * Who nginx's workers run as, for --full. nginx started by root switches its
+ * workers to `nobody` unless the config says otherwise, and `nobody` cannot
+ * read a folder only its owner may read: every blob would be a 403. So when
+ * this runs as root and OUT belongs to another account, the config names
+ * that account (`user NAME GROUP;`): the workers read OUT as its owner and
+ * nothing more. OUT owned by root gets no `user` line (workers as root would
+ * be a needless risk); then, and whenever the workers could not reach OUT,
+ * a warning says what to do.
+ * @param {string} out
+ * @param {{ uid?: number }} [o] the uid that will start nginx (default: this process's)
+ * @returns {{ user: string|null, warnings: string[] }} user: the `user` directive's argument
+ */
+export function workerUser (out, { uid = process.getuid?.() } = {}) {
+  const root = path.resolve(out)
+  if (uid !== 0) return { user: null, warnings: [] } // an ordinary user: nginx cannot switch, workers run as that user
+  let st
+  try { st = fs.statSync(root) } catch { return { user: null, warnings: [`${root} does not exist yet: started as root, nginx runs its workers as nobody, who must be able to read it`] } }
+  const who = st.uid === 0 ? { uid: 65534, gid: 65534, name: 'nobody' } : { uid: st.uid, gid: st.gid, name: accountName('passwd', st.uid) }
+  const warnings = []
+  let user = null
+  if (st.uid !== 0) {
+    const group = accountName('group', st.gid)
+    if (who.name === null) warnings.push(`${root} belongs to uid ${st.uid}, which has no account name: add \`user NAME;\` for it yourself, or nginx's workers run as nobody`)
+    else user = group === null ? who.name : `${who.name} ${group}`
+  }
+  const blocked = unreachable(root, who)
+  if (blocked !== null) {
+    warnings.push(st.uid === 0
+      ? `nginx started as root runs its workers as nobody, and nobody cannot read ${blocked} (every request would be a 403): chown -R ${root} to a service account (this command then names it in \`user\`), or chmod -R a+rX it`
+      : `nginx's workers (user ${who.name ?? st.uid}) cannot read ${blocked}: let that account search every folder above ${root}`)
+  }
+  return { user, warnings }
+}
+
+/** An account's name by id (getent, so NSS sources count), or null. */
+function accountName (db, id) {
+  try {
+    const line = execFileSync('getent', [db, String(id)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+    const name = line.split(':')[0]
+    return /^[A-Za-z_][A-Za-z0-9._-]*\$?$/.test(name) ? name : null
+  } catch {
+    return null
+  }
+}
+
+/** The first of OUT's folders (its ancestors, OUT, OUT/h) the account cannot search, or null. Primary group only: a warning, not a proof. */
+function unreachable (root, { uid, gid }) {
+  const dirs = []
+  for (let d = root; ; d = path.dirname(d)) { dirs.unshift(d); if (d === path.dirname(d)) break }
+  dirs.push(path.join(root, 'h'))
+  for (const d of dirs) {
+    let st
+    try { st = fs.statSync(d) } catch { continue }
+    const bits = st.uid === uid ? (st.mode >> 6) & 7 : st.gid === gid ? (st.mode >> 3) & 7 : st.mode & 7
+    const need = d === root || d.endsWith('/h') ? 5 : 1 // search, and read where files are looked up
+    if ((bits & need) !== need) return d
+  }
+  return null
+}
+
+/**
  * A complete nginx.conf that an unprivileged user runs with
  * `nginx -p PREFIX -c FILE -g 'daemon off;'` (foreground) or without -g (daemon).
- * @param {{ out: string, listen: string, prefix: string, base?: string, fsinfoMaxAge?: number, workers?: string|number }} o
+ * @param {{ out: string, listen: string, prefix: string, base?: string, fsinfoMaxAge?: number, workers?: string|number, uid?: number, warn?: ((msg: string) => void) | null }} o
+ *   uid: who will start nginx (default: this process); warn: called with each warning (workerUser), also written into the config as a comment
  */
-export function fullConfig ({ out, listen, prefix, base, fsinfoMaxAge, workers = 'auto' }) {
+export function fullConfig ({ out, listen, prefix, base, fsinfoMaxAge, workers = 'auto', uid, warn = null }) {
   const p = path.resolve(prefix)
+  const { user, warnings } = workerUser(out, { uid })
+  for (const w of warnings) warn?.(w)
   if (!(workers === 'auto' || (Number.isInteger(Number(workers)) && Number(workers) > 0))) throw new RangeError('--workers must be a positive integer or auto')
   const under = name => q(path.join(p, name), '--prefix')
   return `# nginx.conf for the rotree tree in ${path.resolve(out)}, from \`rotree nginx-config --full\`.
 # Runs as an ordinary user; everything it writes is under ${p}:
 #   nginx -p ${p} -c <this file> -g 'daemon off;'   # foreground (systemd, containers)
 #   nginx -p ${p} -c <this file>                    # daemon; stop with: nginx -p ${p} -c <this file> -s quit
-# Started as root instead, nginx runs its workers as "nobody": OUT must then be world-readable.
-worker_processes ${workers};
+${user !== null
+  ? `# Generated as root: the workers run as the owner of ${path.resolve(out)}, so they can read it.\nuser ${user};\n`
+  : '# Started as root, nginx runs its workers as "nobody": OUT must then be readable by nobody.\n'}${warnings.map(w => `# warning: ${w}\n`).join('')}worker_processes ${workers};
 pid ${under('nginx.pid')};
 lock_file ${under('nginx.lock')};
 error_log ${under('error.log')} warn;

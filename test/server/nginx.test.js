@@ -111,6 +111,9 @@ before(async () => {
   key = makeKey()
   ;({ result } = await buildTree(src, { key, out }))
   await fs.writeFile(path.join(out, 'h', '.tmp-0123456789abcdef-abcdef'), 'a half-written blob')
+  await fs.mkdir(path.join(out, 'trust'))
+  await fs.writeFile(path.join(out, 'trust', '1.json'), '{"type":"rotree-trust"}\n') // served as bytes; readers verify
+  await fs.writeFile(path.join(out, 'trust', '.tmp-1'), 'half-written')
   letNobodyRead(dir)
   nginx = await startNginx(async (port, prefix) => {
     const r = await rotree(['nginx-config', out, '--listen', `127.0.0.1:${port}`, '--full', '--prefix', prefix, '--workers', '1'])
@@ -170,17 +173,31 @@ test('CORS preflight', { skip }, async () => {
   }
 })
 
-test('only fsinfo.json and h/<64 hex> are served: everything else is a 404 (with CORS, not cached for a year)', { skip }, async () => {
+test('only fsinfo.json, h/<64 hex> and trust/<seq>.json are served: everything else is a 404 (with CORS, never stored)', { skip }, async () => {
   const seq = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8')).seq
   const paths = ['/', '/h/', '/h/.tmp-0123456789abcdef-abcdef', `/h/${'A'.repeat(64)}`, `/h/${'a'.repeat(63)}`,
     `/h/${'0'.repeat(64)}`, `/h/${result.root}/`, `/h/${result.root}x`, `/history/${seq}.json`, '/history/',
-    '/.rotree/build-index/CURRENT', '/unsigned.json', '/fsinfo.json.tmp-1', '/h/../.rotree/build-index/LOCK']
+    '/.rotree/build-index/CURRENT', '/unsigned.json', '/fsinfo.json.tmp-1', '/h/../.rotree/build-index/LOCK',
+    '/trust/2.json', '/trust/0.json', '/trust/01.json', '/trust/', '/trust/.tmp-1']
   for (const p of paths) {
     const r = await req(nginx.port, p)
     assert.equal(r.status, 404, p)
     assert.equal(r.headers['access-control-allow-origin'], '*', p)
-    assert.doesNotMatch(r.headers['cache-control'] ?? '', /immutable/, p)
+    // a missing blob too: an edge in front must never keep an absence (docs/DEPLOY.md "A CDN in front")
+    assert.equal(r.headers['cache-control'], 'no-store', p)
   }
+  const trust = await req(nginx.port, '/trust/1.json')
+  assert.equal(trust.status, 200)
+  assert.equal(trust.headers['content-type'], 'application/json')
+  assert.equal(trust.headers['cache-control'], 'public, max-age=30')
+  assert.equal(trust.headers['access-control-allow-origin'], '*')
+  // fsinfo.json missing for a moment (a mirror before its first pull): 404, never stored
+  await fs.rename(path.join(out, 'fsinfo.json'), path.join(out, 'fsinfo.json.away'))
+  try {
+    const gone = await req(nginx.port, '/fsinfo.json')
+    assert.equal(gone.status, 404)
+    assert.equal(gone.headers['cache-control'], 'no-store')
+  } finally { await fs.rename(path.join(out, 'fsinfo.json.away'), path.join(out, 'fsinfo.json')) }
 })
 
 test('the verifying client reads the whole tree through nginx, and sees a rebuild', { skip, timeout: 60_000 }, async t => {
@@ -226,6 +243,40 @@ http { access_log off; ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].ma
   assert.equal((await req(ng.port, `/pub/h/${'0'.repeat(64)}`)).status, 404)
   const tree = await openTree(`${ng.url}pub/#${key.publicKey}`, { stateDir: null }); t.after(() => tree.close())
   assert.equal(Buffer.compare(Buffer.from(await tree.readFile('/data/big.bin')), files['data/big.bin']), 0)
+})
+
+const rootSkip = skip || (process.getuid?.() !== 0 ? 'needs root (nginx switches its workers\' user only when started as root)' : false)
+test('--full generated as root: the workers run as the owner of OUT, so a folder only its owner can read is served', { skip: rootSkip, timeout: 60_000 }, async t => {
+  const owner = 'daemon' // an account every Debian system has, that is neither root nor nobody
+  const base = await tmpdir('rotree-nginx-owner-'); t.after(() => fs.rm(base, { recursive: true, force: true }))
+  await fs.chmod(base, 0o711) // searchable, not readable: the owner needs only to reach OUT
+  const own = path.join(base, 'out')
+  await buildTree(src, { key, out: own })
+  execFileSync('chown', ['-R', `${owner}:${owner}`, own])
+  execFileSync('chmod', ['-R', 'go-rwx', own]) // only its owner can read it
+  let conf
+  const ng = await startNginx(async (port, prefix) => {
+    const r = await rotree(['nginx-config', own, '--listen', `127.0.0.1:${port}`, '--full', '--prefix', prefix, '--workers', '1'])
+    assert.equal(r.code, 0, r.stderr)
+    conf = r.stdout
+    return conf
+  })
+  t.after(ng.stop)
+  assert.match(conf, new RegExp(`^user ${owner} ${owner};$`, 'm'))
+  assert.doesNotMatch(conf, /# warning/)
+  const f = await req(ng.port, '/fsinfo.json')
+  assert.equal(f.status, 200, 'nobody would get a 403 here')
+  const info = JSON.parse(f.body)
+  assert.equal((await req(ng.port, `/h/${info.root}`)).status, 200)
+
+  // a folder root owns and keeps to itself: no `user root`, and a warning that says what to do
+  const mine = path.join(base, 'root-only')
+  await fs.mkdir(mine, { mode: 0o700 })
+  await fs.mkdir(path.join(mine, 'h'), { mode: 0o700 })
+  const r = await rotree(['nginx-config', mine, '--listen', '127.0.0.1:1', '--full', '--prefix', base])
+  assert.equal(r.code, 0, r.stderr)
+  assert.doesNotMatch(r.stdout, /^user /m)
+  assert.match(r.stdout, /^# warning: .*nobody cannot read .*root-only.*chmod -R a\+rX/m)
 })
 
 test('nginx-config usage errors exit 2', { skip }, async () => {

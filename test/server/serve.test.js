@@ -175,7 +175,7 @@ describe('blobs', () => {
     assert.equal(f.status, 200)
   })
 
-  test('missing blob and hostile paths → 404 with CORS, server keeps running', async () => {
+  test('missing blob and hostile paths → 404 with CORS and no-store, server keeps running', async () => {
     const paths = [
       `/h/${'0'.repeat(64)}`,
       '/h/../fsinfo.json',
@@ -202,6 +202,7 @@ describe('blobs', () => {
       assert.equal(r.status, 404, p)
       assert.equal(r.body.toString(), 'not found', p)
       assert.equal(r.headers['access-control-allow-origin'], '*', p)
+      assert.equal(r.headers['cache-control'], 'no-store', `${p}: a cache in front must never keep an absence`)
     }
   })
 
@@ -248,10 +249,12 @@ describe('blobs', () => {
       const r = await raw(srv.port, p, { method })
       assert.equal(r.status, 405, `${method} ${p}`)
       assert.equal(r.headers.allow, 'GET, HEAD, OPTIONS')
+      assert.equal(r.headers['cache-control'], 'no-store')
     }
     const r = await raw(srv.port, '/elsewhere', { method: 'POST' })
     assert.equal(r.status, 404)
     assert.equal(r.body.toString(), 'not found')
+    assert.equal(r.headers['cache-control'], 'no-store')
   })
 
   test('concurrent requests all get the right bytes', async () => {
@@ -365,7 +368,9 @@ describe('fsinfo.json', () => {
     const dir = await makeTree()
     const srv = await start({ dir, fsinfoMaxAge: 7 })
     try {
-      assert.equal((await raw(srv.port, '/fsinfo.json')).status, 404) // before the first build
+      const none = await raw(srv.port, '/fsinfo.json') // before the first build
+      assert.equal(none.status, 404)
+      assert.equal(none.headers['cache-control'], 'no-store')
 
       const v1 = '{"seq":1}\n'
       await writeFile(join(dir, 'fsinfo.json'), v1)
@@ -446,6 +451,7 @@ describe('web root', () => {
       for (const p of ['/%2e%2e/' + dir.split('/').pop() + '/secret.txt', '/../secret.txt', '/missing.js']) {
         const x = await raw(srv.port, p)
         assert.equal(x.status, 404, p)
+        assert.equal(x.headers['cache-control'], 'no-store', p)
       }
     } finally {
       await srv.s.close()
