@@ -12,7 +12,7 @@ import { spawn, execFileSync } from 'node:child_process'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import os from 'node:os'
-import { freePort, waitPort } from './servers.js'
+import { freePort, waitPort, exposeToNginx } from './servers.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
 const BIN = path.join(ROOT, 'bin/rotree.js')
@@ -52,7 +52,7 @@ export function spkiHash (certPath) {
 export async function startNginxTree (out, { tls = null, workers = 1, plain = {}, web = null, log = true, cpu = null, keepaliveRequests = null } = {}) {
   const port = await freePort()
   const tlsPort = tls ? await freePort() : null
-  if (process.getuid?.() === 0) execFileSync('chmod', ['-R', 'a+rX', path.dirname(path.resolve(out)), ...Object.values(plain), ...(web ? [web.dir] : []), ...(tls ? [path.dirname(tls.cert)] : [])])
+  exposeToNginx([out, ...Object.values(plain), ...(web ? [web.dir] : []), ...(tls ? [path.dirname(tls.cert)] : [])])
   const prefix = await fs.mkdtemp(path.join(os.tmpdir(), 'rotree-nginx-'))
   let conf = execFileSync(process.execPath, [BIN, 'nginx-config', out, '--listen', `127.0.0.1:${port}`, '--full', '--prefix', prefix, '--workers', String(workers)], { stdio: ['ignore', 'pipe', 'ignore'] }).toString()
   const logPath = path.join(prefix, 'bench.log')

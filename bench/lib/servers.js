@@ -39,6 +39,22 @@ function stopper (proc) {
   })
 }
 
+/**
+ * Run as root, nginx's worker drops to 'nobody': let it read these folders
+ * (recursively) and pass through their parents (each parent: a+x only, never
+ * recursively), stopping at the system's temporary folder, which is shared.
+ */
+export function exposeToNginx (dirs) {
+  if (process.getuid?.() !== 0) return
+  const stop = new Set(['/', path.resolve(os.tmpdir())])
+  for (const d of dirs) {
+    const abs = path.resolve(d)
+    if (stop.has(abs)) throw new Error(`will not open ${abs} to nginx: it is shared`)
+    execFileSync('chmod', ['-R', 'a+rX', abs])
+    for (let p = path.dirname(abs); !stop.has(p); p = path.dirname(p)) execFileSync('chmod', ['a+x', p])
+  }
+}
+
 /** cmd args…, pinned to a taskset CPU list when cpu is given (taskset execs it: same pid). */
 function spawnOn (cpu, cmd, args, opts) {
   return cpu ? spawn('taskset', ['-c', cpu, cmd, ...args], opts) : spawn(cmd, args, opts)
@@ -86,7 +102,7 @@ http.createServer((req, res) => { res.writeHead(200, h); res.end(buf) }).listen(
 export async function startNginx (dir, { plain = false } = {}) {
   const port = await freePort()
   // run as root, nginx's worker drops to 'nobody': let it read the (mkdtemp 0700) tree
-  if (process.getuid?.() === 0) execFileSync('chmod', ['-R', 'a+rX', path.dirname(path.resolve(dir))])
+  exposeToNginx([dir])
   const prefix = await fs.mkdtemp(path.join(os.tmpdir(), 'rotree-nginx-'))
   let conf
   if (plain) {
