@@ -9,6 +9,7 @@
 //   node bench/run.js --render-only   docs/BENCHMARKS.md and the charts from bench/results, nothing run
 // ROTREE_BENCH_CLIENT=DIR measures the client of another checkout (bench/lib/clients.js).
 import path from 'node:path'
+import { readFileSync } from 'node:fs'
 import { saveFigure, render, figureMarkdown, RESULTS } from './lib/report.js'
 
 const INTRO = `Every figure is measured against a baseline **in the same run on the same machine**
@@ -46,6 +47,17 @@ const FIGURES = {
   P1h: './p1h-h2load.js'
 }
 const GROUPS = { net: ['P3w', 'P3t', 'P10', 'P11', 'P1h'] }
+// the figures whose readers run from ROTREE_BENCH_CLIENT when it is set (bench/lib/clients.js)
+const CLIENT_ENV = new Set(['P3w', 'P3t', 'P10', 'P11'])
+
+/** How to run a figure again with the same client: the export of its git ref, then the env. */
+function clientPrefix () {
+  const dir = process.env.ROTREE_BENCH_CLIENT
+  if (!dir) return ''
+  let ref = ''
+  try { ref = readFileSync(path.join(dir, '.bench-ref'), 'utf8').trim() } catch {}
+  return `${ref ? `node bench/lib/clients.js export ${ref} ${dir} && ` : ''}ROTREE_BENCH_CLIENT=${dir} `
+}
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
@@ -62,6 +74,7 @@ for (const id of ids) {
   const [file, fn = 'run'] = [FIGURES[id]].flat()
   const fig = await (await import(file))[fn]({ quick })
   if (fig.skipped) { process.stderr.write(`skipped: ${fig.skipped}\n`); continue }
+  if (CLIENT_ENV.has(id)) fig.command = clientPrefix() + fig.command
   await saveFigure(fig, resultsDir)
   process.stderr.write(`${((Date.now() - t) / 1000).toFixed(0)} s${fig.target ? (fig.met ? ' (target met)' : ' (target NOT met)') : ''}\n`)
   console.log(figureMarkdown(fig).replace(/\n!\[[^\n]*\n/, '') + '\n')
