@@ -21,8 +21,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 
-const CORS_EXPOSE = 'Content-Length, Content-Range, ETag, Accept-Ranges, Last-Modified'
-const IMMUTABLE = 'public, max-age=31536000, immutable'
+import { CORS_EXPOSE, IMMUTABLE, checkListen, checkBase, escapeRegex } from './edge-paths.js'
+
+export { checkListen, checkBase }
 
 /** A path nginx will read literally inside double quotes. */
 function q (p, what) {
@@ -30,23 +31,6 @@ function q (p, what) {
   return `"${p}"`
 }
 
-/** HOST:PORT, [v6]:PORT or PORT, as nginx's listen takes it; throws otherwise. */
-export function checkListen (listen) {
-  const m = /^(?:(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/.exec(String(listen))
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new RangeError(`--listen ${listen}: expected HOST:PORT, [IPv6]:PORT or PORT`)
-  return listen
-}
-
-/** URL path the tree is served under: '/' or '/pub/' (leading and trailing slash). */
-export function checkBase (base) {
-  let b = String(base)
-  if (!b.startsWith('/')) b = '/' + b
-  if (!b.endsWith('/')) b += '/'
-  if (!/^\/(?:[A-Za-z0-9._~-]+\/)*$/.test(b) || /\/\.\.?\//.test(b)) throw new RangeError(`--base ${base}: expected a URL path such as /pub/`)
-  return b
-}
-
-const escapeRegex = s => s.replace(/[.]/g, '\\.')
 
 /** The location blocks of a missing file (error_page) and of paths that are not served: 404, never stored by a cache. */
 const NO_STORE = 'add_header Cache-Control "no-store" always;'
@@ -121,6 +105,11 @@ ${preflight}
         add_header X-Content-Type-Options "nosniff" always;
 ${cors}
         open_file_cache off;          # it is replaced by rename: always open the current one
+        # nginx's validators are mtime and size: a root renamed in within the same second as the
+        # last one, at the same length, would get its ETag and a 304, and a cache would keep the
+        # old root. fsinfo.json is small: always send it whole.
+        etag off;
+        if_modified_since off;
 ${missing}
     }
 

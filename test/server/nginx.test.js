@@ -161,6 +161,27 @@ test('fsinfo.json: application/json, short caching, CORS', { skip }, async () =>
   assert.equal(r.headers['access-control-allow-origin'], '*')
   assert.equal(r.headers['content-encoding'], undefined)
   assert.deepEqual(r.body, await fs.readFile(path.join(out, 'fsinfo.json')))
+
+  // a new root renamed in within the same second, at the same length: nginx's own validators
+  // (mtime, size) would call it unchanged, and a cache revalidating would keep the old root
+  const file = path.join(out, 'fsinfo.json')
+  const old = await fs.readFile(file)
+  const st = await fs.stat(file)
+  const next = Buffer.from(old.toString().replace(/"seq": (\d+)/, (m, n) => `"seq": ${String(Number(n) + 1).padStart(n.length, '0')}`))
+  assert.equal(next.length, old.length)
+  await fs.writeFile(file + '.next', next)
+  await fs.utimes(file + '.next', st.atime, st.mtime)
+  if (process.getuid?.() === 0) await fs.chmod(file + '.next', 0o644)
+  await fs.rename(file + '.next', file)
+  try {
+    const again = await req(nginx.port, '/fsinfo.json', { headers: { 'If-None-Match': r.headers.etag ?? '"x"', 'If-Modified-Since': r.headers['last-modified'] ?? st.mtime.toUTCString() } })
+    assert.equal(again.status, 200, 'not a 304 for another root')
+    assert.deepEqual(again.body, next)
+  } finally {
+    await fs.writeFile(file + '.back', old)
+    if (process.getuid?.() === 0) await fs.chmod(file + '.back', 0o644)
+    await fs.rename(file + '.back', file)
+  }
 })
 
 test('CORS preflight', { skip }, async () => {

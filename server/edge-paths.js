@@ -1,0 +1,46 @@
+// What of a published folder an edge in front of an origin may serve, for
+// the generated nginx, Caddy and Varnish configurations alike: the paths
+// readers ask for (docs/FORMAT.md §1.1, §12.2) and their caching. Everything
+// else (history/, .rotree/, .rotree-lock, unsigned.json, temporary files)
+// stays behind the edge as a 404 that no cache keeps.
+
+export const IMMUTABLE = 'public, max-age=31536000, immutable'
+export const NO_STORE = 'no-store'
+export const CORS_EXPOSE = 'Content-Length, Content-Range, ETag, Accept-Ranges, Last-Modified'
+export const CORS_ALLOW_METHODS = 'GET, HEAD, OPTIONS'
+export const CORS_ALLOW_HEADERS = 'Range, If-None-Match, If-Modified-Since'
+
+/** Regex sources, relative to the base path: a blob, the signed root, a trust document. */
+export const BLOB_RE = 'h/[0-9a-f]{64}'
+export const FSINFO_RE = 'fsinfo\\.json'
+export const TRUST_RE = 'trust/[1-9][0-9]{0,15}\\.json'
+
+/** Regex special characters of a base path ('/pub/') escaped (checkBase allows only [A-Za-z0-9._~-/]). */
+export const escapeRegex = s => s.replace(/[.]/g, '\\.')
+
+/** fsinfo.json's max-age as a whole number of seconds. */
+export const maxAgeOf = s => Math.max(0, Math.floor(s ?? 30))
+
+/** HOST:PORT, [v6]:PORT or PORT, as nginx's listen takes it (and Caddy's bind, Varnish's backend); throws otherwise. */
+export function checkListen (listen) {
+  const m = /^(?:(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/.exec(String(listen))
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new RangeError(`--listen ${listen}: expected HOST:PORT, [IPv6]:PORT or PORT`)
+  return listen
+}
+
+/** URL path the tree is served under: '/' or '/pub/' (leading and trailing slash). */
+export function checkBase (base) {
+  let b = String(base)
+  if (!b.startsWith('/')) b = '/' + b
+  if (!b.endsWith('/')) b += '/'
+  if (!/^\/(?:[A-Za-z0-9._~-]+\/)*$/.test(b) || /\/\.\.?\//.test(b)) throw new RangeError(`--base ${base}: expected a URL path such as /pub/`)
+  return b
+}
+
+
+/** HOST:PORT (checked by checkListen) → { host, port }; host null when only a port was given. */
+export function splitListen (listen) {
+  checkListen(listen)
+  const m = /^(?:(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/.exec(String(listen))
+  return { host: m[1] === undefined ? null : m[1].replace(/^\[(.*)\]$/, '$1'), port: Number(m[2]) }
+}

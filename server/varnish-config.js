@@ -1,0 +1,155 @@
+// `rotree varnish-config`: a VCL for a Varnish edge in front of a rotree
+// origin (nginx from `rotree nginx-config`, `rotree serve`, an object store).
+// It is what docs/DEPLOY.md "A CDN in front" asks of any edge, spelled out:
+//
+//   - only BASE/fsinfo.json, BASE/h/<64 hex> and BASE/trust/<seq>.json
+//     (docs/FORMAT.md §1.1, §12.2) are looked up; everything else is a 404
+//     from the edge itself, so nothing else of the origin (history/,
+//     .rotree/, unsigned.json, temporary files) can leave through it, even
+//     when the origin would serve it;
+//   - a 404 or any other error is never cached (a blob asked for a moment
+//     before its upload finished is fetched again on the next request);
+//   - blobs keep the origin's year-long lifetime (they never change);
+//   - fsinfo.json keeps the origin's max-age, plus at most GRACE seconds in
+//     which a stale copy is served while a fresh one is fetched: a publish
+//     reaches readers within max-age + grace;
+//   - bytes are never compressed or transformed (readers cap every blob at
+//     its exact size), and the query string is not part of the cache key.
+//
+// The edge does no cryptography: readers verify everything it serves.
+import { BLOB_RE, FSINFO_RE, TRUST_RE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex } from './edge-paths.js'
+
+/** A VCL string literal; the values here are checked names and numbers, but never trust that. */
+function lit (s) {
+  if (/["\x00-\x1f\x7f]/.test(s)) throw new RangeError(`${JSON.stringify(s)} cannot be a VCL string`)
+  return `"${s}"`
+}
+
+/**
+ * @param {object} o
+ * @param {string} o.backend the origin, HOST:PORT (HOST an address or a name Varnish resolves when it loads the VCL)
+ * @param {string} [o.base='/'] URL path of the tree, on the edge and on the origin alike
+ * @param {number} [o.grace=10] seconds a stale fsinfo.json may be served while a fresh one is fetched (and while the origin is down)
+ * @param {string} [o.hostHeader] Host sent to the origin (default: the client's)
+ * @returns {string} VCL 4.1
+ */
+export function varnishConfig ({ backend, base = '/', grace = 10, hostHeader } = {}) {
+  const { host, port } = splitListen(backend)
+  if (host === null) throw new RangeError(`--backend ${backend}: expected HOST:PORT`)
+  base = checkBase(base)
+  if (!Number.isInteger(grace) || grace < 0) throw new RangeError('--grace must be a whole number of seconds')
+  const served = `^${escapeRegex(base)}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE})(\\?.*)?$`
+  return `vcl 4.1;
+# A Varnish edge for a rotree tree, from \`rotree varnish-config\` (docs/DEPLOY.md "A CDN in front").
+# Readers verify every byte; this edge only keeps them close, and never keeps an absence.
+#   varnishd -a :80 -f <this file> -s malloc,1G
+
+backend rotree_origin {
+    .host = ${lit(host)};
+    .port = "${port}";
+    .connect_timeout = 5s;
+    .first_byte_timeout = 30s;
+    .between_bytes_timeout = 30s;
+}
+
+sub vcl_recv {
+    # only what readers ask for: fsinfo.json, h/<64 hex>, trust/<seq>.json; the rest is a 404 from here
+    if (req.url !~ ${lit(served)}) {
+        return (synth(404, "Not Found"));
+    }
+    if (req.method == "OPTIONS") {
+        return (synth(204, "No Content"));   # the CORS preflight, answered at the edge
+    }
+    if (req.method != "GET" && req.method != "HEAD") {
+        return (synth(405, "Method Not Allowed"));
+    }
+    set req.url = regsub(req.url, "\\?.*$", "");   # readers send no query: one object per path
+    unset req.http.Cookie;
+    unset req.http.Authorization;
+    unset req.http.Accept-Encoding;                # the bytes as they are, never compressed${hostHeader === undefined ? '' : `
+    set req.http.Host = ${lit(hostHeader)};`}
+    return (hash);
+}
+
+sub vcl_hash {
+    hash_data(req.url);                            # one tree per edge: the Host is not part of the key
+    return (lookup);
+}
+
+sub vcl_backend_fetch {
+    if (bereq.url ~ ${lit(`${FSINFO_RE}$`)}) {
+        # always fetch fsinfo.json whole: an origin whose validators are mtime and size (nginx)
+        # would answer 304 for a new root renamed in within the same second at the same length
+        unset bereq.http.If-None-Match;
+        unset bereq.http.If-Modified-Since;
+    }
+}
+
+sub vcl_backend_response {
+    if (beresp.status != 200) {
+        # a 404 (a blob not uploaded yet, no fsinfo.json yet) or an error: passed on, never kept
+        set beresp.http.Cache-Control = "no-store";
+        set beresp.ttl = 0s;
+        set beresp.grace = 0s;
+        set beresp.keep = 0s;
+        set beresp.uncacheable = true;
+        return (deliver);
+    }
+    set beresp.do_gzip = false;
+    set beresp.do_gunzip = false;
+    if (bereq.url ~ ${lit(`${FSINFO_RE}$`)}) {
+        # the one file that changes: the origin's max-age, then at most ${grace} s stale while refetching
+        set beresp.grace = ${grace}s;
+        set beresp.keep = 0s;
+    }
+    return (deliver);
+}
+
+sub vcl_backend_error {
+    # the origin is down or timed out: say so, keep nothing
+    set beresp.http.Content-Type = "text/plain; charset=utf-8";
+    set beresp.http.Cache-Control = "no-store";
+    set beresp.http.Access-Control-Allow-Origin = "*";
+    set beresp.ttl = 0s;
+    set beresp.grace = 0s;
+    synthetic("origin unreachable" + {"
+"});
+    return (deliver);
+}
+
+sub vcl_synth {
+    set resp.http.Access-Control-Allow-Origin = "*";
+    set resp.http.Cache-Control = "no-store";
+    if (resp.status == 204) {
+        set resp.http.Access-Control-Allow-Methods = ${lit(CORS_ALLOW_METHODS)};
+        set resp.http.Access-Control-Allow-Headers = ${lit(CORS_ALLOW_HEADERS)};
+        set resp.http.Access-Control-Max-Age = "86400";
+        set resp.http.Allow = ${lit(CORS_ALLOW_METHODS)};
+        return (deliver);
+    }
+    if (resp.status == 405) {
+        set resp.http.Allow = ${lit(CORS_ALLOW_METHODS)};
+    }
+    set resp.http.Access-Control-Expose-Headers = ${lit(CORS_EXPOSE)};
+    set resp.http.Content-Type = "text/plain; charset=utf-8";
+    if (resp.status == 404) {
+        synthetic("not found" + {"
+"});
+    } else {
+        synthetic(resp.reason + {"
+"});
+    }
+    return (deliver);
+}
+
+sub vcl_deliver {
+    # for operators: whether this answer came from the edge's cache
+    if (obj.hits > 0) {
+        set resp.http.X-Cache = "HIT";
+    } else {
+        set resp.http.X-Cache = "MISS";
+    }
+    unset resp.http.Via;
+}
+`
+}
