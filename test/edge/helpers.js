@@ -39,15 +39,16 @@ function connects (port) {
 
 /**
  * Start `cmd args(port, dir)` in the foreground and wait for it to accept on
- * port. setup(port, dir) writes its config into the fresh folder dir first.
+ * port. setup(port, dir) writes its config into the fresh folder dir first;
+ * env(dir) adds to the environment.
  * @returns {Promise<{ port: number, dir: string, url: string, stop: () => Promise<void>, output: () => string }>}
  */
-export async function startProcess (name, cmd, { setup, args, env }) {
+export async function startProcess (name, cmd, { setup, args, env = () => ({}) }) {
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort()
     const dir = await tmpdir(`rotree-${name}-`)
     await setup(port, dir)
-    const proc = spawn(cmd, args(port, dir), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
+    const proc = spawn(cmd, args(port, dir), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env(dir) } })
     let out = ''
     proc.stdout.on('data', b => { out += b })
     proc.stderr.on('data', b => { out += b })
@@ -101,5 +102,14 @@ export function req (port, p, { method = 'GET', headers = {} } = {}) {
     r.on('error', reject)
     r.setTimeout(20_000, () => r.destroy(new Error('test request timed out')))
     r.end()
+  })
+}
+
+/** Caddy in the foreground from `caddyfile(port)` (a full Caddyfile: no admin endpoint); its state under the temp folder. */
+export function startCaddy (caddyfile) {
+  return startProcess('caddy', CADDY, {
+    setup: (port, dir) => fs.writeFile(path.join(dir, 'Caddyfile'), caddyfile(port)),
+    args: (port, dir) => ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile'],
+    env: dir => ({ HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_DATA_HOME: path.join(dir, 'data') })
   })
 }

@@ -1,0 +1,122 @@
+// `rotree caddy-config`: a Caddyfile serving a published folder as
+// `rotree nginx-config` does (docs/DEPLOY.md): BASE/fsinfo.json, BASE/h/<64
+// hex> and BASE/trust/<seq>.json with the headers readers and caches need,
+// and a 404 that no cache keeps for everything else (history/, .rotree/,
+// unsigned.json, temporary files, listings). Blobs are octet-stream with
+// nosniff (Caddy would otherwise guess a type from the bytes), never
+// compressed, cached for a year; fsinfo.json is cached briefly and sent
+// without validators, since Caddy's ETag, like nginx's, is made of mtime and
+// size and a new root renamed in within the same second at the same length
+// would look unchanged.
+//
+// full: true adds the global options a Caddyfile of its own needs (no admin
+// endpoint, no automatic HTTPS for a bare port); without it the site block
+// goes into the operator's Caddyfile, where TLS is theirs to add.
+import path from 'node:path'
+import { BLOB_RE, FSINFO_RE, TRUST_RE, IMMUTABLE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex, maxAgeOf } from './edge-paths.js'
+
+/** A Caddyfile token in double quotes; refuses what would need escaping in a path. */
+function q (s, what) {
+  if (/["\\{}\x00-\x1f\x7f\s]/.test(s)) throw new RangeError(`${what} ${JSON.stringify(s)} has a character a Caddyfile cannot take literally (quotes, backslash, braces, spaces or control characters)`)
+  return `"${s}"`
+}
+
+/**
+ * @param {{ out: string, listen: string, base?: string, fsinfoMaxAge?: number, full?: boolean }} o
+ *   listen: HOST:PORT or PORT (plain HTTP; for TLS put the site block under your own site address)
+ * @returns {string} a Caddyfile
+ */
+export function caddyConfig ({ out, listen, base = '/', fsinfoMaxAge = 30, full = false }) {
+  const { host, port } = splitListen(listen)
+  base = checkBase(base)
+  const root = q(path.resolve(out), 'OUT')
+  const b = escapeRegex(base)
+  const maxAge = maxAgeOf(fsinfoMaxAge)
+  const strip = base === '/' ? '' : `\n\t\turi strip_prefix ${base.slice(0, -1)}`
+  const cors = `\t\theader Access-Control-Allow-Origin *
+\t\theader Access-Control-Expose-Headers "${CORS_EXPOSE}"`
+  const file = (cacheControl, type, extra = '') => `${strip}
+\t\theader Cache-Control "${cacheControl}"
+\t\theader Content-Type ${type}
+\t\theader X-Content-Type-Options nosniff
+${cors}${extra}
+\t\tfile_server`
+  const global = full
+    ? `{
+\tadmin off
+\tauto_https off
+}
+
+`
+    : ''
+  return `# Caddyfile for the rotree tree in ${path.resolve(out)}, from \`rotree caddy-config\` (docs/DEPLOY.md).
+# Readers ask for ${base}fsinfo.json, ${base}h/<64 hex> and ${base}trust/<seq>.json; everything else is a 404.
+#   caddy run --config <this file> --adapter caddyfile
+${global}http://:${port} {${host === null ? '' : `\n\tbind ${host}`}
+\troot * ${root}
+
+\t@blob path_regexp ^${b}${BLOB_RE}$
+\t@fsinfo path_regexp ^${b}${FSINFO_RE}$
+\t@trust path_regexp ^${b}${TRUST_RE}$
+\t@preflight {
+\t\tmethod OPTIONS
+\t\tpath_regexp ^${b}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE})$
+\t}
+\t@write not method GET HEAD OPTIONS
+
+\t# a read-only tree: every other method is refused before any file is looked at
+\thandle @write {
+\t\theader Allow "${CORS_ALLOW_METHODS}"
+\t\theader Cache-Control no-store
+${cors}
+\t\trespond "method not allowed
+" 405
+\t}
+
+\t# CORS preflight (a cross-origin Range or conditional GET) of a served path
+\thandle @preflight {
+\t\theader Access-Control-Allow-Origin *
+\t\theader Access-Control-Allow-Methods "${CORS_ALLOW_METHODS}"
+\t\theader Access-Control-Allow-Headers "${CORS_ALLOW_HEADERS}"
+\t\theader Access-Control-Max-Age 86400
+\t\theader Allow "${CORS_ALLOW_METHODS}"
+\t\trespond 204
+\t}
+
+\t# blobs: immutable, named by the SHA-256 of their bytes (docs/FORMAT.md §1.2)
+\thandle @blob {${file(IMMUTABLE, 'application/octet-stream')}
+\t}
+
+\t# the signed root: the one file that changes; short caching, no validators (see above)
+\thandle @fsinfo {${file(`public, max-age=${maxAge}`, 'application/json', `
+\t\theader -ETag
+\t\theader -Last-Modified
+\t\trequest_header -If-None-Match
+\t\trequest_header -If-Modified-Since`)}
+\t}
+
+\t# format version 2: trust documents, trust/<seq>.json (docs/FORMAT.md §12.2)
+\thandle @trust {${file(`public, max-age=${maxAge}`, 'application/json')}
+\t}
+
+\t# nothing else is served (history/, .rotree/, temporary files, listings)
+\thandle {
+\t\theader Cache-Control no-store
+${cors}
+\t\trespond "not found
+" 404
+\t}
+
+\t# a served path whose file is not there (yet): never kept by a cache
+\thandle_errors {
+\t\theader Cache-Control no-store
+\t\theader Content-Type "text/plain; charset=utf-8"
+\t\theader -Last-Modified
+\t\theader -ETag
+${cors}
+\t\trespond "{err.status_code} {err.status_text}
+" {err.status_code}
+\t}
+}
+`
+}
