@@ -1,0 +1,37 @@
+// System tools the suites use: where each is (CHROMIUM_PATH and NGINX_PATH
+// override the Debian paths) and, when one is missing, a skip reason of one
+// line naming the Debian package, for `test(name, { skip }, …)`.
+import fs from 'node:fs'
+import path from 'node:path'
+
+const TOOLS = {
+  nginx: { env: 'NGINX_PATH', paths: ['/usr/sbin/nginx'], pkg: 'nginx' },
+  chromium: { env: 'CHROMIUM_PATH', paths: ['/usr/bin/chromium'], pkg: 'chromium' },
+  curl: { pkg: 'curl' },
+  wget: { pkg: 'wget' },
+  rclone: { pkg: 'rclone' },
+  openssl: { pkg: 'openssl' },
+  varnishd: { paths: ['/usr/sbin/varnishd'], pkg: 'varnish' },
+  caddy: { pkg: 'caddy' },
+  litmus: { pkg: 'litmus' },
+  'mount.davfs': { paths: ['/usr/sbin/mount.davfs', '/sbin/mount.davfs'], pkg: 'davfs2' }
+}
+
+const executable = p => { try { fs.accessSync(p, fs.constants.X_OK); return fs.statSync(p).isFile() } catch { return false } }
+
+/** The path of a tool, or null. */
+export function toolPath (name) {
+  const t = TOOLS[name] ?? { pkg: name }
+  if (t.env && process.env[t.env]) return executable(process.env[t.env]) ? process.env[t.env] : null
+  for (const p of t.paths ?? []) if (executable(p)) return p
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir && executable(path.join(dir, name))) return path.join(dir, name)
+  }
+  return null
+}
+
+/** false when every tool is there, else one line naming the missing packages. */
+export function needs (...names) {
+  const missing = names.filter(n => !toolPath(n)).map(n => (TOOLS[n] ?? { pkg: n }).pkg)
+  return missing.length === 0 ? false : `needs ${missing.join(', ')} (Debian package${missing.length > 1 ? 's' : ''} ${missing.join(' ')})`
+}
