@@ -3,16 +3,18 @@
 // more mirrors as ?mirror=URL (repeatable); ?self=0 leaves this page's own
 // origin out of the mirror list. All verification is rotree-client's; this
 // file only shows what it verified, and nothing when it refuses.
-import { Tree, mirrorUrl, BadAddressError, UsageError } from './rotree-client.js'
+import { Tree, mirrorUrl, ABSENT_CODES, UsageError } from './rotree-client.js'
 import { explain, mirrorErrors } from './explain.js'
 import { isImage, extension } from './mime.js'
 import { keyOfHost } from './origins.js'
 import { canStreamToDisk, pickFile, saveChunks } from './save.js'
+import { parseFragment, parseKeyInput } from './address.js'
+import { nameNode } from './names.js'
+import { renderPanel, setVerdict, wirePanel } from './panel.js'
 
 const PREVIEW_TEXT_MAX = 2 << 20
 const PREVIEW_IMAGE_MAX = 32 << 20
 const PAGE_ROWS = 1000
-const KEY_RE = /^[0-9a-f]{64}$/
 
 const $ = id => document.getElementById(id)
 const el = (tag, props = {}, ...children) => {
@@ -20,9 +22,6 @@ const el = (tag, props = {}, ...children) => {
   e.append(...children)
   return e
 }
-
-// Same test the client makes (sha256-web.js): WebCrypto exists only in secure contexts.
-const HASH_BACKEND = globalThis.crypto?.subtle ? 'WebCrypto (native)' : '@noble/hashes (no WebCrypto on this insecure origin)'
 
 const ownBase = new URL('./', location.href)
 ownBase.search = ''
@@ -37,17 +36,6 @@ const state = {
 }
 
 // ---- the address ----------------------------------------------------------
-
-/** '#<key>/a/b' → { key, path }; null when there is no key. */
-function parseHash (hash) {
-  const m = /^#?([0-9a-fA-F]{64})(\/.*)?$/.exec(hash)
-  if (!m) return null
-  let path = '/'
-  if (m[2]) {
-    try { path = '/' + m[2].split('/').filter(Boolean).map(decodeURIComponent).join('/') } catch { path = m[2] }
-  }
-  return { key: m[1].toLowerCase(), path }
-}
 
 function hashFor (key, path) {
   const parts = path.split('/').filter(Boolean).map(c => encodeURIComponent(c))
@@ -68,6 +56,7 @@ function clearContent () {
   $('listing').replaceChildren()
   $('dir').hidden = true
   $('file').hidden = true
+  $('absent').hidden = true
   $('preview').replaceChildren()
   $('file-meta').replaceChildren()
   $('more').hidden = true
@@ -84,18 +73,31 @@ function showError (err) {
   $('error-mirrors').replaceChildren(...mirrorErrors(err).map(e =>
     el('li', { className: 'bad' }, el('span', { className: 'mono' }, e.mirror), ' ', el('strong', {}, e.code), ': ' + e.message)))
   $('error').hidden = false
-  $('status').textContent = '✗ ' + title
-  $('status').className = 'status bad'
+  setVerdict('bad', '✗ ' + title, `${title} (${code})`)
   document.body.dataset.state = 'error'
   console.error(err)
-  renderPanel()
+  renderPanel(state.tree)
+}
+
+/**
+ * A path the signed tree proves absent (docs/TRUST.md rule 5) is a verified
+ * fact about the tree, not a failure: the panel stays green.
+ */
+function showAbsent (err, path) {
+  clearContent()
+  const parent = path.replace(/\/[^/]*\/?$/, '') || '/'
+  $('absent-text').textContent = err.code === 'ROTREE_NOT_A_DIRECTORY'
+    ? `${path} is not in this tree: a part of it is a file, as the signed listing shows.`
+    : `${path} is not in this tree: proven by the signed listing of ${parent}, which has no such name.`
+  $('absent').hidden = false
+  setVerdict('ok', '✓ Verified: the signed listing proves this path is not in the tree')
+  document.body.dataset.state = 'absent'
+  renderPanel(state.tree)
 }
 
 function hideError () { $('error').hidden = true }
 
-function setBusy () { $('busy').hidden = false; document.body.dataset.state = 'busy' }
-
-const fmtDate = iso => { const d = new Date(iso); return isNaN(d) ? String(iso) : d.toLocaleString() }
+function setBusy () { $('busy').hidden = false; document.body.dataset.state = 'busy'; setVerdict('busy', 'Verifying…') }
 
 function fmtSize (n) {
   if (n === undefined || n === null) return ''
@@ -106,25 +108,6 @@ function fmtSize (n) {
   return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`
 }
 
-function renderPanel () {
-  const t = state.tree
-  const i = t?.info
-  $('v-key').textContent = t?.publicKey ?? ''
-  $('v-seq').textContent = i ? String(i.seq) : '—'
-  $('v-issued').textContent = i ? fmtDate(i.issued) : '—'
-  $('v-expires').textContent = i ? fmtDate(i.expires) : '—'
-  $('v-root').textContent = i ? i.root : '—'
-  $('v-mirror').textContent = i ? i.mirror : '—'
-  $('v-hash').textContent = HASH_BACKEND
-  $('v-mirrors').replaceChildren(...(t ? t.stats.mirrors : []).map(m => {
-    const li = el('li', { className: m.lastError ? 'bad' : m.ok ? 'ok' : '' },
-      el('span', { className: 'mono' }, m.url),
-      el('span', { className: 'small' }, ` ${m.ok} verified, ${m.failed} failed`))
-    if (m.lastError) li.append(el('div', { className: 'small' }, el('strong', {}, m.lastError.code), ': ' + m.lastError.message))
-    return li
-  }))
-}
-
 function renderCrumbs (key, path) {
   const parts = path.split('/').filter(Boolean)
   const nav = $('crumbs')
@@ -132,19 +115,19 @@ function renderCrumbs (key, path) {
   parts.forEach((p, i) => {
     const to = '/' + parts.slice(0, i + 1).join('/')
     if (i > 0) nav.append(el('span', { className: 'sep' }, '/'))
-    nav.append(i === parts.length - 1 ? el('span', { className: 'here' }, p) : el('a', { href: hashFor(key, to) }, p))
+    nav.append(i === parts.length - 1 ? el('span', { className: 'here' }, nameNode(p)) : el('a', { href: hashFor(key, to) }, nameNode(p)))
   })
 }
 
 function rowFor (key, dirPath, s) {
   const path = (dirPath === '/' ? '' : dirPath) + '/' + s.name
-  const name = el('a', { href: hashFor(key, path), className: 'entry ' + s.type }, `${s.name}${s.type === 'dir' ? '/' : ''}`)
-  const cell = el('td', {}, name)
+  const name = el('a', { href: hashFor(key, path), className: 'entry ' + s.type }, nameNode(s.name, s.type === 'dir' ? '/' : ''))
+  const cell = el('td', { className: 'name-cell' }, name)
   if (s.type === 'symlink') cell.append(el('span', { className: 'small target' }, ` → ${s.target}`))
   return el('tr', {},
     cell,
     el('td', { className: 'num' }, s.type === 'dir' ? `${s.entries} ${s.entries === 1 ? 'item' : 'items'}` : s.type === 'file' ? fmtSize(s.size) : ''),
-    el('td', { className: 'small' }, s.mtime.toLocaleString()))
+    el('td', { className: 'small mtime' }, s.mtime.toLocaleString()))
 }
 
 async function showMore (nav) {
@@ -168,7 +151,7 @@ async function showDir (key, path, nav) {
 }
 
 async function showFile (key, path, stat, nav) {
-  $('file-name').textContent = stat.name || path
+  $('file-name').replaceChildren(nameNode(stat.name || path))
   const facts = [['Size', `${fmtSize(stat.size)} (${stat.size} bytes)`], ['Modified', stat.mtime.toLocaleString()],
     ['Executable', stat.exec ? 'yes' : 'no'], ['Content hash', stat.hash ?? 'inline in its directory']]
   $('file-meta').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', { className: k === 'Content hash' ? 'mono' : '' }, v)]))
@@ -237,37 +220,50 @@ async function openTree (key, mirrors) {
   return state.tree
 }
 
+/** The page that asks for a key; `problem` says what was wrong with the one in the address. */
+function showStart (problem = null, given = '') {
+  $('layout').hidden = true
+  $('start').hidden = false
+  $('start-error').textContent = problem ?? ''
+  $('start-error').hidden = !problem
+  if (given) $('start-key').value = given
+  document.body.dataset.state = 'start'
+  document.body.dataset.shown = location.hash
+}
+
 async function route () {
   const nav = ++state.nav
-  const addr = parseHash(location.hash)
-  if (!addr) {
-    $('layout').hidden = true
-    $('start').hidden = false
-    document.body.dataset.state = 'start'
-    document.body.dataset.shown = location.hash
-    return
-  }
+  // what the last address left on screen must not stand beside the next one
+  hideError()
+  $('start-error').hidden = true
+  const addr = parseFragment(location.hash)
+  if (!addr || addr.error) return showStart(addr?.error, addr?.given)
   $('start').hidden = true
   $('layout').hidden = false
   const { key, path } = addr
   renderCrumbs(key, path)
+  clearContent()
   setBusy()
   try {
     if (keyOfHost(location.hostname) !== null) throw new UsageError(`${location.host} is a verified site's own origin (docs/WEB.md), not the app's: open the app on its own origin`)
-    if (!KEY_RE.test(key)) throw new BadAddressError(`the public key must be 64 hex digits, got ${JSON.stringify(key)}`)
     await openTree(key, mirrorsFromQuery())
     if (nav !== state.nav) return
     clearContent()
-    const stat = await state.tree.stat(path)
+    let stat
+    try {
+      stat = await state.tree.stat(path)
+    } catch (err) {
+      if (nav === state.nav && ABSENT_CODES.has(err?.code)) return showAbsent(err, path)
+      throw err
+    }
     if (nav !== state.nav) return
     if (stat.type === 'dir') await showDir(key, path, nav)
     else await showFile(key, path, stat, nav)
     if (nav !== state.nav) return
     hideError()
-    $('status').textContent = '✓ Verified: signature, expiry, version and every byte shown'
-    $('status').className = 'status ok'
+    setVerdict('ok', '✓ Verified: signature, expiry, version and every byte shown')
     document.body.dataset.state = 'ok'
-    renderPanel()
+    renderPanel(state.tree)
   } catch (err) {
     if (nav === state.nav) showError(err)
   } finally {
@@ -279,8 +275,8 @@ async function route () {
 }
 
 async function download () {
-  const addr = parseHash(location.hash)
-  if (!addr || !state.tree) return
+  const addr = parseFragment(location.hash)
+  if (!addr || addr.error || !state.tree) return
   const { path } = addr
   const name = path.slice(path.lastIndexOf('/') + 1) || 'download'
   const btn = $('download')
@@ -300,7 +296,7 @@ async function download () {
     const r = await saveChunks(state.tree.readRange(path), { name, handle, onProgress })
     label.textContent = `✓ ${fmtSize(r.bytes)} verified and saved${r.method === 'stream' ? ' (streamed to disk)' : ''}`
     document.body.dataset.download = 'done'
-    renderPanel()
+    renderPanel(state.tree)
   } catch (err) {
     bar.hidden = true
     label.textContent = ''
@@ -314,6 +310,7 @@ async function download () {
 // ---- wiring ---------------------------------------------------------------
 
 $('own-origin').textContent = location.origin
+wirePanel()
 $('download').addEventListener('click', download)
 $('more').addEventListener('click', () => showMore(state.nav).catch(showError))
 $('refresh').addEventListener('click', async () => {
@@ -324,15 +321,23 @@ $('refresh').addEventListener('click', async () => {
     route()
   } catch (err) { showError(err) }
 })
+$('start-key').addEventListener('input', () => { $('start-error').hidden = true })
 $('start-form').addEventListener('submit', ev => {
   ev.preventDefault()
-  const key = $('start-key').value.trim().toLowerCase()
-  const mirrors = $('start-mirrors').value.split(/\s+/).filter(Boolean)
+  // a bare key, or a whole address pasted in: <url>#<key>[:<name>][/path]
+  const got = parseKeyInput($('start-key').value)
+  if (got.error) {
+    $('start-error').textContent = got.error
+    $('start-error').hidden = false
+    $('start-key').focus()
+    return
+  }
+  const mirrors = [...$('start-mirrors').value.split(/\s+/).filter(Boolean), ...got.mirrors]
   const q = new URLSearchParams(location.search)
   q.delete('mirror')
-  for (const m of mirrors) q.append('mirror', m)
+  for (const m of new Set(mirrors)) if (m !== ownBase.href) q.append('mirror', m)
   const search = q.toString()
-  location.assign(`${location.pathname}${search ? '?' + search : ''}#${key}`)
+  location.assign(`${location.pathname}${search ? '?' + search : ''}${hashFor(got.key, got.path)}`)
 })
 window.addEventListener('hashchange', route)
 route()

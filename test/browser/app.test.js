@@ -61,16 +61,16 @@ test('lists the tree, walks into folders and shows a file\'s text', async () => 
   assert.match(await page.textContent('#v-hash'), /WebCrypto/)
   assert.match(await page.textContent('#own-origin'), /^http:\/\/127\.0\.0\.1:\d+$/)
 
-  await page.click('a.entry:text-is("notes/")')
+  await page.locator('a.entry', { hasText: /^notes\/$/ }).click()
   assert.equal(await settled(page, `#${K()}/notes`), 'ok', pageLogs(page))
   assert.deepEqual(await page.locator('#listing a.entry').allTextContents(), ['deep/', 'small.txt'])
-  await page.click('a.entry:text-is("small.txt")')
+  await page.locator('a.entry', { hasText: /^small\.txt$/ }).click()
   assert.equal(await settled(page, `#${K()}/notes/small.txt`), 'ok', pageLogs(page))
   assert.equal(await page.textContent('#preview-text'), files['notes/small.txt'].toString())
 
   await page.click('#crumbs a:text-is("/")')
   assert.equal(await settled(page, `#${K()}`), 'ok')
-  await page.click('a.entry:text-is("README.md")')
+  await page.locator('a.entry', { hasText: /^README\.md$/ }).click()
   assert.equal(await settled(page, `#${K()}/README.md`), 'ok', pageLogs(page))
   assert.equal(await page.textContent('#preview-text'), files['README.md'].toString())
   assert.equal(await page.isVisible('#error'), false)
@@ -111,11 +111,13 @@ test('an SVG preview never runs its script with the app\'s origin, not even open
   await page.context().close()
 })
 
-test('an unknown path is a verified "not found", shown as such', async () => {
+test('an unknown path is a verified "not found", shown as a fact and not as a failure', async () => {
   const page = await newPage(browser)
   await page.goto(`${url}#${K()}/notes/nope.txt`)
-  assert.equal(await settled(page, `#${K()}/notes/nope.txt`), 'error')
-  assert.match(await page.textContent('#error-title'), /ROTREE_NOT_FOUND/)
+  assert.equal(await settled(page, `#${K()}/notes/nope.txt`), 'absent', pageLogs(page))
+  assert.match(await page.textContent('#absent'), /not in this tree: proven by the signed listing of \/notes/)
+  assert.equal(await page.isVisible('#error'), false)
+  assert.match(await page.getAttribute('#status', 'class'), /\bok\b/)
   await page.context().close()
 })
 
