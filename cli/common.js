@@ -1,11 +1,15 @@
-// What several commands share: reader options, opening a tree, formatting.
+// What several commands share: reader options, turning ADDR [PATH] or
+// NAME:PATH into a tree, opening it, formatting.
 import { openTree } from 'rotree-client'
 import { UsageError } from 'rotree-client/errors'
+import { defaultStateDir } from 'rotree-client/internal'
+import { readRemotes, splitRemoteRef, NAME_RE } from './remotes.js'
+import { expiryWarning } from './expiry.js'
 
 export const READER_OPTIONS = {
   mirror: { type: 'string', multiple: true, arg: 'URL', help: 'another mirror of the same tree (repeatable)' },
-  timeout: { type: 'string', arg: 'SECONDS', help: 'per-request timeout (default 30)' },
-  'state-dir': { type: 'string', arg: 'DIR', help: 'reader state (default $ROTREE_STATE, $XDG_STATE_HOME/rotree, ~/.local/state/rotree)' }
+  timeout: { type: 'string', arg: 'SECONDS', help: 'per-request timeout: seconds (0.5) or 500ms, 2s, 1m (default 30)' },
+  'state-dir': { type: 'string', arg: 'DIR', help: 'reader state and remotes (default $ROTREE_STATE, $XDG_STATE_HOME/rotree, ~/.local/state/rotree)' }
 }
 
 export function positiveInt (v, name) {
@@ -14,17 +18,75 @@ export function positiveInt (v, name) {
   return n
 }
 
-/** openTree() options from the READER_OPTIONS values. */
-export function readerOptions (v) {
-  const opts = { mirrors: v.mirror ?? [] }
-  if (v.timeout !== undefined) opts.timeoutMs = positiveInt(v.timeout, 'timeout') * 1000
+/** '30', '0.5' (seconds), '500ms', '2s', '1m' → milliseconds, > 0. */
+export function parseDuration (v, name) {
+  const m = /^(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m)?$/.exec(String(v).trim())
+  const ms = m && Math.round(Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2] ?? 's'])
+  if (!m || !Number.isSafeInteger(ms) || ms <= 0) throw new UsageError(`--${name} must be a duration such as 30, 0.5, 500ms, 2s or 1m`)
+  return ms
+}
+
+/** The reader state directory: --state-dir, else $ROTREE_STATE, $XDG_STATE_HOME/rotree, ~/.local/state/rotree. */
+export function stateDirOf (v) { return v['state-dir'] ?? defaultStateDir() }
+
+/** openTree() options from the READER_OPTIONS values (and a remote's mirrors, first). */
+export function readerOptions (v, remoteMirrors = []) {
+  const opts = { mirrors: [...new Set([...remoteMirrors, ...(v.mirror ?? [])])] }
+  if (v.timeout !== undefined) opts.timeoutMs = parseDuration(v.timeout, 'timeout')
   if (v['state-dir'] !== undefined) opts.stateDir = v['state-dir']
   return opts
 }
 
-export async function withTree (addr, v, fn) {
-  const tree = await openTree(addr, readerOptions(v))
-  try { return await fn(tree) } finally { tree.close() }
+/**
+ * What a reading command's ADDR [PATH] names: ADDR as always
+ * (`<mirror-url>#<public-key>`, then PATH), or `NAME:PATH` (`NAME:` for the
+ * root) for a remote saved with `rotree remote add`, whose mirrors come
+ * before any --mirror. Every reading command resolves its arguments here.
+ * @param {string} addr the ADDR positional
+ * @param {string|undefined} p the PATH positional, if any
+ * @param {object} v the parsed options (READER_OPTIONS)
+ * @param {{ path?: 'required'|'optional'|'none', defaultPath?: string }} [o]
+ *   'none': the command takes no tree path (pull, gateway): `NAME:` or `NAME:/` only
+ * @returns {Promise<{ address: string, path: string|undefined, reader: object, remote: string|null }>}
+ */
+export async function treeTarget (addr, p, v, { path: want = 'optional', defaultPath = '/' } = {}) {
+  const ref = splitRemoteRef(addr)
+  if (ref === null) {
+    if (!addr.includes('#') && NAME_RE.test(addr) && (await readRemotes(stateDirOf(v)))[addr]) {
+      throw new UsageError(`${addr} is a remote: write ${addr}:${p ?? '/'}`)
+    }
+    if (want === 'required' && p === undefined) throw new UsageError('PATH is missing (ADDR PATH, or NAME:PATH for a remote)')
+    return { address: addr, path: p ?? (want === 'none' ? undefined : defaultPath), reader: readerOptions(v), remote: null }
+  }
+  const remotes = await readRemotes(stateDirOf(v))
+  const r = remotes[ref.name]
+  if (!r) {
+    const known = Object.keys(remotes)
+    throw new UsageError(`no remote named ${ref.name}${known.length ? ` (there are: ${known.join(', ')})` : ''}; add it with rotree remote add ${ref.name} ADDR`)
+  }
+  if (p !== undefined) throw new UsageError(`${addr} already names the path: give NAME:PATH, or ADDR PATH, not both`)
+  if (want === 'none' && ref.path !== '/') throw new UsageError(`${addr}: this command takes a whole tree (${ref.name}:), not a path in it`)
+  return { address: r.address, path: want === 'none' ? undefined : ref.path, reader: readerOptions(v, r.mirrors), remote: ref.name }
+}
+
+/**
+ * ADDR or NAME: → the address and openTree() options, for commands that take
+ * a whole tree (pull, gateway).
+ * @returns {Promise<{ address: string, reader: object }>}
+ */
+export async function treeAddress (addr, v) {
+  const { address, reader } = await treeTarget(addr, undefined, v, { path: 'none' })
+  return { address, reader }
+}
+
+/** Open the tree `target` names (from treeTarget), run fn, close it; warns on `warn` when the tree expires soon. */
+export async function withTree (target, v, fn, { warn } = {}) {
+  const { address, reader } = typeof target === 'string' ? { address: target, reader: readerOptions(v) } : target
+  const tree = await openTree(address, reader)
+  try {
+    if (warn) { const w = expiryWarning(tree.rootRecord); if (w) warn(w) }
+    return await fn(tree)
+  } finally { tree.close() }
 }
 
 export function modeString (s) {

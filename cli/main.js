@@ -1,9 +1,13 @@
-// The `rotree` command line (DESIGN.md "The command line"). Exit status: 0 on
-// success, 2 on usage errors, 1 on any other failure, which prints one line
-// `rotree: CODE: message` (a stack trace only with --debug).
+// The `rotree` command line. Exit status: 0 on success, 2 on usage errors
+// (one line saying what is wrong and one naming the command's --help), 130
+// when interrupted (SIGINT), 1 on any other failure, which prints one line
+// `rotree: CODE: message` (a stack trace only with --debug). Everything
+// printed for a human is escaped (cli/escape.js): messages carry names a
+// hostile publisher chose.
 import { parseArgs } from 'node:util'
 import { UsageError } from 'rotree-client/errors'
 import { COMMAND_NAMES, loadCommand } from './commands.js'
+import { escapeText } from './escape.js'
 
 async function usage () {
   const cmds = (await Promise.all(COMMAND_NAMES.map(loadCommand))).filter(Boolean)
@@ -14,42 +18,83 @@ usage: rotree <command> [options]
 commands:
 ${cmds.map(c => `  ${c.usage.padEnd(58)} ${c.summary}`).join('\n')}
 
-ADDR is <mirror-url>#<public-key>. Run 'rotree <command> --help' for a command's options.
+ADDR is <mirror-url>#<public-key>, or NAME:PATH for a remote (rotree remote add).
+Run 'rotree help <command>' or 'rotree <command> --help' for a command's options.
 `
+}
+
+/** A command's --help text. */
+export function helpText (name, cmd) {
+  const flag = (k, v) => (v.short ? `-${v.short}, ` : '') + `--${k}` + (v.type === 'string' ? ' ' + (v.arg ?? 'VALUE') : '')
+  const lines = Object.entries(cmd.options ?? {}).map(([k, v]) => `  ${flag(k, v).padEnd(24)} ${v.help}`)
+  const help = cmd.options?.help ? [] : [`  ${(shortHelp(cmd) ? '-h, ' : '') + '--help'}`.padEnd(26) + ' this text']
+  return `usage: rotree ${cmd.usage}\n\n${cmd.summary}\n\noptions:\n${[...lines, '  --debug                  print stack traces', ...help].join('\n')}\n`
+}
+
+// -h is --help unless the command gives -h a meaning of its own (ls -h: human sizes)
+function shortHelp (cmd) { return !Object.values(cmd.options ?? {}).some(o => o.short === 'h') }
+
+/**
+ * parseArgs, non-strict, then checked here so a mistake reads as one plain
+ * line (Node's own messages run to three lines with unbalanced quotes).
+ */
+function parse (cmd, rest) {
+  const options = { help: { type: 'boolean' } }
+  if (shortHelp(cmd)) options.help.short = 'h'
+  const defs = { ...(cmd.options ?? {}) }
+  for (const [k, v] of Object.entries(defs)) {
+    options[k] = { type: v.type, multiple: !!v.multiple }
+    if (v.short) options[k].short = v.short
+  }
+  const r = parseArgs({ args: rest, options, allowPositionals: true, strict: false, tokens: true })
+  for (const t of r.tokens) {
+    if (t.kind !== 'option') continue
+    const o = options[t.name]
+    if (!o) throw new UsageError(`unknown option ${t.rawName}`)
+    if (o.type === 'boolean' && t.value !== undefined) throw new UsageError(`option ${t.rawName} takes no value`)
+    if (o.type === 'string') {
+      const arg = defs[t.name]?.arg ?? 'VALUE'
+      if (t.value === undefined) throw new UsageError(`option ${t.rawName} needs a value (${arg})`)
+      // `-o --json`: a forgotten value, not a value that starts with a dash (write --output=--json for that)
+      if (!t.inlineValue && t.value.startsWith('-') && t.value !== '-') throw new UsageError(`option ${t.rawName} needs a value (${arg}), got the option ${t.value}`)
+    }
+  }
+  return r
 }
 
 export async function main (argv, io = { stdout: process.stdout, stderr: process.stderr }) {
   const debug = argv.includes('--debug')
-  const [name, ...rest] = argv.filter(a => a !== '--debug')
+  let [name, ...rest] = argv.filter(a => a !== '--debug')
+  if (name === 'help' && rest.length) { name = rest[0]; rest = ['--help'] }
   if (!name || name === '--help' || name === '-h' || name === 'help') { (name ? io.stdout : io.stderr).write(await usage()); return name ? 0 : 2 }
   if (name === '--version') { io.stdout.write('rotree 0.1.0\n'); return 0 }
   const cmd = await loadCommand(name)
-  if (!cmd) { io.stderr.write(`rotree: unknown command ${JSON.stringify(name)}\n\n${await usage()}`); return 2 }
-  const help = `usage: rotree ${cmd.usage}\n\n${cmd.summary}\n\noptions:\n${Object.entries(cmd.options ?? {}).map(([k, v]) => `  --${k}${v.type === 'string' ? ' ' + (v.arg ?? 'VALUE') : ''}`.padEnd(26) + ' ' + v.help).join('\n')}\n  --debug                  print stack traces\n  --help                   this text\n`
+  if (!cmd) { io.stderr.write(`rotree: unknown command ${escapeText(JSON.stringify(name))}\nrun rotree help for the list of commands\n`); return 2 }
+  const usageError = msg => {
+    io.stderr.write(`rotree ${name}: ${escapeText(oneLine(msg))}\nusage: rotree ${cmd.usage}; run rotree ${name} --help\n`)
+    return 2
+  }
   let args
   try {
-    const options = { help: { type: 'boolean', short: 'h' } }
-    for (const [k, v] of Object.entries(cmd.options ?? {})) {
-      options[k] = { type: v.type, multiple: !!v.multiple }
-      if (v.short) options[k].short = v.short
-    }
-    args = parseArgs({ args: rest, options, allowPositionals: true, strict: true })
+    args = parse(cmd, rest)
   } catch (err) {
-    io.stderr.write(`rotree ${name}: ${err.message}\n\n${help}`); return 2
+    if (err instanceof UsageError) return usageError(err.message)
+    throw err
   }
-  if (args.values.help) { io.stdout.write(help); return 0 }
+  if (args.values.help) { io.stdout.write(helpText(name, cmd)); return 0 }
   const [min, max] = cmd.positionals
   if (args.positionals.length < min || args.positionals.length > max) {
-    io.stderr.write(`rotree ${name}: expected ${min === max ? min : `${min} to ${max}`} arguments\n\n${help}`); return 2
+    const n = args.positionals.length
+    return usageError(`expected ${min === max ? min : `${min} to ${max}`} arguments, got ${n}${n > max ? ` (${args.positionals.slice(max).map(a => JSON.stringify(a)).join(' ')} too many)` : ''}`)
   }
   try {
     return (await cmd.run(args.positionals, args.values, io)) ?? 0
   } catch (err) {
-    if (err instanceof UsageError) { io.stderr.write(`rotree ${name}: ${err.message}\n\n${help}`); return 2 }
+    if (err instanceof UsageError) return usageError(err.message)
     const code = err.code && String(err.code).startsWith('ROTREE_') ? err.code : err.code ? `ROTREE_SYSTEM_${err.code}` : 'ROTREE_INTERNAL'
-    io.stderr.write(`rotree: ${code}: ${oneLine(err.message)}\n`)
+    io.stderr.write(`rotree: ${code}: ${escapeText(oneLine(err.message))}\n`)
     if (debug) io.stderr.write((err.stack ?? String(err)) + '\n')
-    return 1
+    return code === 'ROTREE_ABORTED' ? 130 : 1
   }
 }
 

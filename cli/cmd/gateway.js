@@ -1,16 +1,16 @@
 // rotree gateway
 import path from 'node:path'
 import { UsageError } from 'rotree-client/errors'
-import { defaultStateDir } from 'rotree-client/src/platform-node.js'
-import { READER_OPTIONS, positiveInt } from '../common.js'
+import { READER_OPTIONS, positiveInt, parseDuration, stateDirOf, treeAddress } from '../common.js'
+import { expiryWarning } from '../expiry.js'
 
 export default {
-  usage: 'gateway [ADDR] [--tree NAME=ADDR]… [--port 8081] [--host 127.0.0.1]',
+  usage: 'gateway [ADDR|NAME:] [--tree NAME=ADDR]… [--port 8081] [--host 127.0.0.1]',
   summary: 'serve trees, verified, to plain HTTP clients, browsers and WebDAV (read-only)',
   positionals: [0, 1],
   options: {
     ...READER_OPTIONS,
-    tree: { type: 'string', multiple: true, arg: 'NAME=ADDR', help: 'also serve the tree at ADDR under /NAME/ (repeatable)' },
+    tree: { type: 'string', multiple: true, arg: 'NAME=ADDR', help: 'also serve the tree at ADDR (or a remote, REMOTE:) under /NAME/ (repeatable)' },
     port: { type: 'string', arg: 'PORT', help: 'port to listen on (default 8081; 0 picks one)' },
     host: { type: 'string', arg: 'HOST', help: 'address to bind (default 127.0.0.1)' },
     refresh: { type: 'string', arg: 'SECONDS', help: 're-check fsinfo.json this often (default 60)' },
@@ -29,28 +29,34 @@ export default {
       if (eq <= 0) throw new UsageError(`--tree wants NAME=ADDR, got ${JSON.stringify(t)}`)
       const name = t.slice(0, eq)
       if (trees[name] !== undefined) throw new UsageError(`--tree ${name} given twice`)
-      trees[name] = t.slice(eq + 1)
+      // a remote's mirrors cannot follow it here: the gateway takes mirrors for ADDR only
+      const r = await treeAddress(t.slice(eq + 1), { ...v, mirror: undefined })
+      if (r.reader.mirrors.length) io.stderr.write(`rotree: warning: --tree ${name}: the remote's extra mirrors are not used under /${name}/, only its address\n`)
+      trees[name] = r.address
     }
     if (addr === undefined && Object.keys(trees).length === 0) throw new UsageError('give a tree ADDR, or --tree NAME=ADDR')
     if (addr === undefined && v.mirror) throw new UsageError('--mirror adds mirrors to ADDR; there is no ADDR')
+    const main = addr === undefined ? null : await treeAddress(addr, v)
     const port = v.port === undefined ? 8081 : Number(v.port)
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be 0..65535')
     const refreshSeconds = v.refresh === undefined ? 60 : positiveInt(v.refresh, 'refresh')
-    const stateDir = v['state-dir'] ?? defaultStateDir()
+    const stateDir = stateDirOf(v)
     const cacheSize = v['cache-size'] === undefined ? 1 << 30 : bytes(v['cache-size'], 'cache-size')
     const cacheDir = cacheSize === 0 ? null : path.resolve(v['cache-dir'] ?? path.join(stateDir, `gateway-cache-${port}`))
+    let checkExpiry = () => {}
     const opts = {
-      tree: addr,
+      tree: main?.address,
       trees,
-      mirrors: v.mirror ?? [],
+      mirrors: main?.reader.mirrors ?? [],
       stateDir,
       refreshSeconds,
       cacheDir,
       cacheSize: cacheSize || undefined,
       index: !v['no-index'],
-      log: { info: m => io.stderr.write(m + '\n'), error: m => io.stderr.write(m + '\n') }
+      // each log line may follow a root change: the expiry check runs after it
+      log: { info: m => { io.stderr.write(m + '\n'); checkExpiry() }, error: m => io.stderr.write(m + '\n') }
     }
-    if (v.timeout !== undefined) opts.timeoutMs = positiveInt(v.timeout, 'timeout') * 1000
+    if (v.timeout !== undefined) opts.timeoutMs = parseDuration(v.timeout, 'timeout')
     if (v.concurrency !== undefined) opts.concurrency = positiveInt(v.concurrency, 'concurrency')
     if (v['mirror-penalty'] !== undefined) opts.mirrorPenaltyMs = positiveInt(v['mirror-penalty'], 'mirror-penalty') * 1000
     if (v['memory-cache'] !== undefined) opts.cacheBytes = bytes(v['memory-cache'], 'memory-cache')
@@ -67,11 +73,31 @@ export default {
       io.stdout.write(t.root ? `${where}  sequence ${t.seq}, root ${t.root}\n` : `${where}  not available yet: ${t.lastRefresh?.code ?? ''} ${t.lastRefresh?.message ?? ''}\n`)
     }
     io.stdout.write(`rotree gateway listening at ${url}\n`)
+    checkExpiry = expiryChecker(srv.gateway, io)
+    checkExpiry()
+    const timer = setInterval(() => checkExpiry(), refreshSeconds * 1000)
+    timer.unref()
     await new Promise(resolve => {
       const stop = () => { process.off('SIGINT', stop); process.off('SIGTERM', stop); resolve() }
       process.on('SIGINT', stop); process.on('SIGTERM', stop)
     })
+    clearInterval(timer)
     await srv.close({ timeoutMs: 5000 })
+  }
+}
+
+/** A function that warns once per tree and sequence number when the root a tree serves expires soon (cli/expiry.js). */
+function expiryChecker (gw, io) {
+  const warned = new Map() // mount → seq warned about
+  return () => {
+    for (const t of gw.status().trees) {
+      if (!t.root) continue
+      const w = expiryWarning(t)
+      if (w && warned.get(t.mount) !== t.seq) {
+        warned.set(t.mount, t.seq)
+        io.stderr.write(w.replace(/^rotree: warning: tree/, `rotree: warning: tree ${t.mount}`) + '\n')
+      }
+    }
   }
 }
 

@@ -1,22 +1,66 @@
 // rotree ls
-import { READER_OPTIONS, withTree, modeString, fmtTime, publicStat } from '../common.js'
+import { TooLargeError, BadPathError } from 'rotree-client/errors'
+import { MAX_DEPTH } from 'rotree-client/internal'
+import { READER_OPTIONS, withTree, treeTarget, modeString, fmtTime, publicStat, positiveInt } from '../common.js'
 import { escapeText } from '../escape.js'
+import { fmtBytes } from '../progress.js'
+import { DEFAULT_MAX_ENTRIES } from '../download.js'
 
 export default {
-  usage: 'ls ADDR [PATH]',
+  usage: 'ls ADDR [PATH] [-l] [-R] [-h] [--json]',
   summary: 'list a directory, verified',
   positionals: [1, 2],
-  options: { ...READER_OPTIONS, json: { type: 'boolean', help: 'one JSON object per line' } },
-  async run ([addr, p = '/'], v, io) {
-    await withTree(addr, v, async tree => {
-      const s = await tree.stat(p)
-      const list = s.type === 'dir' ? tree.list(p) : [await tree.lstat(p)]
-      for await (const e of list) {
-        if (v.json) { io.stdout.write(JSON.stringify(publicStat(e)) + '\n'); continue }
-        // names and targets are the publisher's: escaped for the terminal (--json stays exact)
-        const name = escapeText(e.name) + (e.type === 'dir' ? '/' : '') + (e.type === 'symlink' ? ' -> ' + escapeText(e.target) : '')
-        io.stdout.write(`${modeString(e)} ${String(e.type === 'dir' ? e.entries : e.size).padStart(12)} ${fmtTime(e.mtimeMs)} ${name}\n`)
+  options: {
+    ...READER_OPTIONS,
+    long: { type: 'boolean', short: 'l', help: 'long format: mode, size (entries for a directory), mtime' },
+    recursive: { type: 'boolean', short: 'R', help: 'list subdirectories too, depth first, one path per line (symlinks not followed)' },
+    human: { type: 'boolean', short: 'h', help: 'with -l: sizes as 1.5 KiB, 3.0 MiB' },
+    'max-entries': { type: 'string', arg: 'N', help: `with -R: stop with an error after N entries (default ${DEFAULT_MAX_ENTRIES})` },
+    json: { type: 'boolean', help: 'one JSON object per line (with -R, each has its path)' }
+  },
+  async run ([addr, p], v, io) {
+    const target = await treeTarget(addr, p, v)
+    const max = v['max-entries'] === undefined ? DEFAULT_MAX_ENTRIES : positiveInt(v['max-entries'], 'max-entries')
+    await withTree(target, v, async t => {
+      const tree = t.snapshot() // one root for the whole listing (docs/TRUST.md rule 6)
+      const top = target.path
+      const s = await tree.stat(top)
+      if (s.type !== 'dir') return print(io, v, await tree.lstat(top), null)
+      if (!v.recursive) {
+        for await (const e of tree.list(top)) print(io, v, e, null)
+        return
       }
-    })
+      // depth first with one open listing per level: nothing is held for the whole tree
+      const base = top.replace(/\/+$/, '')
+      const stack = [{ rel: '', it: tree.list(top)[Symbol.asyncIterator]() }]
+      let n = 0
+      try {
+        while (stack.length) {
+          const f = stack.at(-1)
+          const r = await f.it.next()
+          if (r.done) { stack.pop(); continue }
+          const e = r.value
+          if (++n > max) throw new TooLargeError(`more than ${max} entries below ${top}; see --max-entries`)
+          const rel = f.rel + e.name
+          print(io, v, e, rel)
+          if (e.type === 'dir') {
+            if (stack.length >= MAX_DEPTH) throw new BadPathError(`${rel} is more than ${MAX_DEPTH} directories deep`)
+            stack.push({ rel: rel + '/', it: tree.list(`${base}/${rel}`)[Symbol.asyncIterator]() })
+          }
+        }
+      } finally {
+        for (const f of stack) await f.it.return?.().catch(() => {})
+      }
+    }, { warn: m => io.stderr.write(m + '\n') })
   }
+}
+
+/** One entry; `rel` is its path below PATH with -R (null otherwise). */
+function print (io, v, e, rel) {
+  if (v.json) { io.stdout.write(JSON.stringify(rel === null ? publicStat(e) : { path: rel, ...publicStat(e) }) + '\n'); return }
+  // names and targets are the publisher's: escaped for the terminal (--json stays exact)
+  const name = escapeText(rel ?? e.name) + (e.type === 'dir' ? '/' : '')
+  if (!v.long) { io.stdout.write(name + '\n'); return }
+  const size = e.type === 'dir' ? String(e.entries) : v.human ? fmtBytes(e.size) : String(e.size)
+  io.stdout.write(`${modeString(e)} ${size.padStart(12)} ${fmtTime(e.mtimeMs)} ${name}${e.type === 'symlink' ? ' -> ' + escapeText(e.target) : ''}\n`)
 }

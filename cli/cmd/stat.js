@@ -1,14 +1,16 @@
 // rotree stat
-import { READER_OPTIONS, withTree, publicStat } from '../common.js'
+import { READER_OPTIONS, withTree, treeTarget, publicStat } from '../common.js'
 import { escapeText } from '../escape.js'
 
 export default {
   usage: 'stat ADDR PATH',
   summary: 'show verified metadata of a path',
-  positionals: [2, 2],
+  positionals: [1, 2],
   options: { ...READER_OPTIONS, json: { type: 'boolean', help: 'print JSON' } },
-  async run ([addr, p], v, io) {
-    await withTree(addr, v, async tree => {
+  async run ([addr, arg], v, io) {
+    const target = await treeTarget(addr, arg, v, { path: 'required' })
+    const p = target.path
+    await withTree(target, v, async tree => {
       const s = publicStat(await tree.lstat(p))
       const i = tree.info
       const out = { path: p, ...s, tree: { key: i.key, seq: i.seq, root: i.root, expires: i.expires } }
@@ -18,6 +20,6 @@ export default {
         io.stdout.write(`${k.padEnd(8)} ${escapeText(val)}\n`) // names and targets are the publisher's (--json stays exact)
       }
       io.stdout.write(`verified seq ${i.seq}, root ${i.root}, expires ${i.expires}\n`)
-    })
+    }, { warn: m => io.stderr.write(m + '\n') })
   }
 }

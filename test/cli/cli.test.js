@@ -56,7 +56,7 @@ test('keygen, build, serve, ls, stat, cat, get, as in the README', { timeout: 60
   t.after(() => proc.kill('SIGTERM'))
   const addr = `${url}#${pub}`
 
-  const ls = await rotree(['ls', addr, '/docs'], { env })
+  const ls = await rotree(['ls', '-l', addr, '/docs'], { env })
   assert.equal(ls.code, 0, ls.stderr)
   assert.match(ls.stdout.toString(), /-rw-r--r-- +8 .* README\.md/)
   const lsj = await rotree(['ls', addr, '/', '--json'], { env })
@@ -92,20 +92,88 @@ test('keygen, build, serve, ls, stat, cat, get, as in the README', { timeout: 60
   assert.match(down.stderr, /^rotree: ROTREE_(MIRROR_NETWORK|ALL_MIRRORS_FAILED): /)
 })
 
-test('usage errors exit 2 with usage; every command has --help', async () => {
-  for (const args of [[], ['nope'], ['ls'], ['build', 'a'], ['build', 'a', 'b'], ['ls', 'x', '--bogus'], ['build', 'a', 'b', '--key', 'k', '--ttl', 'forever']]) {
+test('usage errors: one line and a hint, exit 2; every command has --help', async () => {
+  const full = await rotree([])
+  assert.equal(full.code, 2)
+  assert.match(full.stderr, /usage: rotree <command>/)
+  for (const [args, line] of [
+    [['nope'], /^rotree: unknown command "nope"$/],
+    [['ls'], /^rotree ls: expected 1 to 2 arguments, got 0$/],
+    [['build', 'a'], /^rotree build: expected 2 arguments, got 1$/],
+    [['ls', 'x', '--bogus'], /^rotree ls: unknown option --bogus$/],
+    [['ls', 'x', '--foo=1'], /^rotree ls: unknown option --foo$/],
+    [['get', 'x', '/', '-o'], /^rotree get: option -o needs a value \(DEST\)$/],
+    [['get', 'x', '/', '-o', '--jobs'], /^rotree get: option -o needs a value \(DEST\), got the option --jobs$/],
+    [['ls', 'x', '--json=yes'], /^rotree ls: option --json takes no value$/],
+    [['ls', 'x', '--timeout', 'soon'], /^rotree ls: --timeout must be a duration/],
+    [['build', 'a', 'b', '--key', 'k', '--ttl', 'forever'], /^rotree build: /]
+  ]) {
     const r = await rotree(args)
     assert.equal(r.code, 2, args.join(' ') + ': ' + r.stderr)
-    assert.match(r.stderr + r.stdout, /usage: rotree/)
+    const lines = r.stderr.split('\n')
+    assert.equal(lines.length, 3, `${args.join(' ')}: two lines, got ${JSON.stringify(r.stderr)}`)
+    assert.match(lines[0], line)
+    assert.match(lines[1], args[0] === 'nope' ? /^run rotree help/ : new RegExp(`^usage: rotree ${args[0]} .*; run rotree ${args[0]} --help$`))
+    assert.doesNotMatch(r.stderr, /To specify|'--/, 'no Node parseArgs text')
   }
-  for (const c of ['keygen', 'build', 'serve', 'ls', 'stat', 'cat', 'get']) {
+  for (const c of ['keygen', 'build', 'serve', 'ls', 'stat', 'cat', 'get', 'remote']) {
     const r = await rotree([c, '--help'])
     assert.equal(r.code, 0)
     assert.match(r.stdout.toString(), new RegExp(`usage: rotree ${c}`))
   }
+  // rotree help CMD is CMD --help
+  const hb = await rotree(['help', 'build'])
+  assert.equal(hb.code, 0)
+  assert.match(hb.stdout.toString(), /^usage: rotree build SRC OUT/)
+  assert.doesNotMatch(hb.stdout.toString(), /commands:/)
+  assert.match((await rotree(['get', '--help'])).stdout.toString(), /^ {2}-o, --output DEST +where to write/m)
+  // ls -h is human sizes, so ls has --help only
+  assert.match((await rotree(['ls', '--help'])).stdout.toString(), /^ {2}-h, --human /m)
   const bad = await rotree(['ls', 'http://127.0.0.1:1/#nothex'])
   assert.equal(bad.code, 1)
   assert.match(bad.stderr, /^rotree: ROTREE_BAD_ADDRESS: /)
+})
+
+test('ls -l, -R, -h; --timeout in fractions and units; get -o -', { timeout: 60_000 }, async t => {
+  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const env = { ROTREE_STATE: path.join(dir, 'state') }
+  const site = path.join(dir, 'site')
+  await writeTree(site, { 'a/b/c.txt': 'c'.repeat(3000), 'a/d.txt': 'd\n', 'e.txt': 'e\n', 'l': { symlink: 'a/d.txt' } })
+  const key = path.join(dir, 'k')
+  const pub = (await rotree(['keygen', key])).stdout.toString().trim().split('\n').at(-1)
+  assert.equal((await rotree(['build', site, path.join(dir, 'out'), '--key', key])).code, 0)
+  const { url, proc } = await startServe(path.join(dir, 'out'))
+  t.after(() => proc.kill('SIGTERM'))
+  const addr = `${url}#${pub}`
+
+  assert.equal((await rotree(['ls', addr], { env })).stdout.toString(), 'a/\ne.txt\nl\n')
+  const rec = await rotree(['ls', '-R', addr, '/'], { env })
+  assert.equal(rec.stdout.toString(), 'a/\na/b/\na/b/c.txt\na/d.txt\ne.txt\nl\n')
+  const sub = await rotree(['ls', '-R', addr, '/a/'], { env })
+  assert.equal(sub.stdout.toString(), 'b/\nb/c.txt\nd.txt\n')
+  const lR = await rotree(['ls', '-lRh', addr], { env })
+  assert.match(lR.stdout.toString(), /^-rw-r--r-- +2\.9 KiB .* a\/b\/c\.txt$/m)
+  assert.match(lR.stdout.toString(), /^lrwxrwxrwx .* l -> a\/d\.txt$/m)
+  const json = (await rotree(['ls', '-R', '--json', addr], { env })).stdout.toString().trim().split('\n').map(l => JSON.parse(l))
+  assert.deepEqual(json.map(j => j.path), ['a', 'a/b', 'a/b/c.txt', 'a/d.txt', 'e.txt', 'l'])
+  const capped = await rotree(['ls', '-R', addr, '--max-entries', '3'], { env })
+  assert.equal(capped.code, 1)
+  assert.match(capped.stderr, /^rotree: ROTREE_TOO_LARGE: more than 3 entries/)
+  assert.equal(capped.stdout.toString(), 'a/\na/b/\na/b/c.txt\n')
+
+  for (const tmo of ['0.5', '500ms', '2s', '.75', '1m']) {
+    const r = await rotree(['cat', addr, '/e.txt', '--timeout', tmo], { env })
+    assert.equal(r.code, 0, `--timeout ${tmo}: ${r.stderr}`)
+  }
+  for (const tmo of ['0', '-1', '1h', 'x']) assert.equal((await rotree(['cat', addr, '/e.txt', '--timeout', tmo], { env })).code, 2, tmo)
+
+  const one = await rotree(['get', addr, '/a/b/c.txt', '-o', '-'], { env })
+  assert.equal(one.code, 0, one.stderr)
+  assert.equal(one.stdout.toString(), 'c'.repeat(3000))
+  assert.deepEqual(await fs.readdir(dir), ['k', 'out', 'site', 'state'], 'nothing written for -o -')
+  const isDir = await rotree(['get', addr, '/a', '-o', '-'], { env })
+  assert.equal(isDir.code, 1)
+  assert.match(isDir.stderr, /^rotree: ROTREE_IS_A_DIRECTORY: /)
 })
 
 test('build refuses bad input by default and names the path; --skip-bad skips it', async t => {

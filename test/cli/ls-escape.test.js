@@ -51,7 +51,7 @@ test('ls and stat escape control characters in names and targets; --json is exac
   const addr = address(srv.url, key.publicKey)
   const env = { ROTREE_STATE: path.join(dir, 'state') }
 
-  const ls = await rotree(['ls', addr, '/'], env)
+  const ls = await rotree(['ls', '-l', addr, '/'], env)
   assert.equal(ls.code, 0, ls.stderr)
   const lines = ls.stdout.split('\n').slice(0, -1)
   assert.equal(lines.length, Object.keys(NAMES).length + 2, 'one line per entry: no name breaks a line')
@@ -69,10 +69,19 @@ test('ls and stat escape control characters in names and targets; --json is exac
   assert.ok(out.includes(' link\\x1b[5m -> \\x1b[31mred\\u{202e}\\x9b\n'))
   assert.ok(out.includes(' d\\x07ir/\n'))
 
-  const sub = await rotree(['ls', addr, '/d\x07ir'], env)
+  const sub = await rotree(['ls', '-l', addr, '/d\x07ir'], env)
   assert.equal(sub.code, 0, sub.stderr)
   assert.doesNotMatch(sub.stdout.slice(0, -1), UNSAFE)
   assert.ok(sub.stdout.includes(' in\\x1b[1m\n'))
+
+  // the short and the recursive listings too
+  const short = await rotree(['ls', addr, '/'], env)
+  assert.equal(short.stdout.split('\n').length, Object.keys(NAMES).length + 3)
+  assert.ok(short.stdout.includes('\nx\\x1b]0;pwned\\x07\n'), short.stdout)
+  const rec = await rotree(['ls', '-R', addr, '/'], env)
+  assert.equal(rec.code, 0, rec.stderr)
+  assert.doesNotMatch(rec.stdout.replaceAll('\n', ''), UNSAFE)
+  assert.ok(rec.stdout.includes('\nd\\x07ir/in\\x1b[1m\n'), rec.stdout)
 
   const json = await rotree(['ls', addr, '/', '--json'], env)
   assert.equal(json.code, 0, json.stderr)
@@ -89,4 +98,10 @@ test('ls and stat escape control characters in names and targets; --json is exac
   const sj = JSON.parse((await rotree(['stat', addr, '/link\x1b[5m', '--json'], env)).stdout)
   assert.equal(sj.name, 'link\x1b[5m')
   assert.equal(sj.target, target)
+
+  // error messages carry the names too: escaped by cli/main.js, still one line
+  const missing = await rotree(['cat', addr, '/d\x07ir/nope\x1b]0;pwned\x07'], env)
+  assert.equal(missing.code, 1)
+  assert.doesNotMatch(missing.stderr.slice(0, -1), UNSAFE)
+  assert.match(missing.stderr, /^rotree: ROTREE_NOT_FOUND: .*nope\\x1b\]0;pwned\\x07.*\n$/)
 })
