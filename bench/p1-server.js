@@ -8,13 +8,13 @@ import { createHash, randomBytes } from 'node:crypto'
 import { load } from './lib/load.js'
 import { median } from './lib/proc.js'
 import { startRotreeServe, startNginx, startExpressStatic, startBareNode } from './lib/servers.js'
-import { tmpdir } from '../test/helpers/fixtures.js'
+import { blobFolder } from './lib/trees.js'
 
 export const id = 'P1'
 
 export async function run ({ quick = false } = {}) {
-  const dir = await tmpdir('rotree-bench-p1-')
-  await fs.mkdir(path.join(dir, 'h'))
+  const folder = await blobFolder('p1')
+  const dir = folder.out
   const sizes = quick ? [16 * 1024] : [1024, 16 * 1024, 1024 * 1024]
   // the whole suite must fit in 10 minutes on 2 cores: the target's size
   // (16 KiB) over 1-256 connections, the others at 16; 3 × 2 s per cell
@@ -52,7 +52,7 @@ export async function run ({ quick = false } = {}) {
     }
   } finally {
     for (const s of servers) await s.stop()
-    await fs.rm(dir, { recursive: true, force: true })
+    await folder.cleanup()
   }
   const k16 = rows.filter(r => r.label.startsWith('16 KiB') && r.label.endsWith('CPU/request'))
   const worst = Math.max(...k16.map(r => r.value / r.baseline))

@@ -14,7 +14,7 @@ import { cpuOf, median } from './lib/proc.js'
 import { startRotreeServe, startBareNode } from './lib/servers.js'
 import { startNginxTree } from './lib/nginx.js'
 import os from 'node:os'
-import { tmpdir } from '../test/helpers/fixtures.js'
+import { blobFolder } from './lib/trees.js'
 
 export const id = 'P1h'
 const SERVER_CPU = '0'; const LOAD_CPU = '1'
@@ -49,8 +49,8 @@ async function measure (srv, url, { connections, seconds }) {
 export async function run ({ quick = false } = {}) {
   const miss = missing('h2load', 'nginx', 'taskset')
   if (miss) return skipped(id, miss)
-  const dir = await tmpdir('rotree-bench-p1h-')
-  await fs.mkdir(path.join(dir, 'h'))
+  const folder = await blobFolder('p1h')
+  const dir = folder.out
   const blob = randomBytes(16 * 1024); const hex = createHash('sha256').update(blob).digest('hex')
   await fs.writeFile(path.join(dir, 'h', hex), blob)
   const conns = quick ? [16] : [1, 16, 256]
@@ -80,7 +80,7 @@ export async function run ({ quick = false } = {}) {
     }
   } finally {
     for (const s of servers) await s.stop()
-    await fs.rm(dir, { recursive: true, force: true })
+    await folder.cleanup()
   }
   const cpuRows = rows.filter(r => r.label.endsWith(': CPU/request'))
   const worst = Math.max(...cpuRows.map(r => r.value / r.baseline))

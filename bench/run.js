@@ -72,7 +72,15 @@ for (const id of ids) {
   const t = Date.now()
   process.stderr.write(`${id} … `)
   const [file, fn = 'run'] = [FIGURES[id]].flat()
-  const fig = await (await import(file))[fn]({ quick })
+  let fig
+  try {
+    fig = await (await import(file))[fn]({ quick })
+  } catch (err) {
+    // one broken figure does not cost the others their run
+    process.stderr.write(`FAILED: ${err.stack ?? err}\n`)
+    process.exitCode = 1
+    continue
+  }
   if (fig.skipped) { process.stderr.write(`skipped: ${fig.skipped}\n`); continue }
   if (CLIENT_ENV.has(id)) fig.command = clientPrefix() + fig.command
   await saveFigure(fig, resultsDir)
@@ -82,7 +90,7 @@ for (const id of ids) {
 await (await import('./lib/netfix.js')).releaseAll() // the network figures share one nginx and tree
 if (!renderAfter) {
   if (ids.length) console.error(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; results in ${path.relative(process.cwd(), resultsDir) || '.'}, docs/BENCHMARKS.md not rendered`)
-  process.exit(0)
+  process.exit(process.exitCode ?? 0)
 }
 await render({ intro: INTRO + (quick ? '\n\n**This file was produced by `npm run bench:quick`**: one run per row, short loads, small sizes (P8 uses 16 MB, not 50 MB). Its ratios are indicative; the full `npm run bench` is the measurement of record.' : '') })
 console.error(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; see docs/BENCHMARKS.md`)

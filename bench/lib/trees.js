@@ -27,3 +27,19 @@ export async function timed (fn) {
   const v = await fn()
   return { ms: performance.now() - t, v }
 }
+
+/**
+ * A published folder (a signed root over one small file) to which a figure
+ * adds raw blobs under h/: the servers serve any h/<hash> present, and
+ * `rotree serve` wants a fsinfo.json before it starts.
+ * @returns {Promise<{ dir: string, out: string, cleanup: () => Promise<void> }>} out: the folder to serve
+ */
+export async function blobFolder (label) {
+  const dir = await tmpdir(`rotree-bench-${label}-`)
+  const src = path.join(dir, 'src')
+  await fs.mkdir(src)
+  await fs.writeFile(path.join(src, 'README'), 'a tree for serving blobs\n')
+  const { out } = await buildTree(src, { key: makeKey(), out: path.join(dir, 'out') })
+  await fs.mkdir(path.join(out, 'h'), { recursive: true })
+  return { dir, out, cleanup: () => fs.rm(dir, { recursive: true, force: true }) }
+}
