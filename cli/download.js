@@ -51,6 +51,18 @@
 //   or more, and after each 8 MiB of smaller ones), less what the files still
 //   in flight have yet to write. The progress total grows as directories are
 //   counted.
+// * A sync. A regular file already at its name with the entry's size and
+//   mtime is left as it is (its mode set right); with `checksum` its content
+//   must also hash to the entry's verified chunk handles (chunk-check.js).
+//   With `deleteExtra`, what a directory of DEST holds that the tree does
+//   not is removed (get-prune.js), and an entry of another kind in the way
+//   (a directory where a file goes, say) is removed instead of refused;
+//   never DEST itself, never anything this run wrote.
+// * Interruption. `signal` stops the run (AbortedError): with `resumeDir`, a
+//   large file's temporary file stays, recorded in a state file outside
+//   DEST, and the next run takes it up after hashing its prefix again
+//   (get-resume.js); any other temporary file is removed. Nothing left
+//   looks complete. Errors name the user's path, never a temporary name.
 // * Not defended: another local process changing DEST while `get` runs.
 //   Node has no openat/renameat, so the checks above are made by path; they
 //   hold against anything the tree holds and anything an earlier run left.
@@ -60,10 +72,13 @@ import fs from 'node:fs/promises'
 import { constants } from 'node:fs'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { BadPathError, SymlinkLoopError, TooLargeError, TruncatedError } from 'rotree-client/errors'
-import { MAX_DEPTH } from 'rotree-client/src/format/limits.js'
-import { escapeText } from './escape.js'
+import { BadPathError, SymlinkLoopError, TooLargeError, TruncatedError, AbortedError } from 'rotree-client/errors'
+import { MAX_DEPTH } from 'rotree-client/internal'
 import { fmtBytes } from './progress.js'
+import { ResumeState, RESUME_MIN } from './get-resume.js'
+import { verifiedPrefix, sameContent } from './chunk-check.js'
+import { pruneDir } from './get-prune.js'
+import { abortable, userError, msOf } from './get-util.js'
 
 /** Default --max-entries: generous, finite. */
 export const DEFAULT_MAX_ENTRIES = 10_000_000
@@ -84,7 +99,13 @@ const O_TEMP = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (cons
  * @param {boolean} [o.rewriteLinks] rewrite absolute targets inside the download to relative ones
  * @param {boolean} [o.skipUnsafeLinks] skip symlinks that would leave DEST instead of refusing the tree
  * @param {(where: string, target: string) => void} [o.onSkippedLink] told of each skipped symlink (raw text)
- * @returns {Promise<{ files: number, dirs: number, symlinks: number, bytes: number, skippedLinks: number }>}
+ * @param {boolean} [o.checksum] an existing file of the right size and mtime is kept only if its chunks hash right
+ * @param {boolean} [o.deleteExtra] remove what DEST holds that the tree does not
+ * @param {(where: string, isDir: boolean) => void} [o.onDeleted] told before each removal (raw text)
+ * @param {AbortSignal} [o.signal] stops the run with ROTREE_ABORTED
+ * @param {string|null} [o.resumeDir] where resume state lives (<state-dir>/get); null: none kept
+ * @returns {Promise<{ files: number, dirs: number, symlinks: number, bytes: number, skippedLinks: number, unchanged: number, resumedBytes: number, deleted: number }>}
+ *   errors carry messages with the tree's raw names: escape them for a terminal
  */
 export async function getPath (tree, src, dest, o = {}) {
   return new Download(tree, dest, o).run(src)
@@ -93,12 +114,15 @@ export async function getPath (tree, src, dest, o = {}) {
 class Download {
   constructor (tree, dest, {
     jobs = 8, onProgress = () => {}, maxEntries = DEFAULT_MAX_ENTRIES, maxBytes = Infinity,
-    rewriteLinks = false, skipUnsafeLinks = false, onSkippedLink = () => {}, platform = process.platform
+    rewriteLinks = false, skipUnsafeLinks = false, onSkippedLink = () => {}, platform = process.platform,
+    checksum = false, deleteExtra = false, onDeleted = () => {}, signal = null, resumeDir = null
   } = {}) {
-    Object.assign(this, { tree, dest, jobs, onProgress, maxEntries, maxBytes, rewriteLinks, skipUnsafeLinks, onSkippedLink })
+    Object.assign(this, { tree, dest, jobs, onProgress, maxEntries, maxBytes, rewriteLinks, skipUnsafeLinks, onSkippedLink, checksum, deleteExtra, onDeleted, signal, resumeDir })
     this.win = platform === 'win32'
     this.abs = path.resolve(dest)
-    this.counts = { files: 0, dirs: 0, symlinks: 0, bytes: 0, skippedLinks: 0 }
+    this.counts = { files: 0, dirs: 0, symlinks: 0, bytes: 0, skippedLinks: 0, unchanged: 0, resumedBytes: 0, deleted: 0 }
+    this.keptBytes = 0 // of files left as they were: progress, not verified bytes
+    this.resume = null
     this.entries = 0 // entries below src known so far (directories announce their counts)
     this.total = 0 // bytes of every file counted so far: the progress total
     this.started = 0 // bytes of the files started
@@ -112,9 +136,35 @@ class Download {
 
   async run (src) {
     const top = await this.tree.resolve(src)
+    if (this.resumeDir !== null) {
+      this.resume = await new ResumeState(this.resumeDir, this.abs, top.type === 'file' ? path.dirname(this.abs) : this.abs).load()
+    }
+    try {
+      await this.walk(src, top)
+    } catch (err) {
+      await this.resume?.flush()
+      if (this.signal?.aborted) {
+        const kept = this.resume?.files.size ?? 0
+        throw new AbortedError(`interrupted${kept ? `; ${kept} partial file(s) kept: run the same command again to resume` : ''}`, { cause: err })
+      }
+      throw err
+    }
+    // a whole run: partial files of earlier runs that nothing took up are stale
+    await this.resume?.discardRest()
+    return this.counts
+  }
+
+  checkAbort () {
+    if (this.signal?.aborted) throw new AbortedError('interrupted')
+  }
+
+  progress () { this.onProgress(this.counts.bytes + this.keptBytes, this.total) }
+
+  async walk (src, top) {
     if (top.type === 'file') {
+      this.isSingle = true
       await this.single(top)
-      return this.counts
+      return
     }
     if (this.rewriteLinks) this.topParts = await this.canonical(src)
     this.entries = top.size ?? (await this.tree.stat(src)).entries
@@ -127,17 +177,16 @@ class Download {
     this.counts.dirs++
     await this.files(top, root)
     await this.links(top, root)
-    return this.counts
   }
 
   /** A single file: DEST may be absent or a regular file (replaced); anything else is refused. */
   async single (top) {
     const st = await lstatOrNull(this.abs)
-    if (st && !st.isFile()) throw new BadPathError(`${escapeText(this.dest)} exists and is ${kindOf(st)}, not a regular file: not replaced`, { details: { path: this.dest } })
+    if (st && !st.isFile()) throw new BadPathError(`${this.dest} exists and is ${kindOf(st)}, not a regular file: not replaced`, { details: { path: this.dest } })
     const dir = { abs: path.dirname(this.abs), label: '', depth: 0, fresh: false, placed: new Set() }
     await this.statfs(dir.abs)
     this.countFile(top, this.dest)
-    await this.getFile(top, dir, path.basename(this.abs), this.dest)
+    await this.getFile(top, dir, path.basename(this.abs), this.dest, path.basename(this.abs))
   }
 
   // ---- pass 1: directories and files ---------------------------------------
@@ -146,13 +195,14 @@ class Download {
     const stack = [{ dir: root, it: this.tree.entriesOf(top)[Symbol.asyncIterator]() }]
     try {
       while (stack.length && !this.error) {
+        this.checkAbort()
         const f = stack.at(-1)
         const n = await f.it.next()
         if (n.done) { stack.pop(); continue }
         const e = n.value
         const where = join(f.dir.label, e.name)
         if (e.type === 'dir') {
-          if (stack.length >= MAX_DEPTH) throw new BadPathError(`${escapeText(where)} is more than ${MAX_DEPTH} directories deep`, { details: { path: where } })
+          if (stack.length >= MAX_DEPTH) throw new BadPathError(`${where} is more than ${MAX_DEPTH} directories deep`, { details: { path: where } })
           const d = { abs: path.join(f.dir.abs, e.name), label: where, depth: f.dir.depth + 1 }
           await this.tally(asDir(e), d)
           Object.assign(d, await this.makeDir(f.dir, d.abs, where))
@@ -161,7 +211,7 @@ class Download {
         } else if (e.type === 'file') {
           while (this.running.size >= this.jobs) await Promise.race(this.running)
           if (this.error) break
-          const p = this.getFile(e, f.dir, e.name, where).catch(err => { this.error ??= err })
+          const p = this.getFile(e, f.dir, e.name, where, where).catch(err => { this.error ??= err })
             .finally(() => this.running.delete(p))
           this.running.add(p)
         } // symlinks: pass 2
@@ -178,6 +228,7 @@ class Download {
   /** List a directory once before acting on it: its names, its links, its counts. */
   async tally (dirEntry, dir) {
     for await (const e of this.tree.entriesOf(dirEntry)) {
+      this.checkAbort()
       const where = join(dir.label, e.name)
       this.checkName(e.name, where)
       if (e.type === 'dir') {
@@ -189,25 +240,25 @@ class Download {
         this.linkTarget(e, dir, where) // refuses now, before any file of the directory is written
       }
     }
-    this.onProgress(this.counts.bytes, this.total)
+    this.progress()
   }
 
   checkEntries (where) {
     if (this.entries > this.maxEntries) {
-      throw new TooLargeError(`the download holds more than ${this.maxEntries} entries${where === undefined ? '' : ` (counted up to ${escapeText(where)})`}; see --max-entries`, { details: { path: where } })
+      throw new TooLargeError(`the download holds more than ${this.maxEntries} entries${where === undefined ? '' : ` (counted up to ${where})`}; see --max-entries`, { details: { path: where } })
     }
   }
 
   countFile (e, where) {
     this.total += e.size
     if (this.total > this.maxBytes) {
-      throw new TooLargeError(`the files counted so far, up to ${escapeText(where)}, hold ${fmtBytes(this.total)}, more than --max-bytes ${fmtBytes(this.maxBytes)}`, { details: { path: where } })
+      throw new TooLargeError(`the files counted so far, up to ${where}, hold ${fmtBytes(this.total)}, more than --max-bytes ${fmtBytes(this.maxBytes)}`, { details: { path: where } })
     }
     if (this.disk(e.size) > this.free) throw this.noSpace(e, where)
   }
 
   noSpace (e, where) {
-    return new TooLargeError(`${escapeText(where)} is ${fmtBytes(e.size)}; ${fmtBytes(Math.max(0, this.available()))} free for it on the file system of ${escapeText(this.dest)}`, { details: { path: where } })
+    return new TooLargeError(`${where} is ${fmtBytes(e.size)}; ${fmtBytes(Math.max(0, this.available()))} free for it on the file system of ${this.dest}`, { details: { path: where } })
   }
 
   disk (size) { return Math.ceil(size / this.bsize) * this.bsize }
@@ -222,7 +273,7 @@ class Download {
   }
 
   /** Make the directory `abs` in `parent` (null for DEST itself), or use the real directory already there. */
-  async makeDir (parent, abs, where) {
+  async makeDir (parent, abs, where, retry = true) {
     try {
       await fs.mkdir(abs) // never recursive: never through something this run did not check
       if (parent?.placed) parent.placed.add(key(await fs.lstat(abs, { bigint: true })))
@@ -231,49 +282,128 @@ class Download {
       if (err.code !== 'EEXIST') throw err
     }
     const st = await fs.lstat(abs, { bigint: true })
-    if (!st.isDirectory()) throw obstacle(where, st, 'a directory')
     if (parent && (parent.fresh || parent.placed.has(key(st)))) throw collision(where)
+    if (!st.isDirectory()) {
+      // DEST itself is never removed; below it, --delete makes room
+      if (!this.deleteExtra || !parent || !retry) throw obstacle(where, st, 'a directory')
+      await this.remove(abs, st, where)
+      return this.makeDir(parent, abs, where, false)
+    }
     parent?.placed.add(key(st))
     return { fresh: false, placed: new Set() }
   }
 
-  async getFile (e, dir, name, where) {
-    const need = this.disk(e.size)
-    if (this.started + e.size > this.maxBytes) throw new TooLargeError(`${escapeText(where)} is ${fmtBytes(e.size)}, more than what is left of --max-bytes`, { details: { path: where } })
-    if (need >= BIG_FILE || this.startedSince + need >= RECHECK_BYTES) await this.statfs(dir.abs)
-    if (need > this.available()) throw this.noSpace(e, where)
-    this.started += e.size; this.startedSince += need; this.inflight += need
-    let left = need // of this file's reservation: what it has not written yet
+  /** Remove what is in the way at `abs` (lstat'ed as `st`), without following it. */
+  async remove (abs, st, where) {
+    this.onDeleted(where, st.isDirectory())
+    if (st.isDirectory()) await fs.rm(abs, { recursive: true }); else await fs.unlink(abs)
+    this.counts.deleted++
+  }
+
+  /** The user's name for a file of the download (never a temporary name). */
+  shown (where) { return this.isSingle ? this.dest : path.join(this.dest, where) }
+
+  /**
+   * Download file entry `e` to `name` in `dir`, unless the file there is
+   * already it. `rel` is its path below the resume base (get-resume.js).
+   */
+  async getFile (e, dir, name, where, rel) {
+    this.checkAbort()
+    if (await this.keep(e, dir, name, where)) return
+    if (this.started + e.size > this.maxBytes) throw new TooLargeError(`${where} is ${fmtBytes(e.size)}, more than what is left of --max-bytes`, { details: { path: where } })
     const mode = e.exec ? 0o755 : 0o644
-    let tmp = null
+    let tmp = null; let fh = null; let rec = null
+    let written = 0 // verified bytes in the temporary file
+    let left = 0 // of this file's reservation: what it has not written yet
     try {
-      let fh
-      for (let i = 0; !fh; i++) {
-        tmp = path.join(dir.abs, `.rotree-${randomBytes(12).toString('hex')}.tmp`)
-        try { fh = await fs.open(tmp, O_TEMP, mode) } catch (err) { tmp = null; if (err.code !== 'EEXIST' || i > 3) throw err }
+      const old = await this.resume?.reopen(rel, dir.abs)
+      if (old) {
+        ({ tmp, fh, rec } = old)
+        written = await verifiedPrefix(this.tree, e, fh, Math.min(old.size, rec.verified))
+        await fh.truncate(written)
+        this.counts.resumedBytes += written
+        this.counts.bytes += written
       }
-      let ino
-      try {
-        let written = 0
-        for await (const b of this.tree.readEntry(e)) {
-          for (let o = 0; o < b.length;) o += (await fh.write(b, o, b.length - o, written + o)).bytesWritten
-          written += b.length
-          const d = Math.min(left, b.length); left -= d; this.inflight -= d; this.writtenSince += d
-          this.counts.bytes += b.length
-          this.onProgress(this.counts.bytes, this.total)
+      const need = Math.max(0, this.disk(e.size) - this.disk(written))
+      if (need >= BIG_FILE || this.startedSince + need >= RECHECK_BYTES) await this.statfs(dir.abs)
+      if (need > this.available()) throw this.noSpace(e, where)
+      this.started += e.size; this.startedSince += need; this.inflight += need; left = need
+      if (!old) {
+        for (let i = 0; !fh; i++) {
+          const name = path.join(dir.abs, `.rotree-${randomBytes(12).toString('hex')}.tmp`)
+          try { fh = await fs.open(name, O_TEMP, mode) } catch (err) { if (err.code !== 'EEXIST' || i > 3) throw userError(err, name, this.shown(where)); continue }
+          tmp = name
         }
-        if (written !== e.size) throw new TruncatedError(`${escapeText(where)}: ${written} bytes read of ${e.size}`)
-        await fh.chmod(mode) // exact mode whatever the umask
-        await fh.utimes(fsTime(e), fsTime(e))
-        if (dir.placed) ino = key(await fh.stat({ bigint: true }))
-      } finally { await fh.close() }
+        if (this.resume && e.size >= RESUME_MIN) rec = this.resume.add(rel, path.basename(tmp), await fh.stat({ bigint: true }))
+      }
+      for await (const b of abortable(this.tree.readEntry(e, written), this.signal)) {
+        for (let o = 0; o < b.length;) o += (await fh.write(b, o, b.length - o, written + o)).bytesWritten
+        written += b.length
+        const d = Math.min(left, b.length); left -= d; this.inflight -= d; this.writtenSince += d
+        this.counts.bytes += b.length
+        if (rec) this.resume.progress(rec, written)
+        this.progress()
+      }
+      if (written !== e.size) throw new TruncatedError(`${where}: ${written} bytes read of ${e.size}`)
+      await fh.chmod(mode) // exact mode whatever the umask
+      await fh.utimes(fsTime(e), fsTime(e))
+      const ino = dir.placed ? key(await fh.stat({ bigint: true })) : undefined
+      await fh.close(); fh = null
       await this.placeFile(tmp, dir, name, ino, where)
       tmp = null
+      if (rec) this.resume.drop(rel)
       this.counts.files++
+    } catch (err) {
+      throw userError(err, tmp, this.shown(where))
     } finally {
       this.inflight -= left
-      if (tmp) await fs.unlink(tmp).catch(() => {})
+      await fh?.close().catch(() => {})
+      if (tmp) {
+        if (rec && this.signal?.aborted) {
+          rec.verified = written // kept for the next run, which hashes it again
+          this.resume.save()
+        } else {
+          await fs.unlink(tmp).catch(() => {})
+          if (rec) this.resume.drop(rel)
+        }
+      }
     }
+  }
+
+  /**
+   * The regular file at `name` in `dir` already is `e`: same size and mtime
+   * (and with `checksum`, chunks that hash to e's handles). Then it is kept,
+   * with its mode set right, and claimed like a file this run placed.
+   */
+  async keep (e, dir, name, where) {
+    if (dir.fresh) return false // a directory this run made holds only what it wrote
+    const local = path.join(dir.abs, name)
+    const st = await lstatOrNull(local)
+    if (!st?.isFile() || st.size !== BigInt(e.size) || msOf(st) !== BigInt(e.mtime)) return false
+    let fh
+    try { fh = await fs.open(local, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0)) } catch { return false }
+    try {
+      const now = await fh.stat({ bigint: true })
+      if (key(now) !== key(st) || !now.isFile()) return false
+      if (this.checksum && !(await sameContent(this.tree, e, fh, Number(now.size)))) return false
+      await this.claim(dir, st, where)
+      const mode = e.exec ? 0o755 : 0o644
+      if ((Number(now.mode) & 0o7777) !== mode) await fh.chmod(mode)
+    } finally { await fh.close() }
+    this.counts.unchanged++
+    this.keptBytes += e.size
+    this.progress()
+    return true
+  }
+
+  /** Claim an existing file for this run's entry `where`: a second entry on the same local file is a collision. */
+  claim (dir, st, where) {
+    const p = this.serial.then(() => {
+      if (dir.placed.has(key(st))) throw collision(where)
+      dir.placed.add(key(st))
+    })
+    this.serial = p.catch(() => {})
+    return p
   }
 
   /** Rename a verified temporary file onto its name: only a regular file from before this run is replaced. */
@@ -281,8 +411,11 @@ class Download {
     const p = this.serial.then(async () => {
       const dest = path.join(dir.abs, name)
       const st = await lstatOrNull(dest)
-      if (st && !st.isFile()) throw obstacle(where, st, 'a file')
       if (st && (dir.fresh || dir.placed.has(key(st)))) throw collision(where)
+      if (st && !st.isFile()) {
+        if (!this.deleteExtra) throw obstacle(where, st, 'a file')
+        await this.remove(dest, st, where)
+      }
       await fs.rename(tmp, dest)
       dir.placed?.add(ino)
     })
@@ -293,9 +426,11 @@ class Download {
   // ---- pass 2: symlinks, then directory mtimes ------------------------------
 
   async links (top, root) {
+    await this.prune(top, root)
     const stack = [{ dir: root, entry: top, it: this.tree.entriesOf(top)[Symbol.asyncIterator](), made: new Set() }]
     try {
       while (stack.length) {
+        this.checkAbort()
         const f = stack.at(-1)
         const n = await f.it.next()
         if (n.done) {
@@ -307,6 +442,7 @@ class Download {
         const where = join(f.dir.label, e.name)
         if (e.type === 'dir') {
           const dir = { abs: path.join(f.dir.abs, e.name), label: where, depth: f.dir.depth + 1 }
+          await this.prune(asDir(e), dir)
           stack.push({ dir, entry: e, it: this.tree.entriesOf(asDir(e))[Symbol.asyncIterator](), made: new Set() })
         } else if (e.type === 'symlink') {
           await this.makeLink(e, f.dir, f.made, where)
@@ -315,6 +451,12 @@ class Download {
     } finally {
       for (const f of stack) await f.it.return?.().catch(() => {})
     }
+  }
+
+  /** --delete: remove what the local directory holds that the tree's does not, before its links are made. */
+  async prune (dirEntry, dir) {
+    if (!this.deleteExtra) return
+    this.counts.deleted += await pruneDir(this.tree.entriesOf(dirEntry), dir.abs, (name, isDir) => this.onDeleted(join(dir.label, name), isDir))
   }
 
   async makeLink (e, dir, made, where) {
@@ -361,7 +503,7 @@ class Download {
     }
     if (out !== null || this.skipUnsafeLinks) return out
     const how = t.startsWith('/') ? 'an absolute target' : 'a target that could lead out of DEST'
-    throw new SymlinkLoopError(`symlink ${escapeText(where)} -> ${escapeText(t)} has ${how}; not written (--rewrite-links, --skip-unsafe-links)`, { details: { path: where, target: t } })
+    throw new SymlinkLoopError(`symlink ${where} -> ${t} has ${how}; not written (--rewrite-links, --skip-unsafe-links)`, { details: { path: where, target: t } })
   }
 
   /** src's path in the tree when no component of it is a symlink, else null (absolute targets are then not rewritten). */
@@ -380,7 +522,7 @@ class Download {
   checkName (name, where) {
     const bad = name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0') ||
       (this.win && (/[\\:*?"<>|\x00-\x1f]/.test(name) || /[. ]$/.test(name) || /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i.test(name)))
-    if (bad) throw new BadPathError(`${escapeText(where)}: a name this file system cannot hold safely`, { details: { path: where } })
+    if (bad) throw new BadPathError(`${where}: a name this file system cannot hold safely`, { details: { path: where } })
   }
 }
 
@@ -400,11 +542,11 @@ function kindOf (st) {
 }
 
 function obstacle (where, st, want) {
-  return new BadPathError(`${escapeText(where || '.')}: ${kindOf(st)} is where ${want} goes (left by an earlier run?); not replaced`, { details: { path: where } })
+  return new BadPathError(`${where || '.'}: ${kindOf(st)} is where ${want} goes (left by an earlier run?); not replaced`, { details: { path: where } })
 }
 
 function collision (where) {
-  return new BadPathError(`${escapeText(where)}: another entry of this tree was already written under the same local name (a file system that folds case or normalises names?)`, { details: { path: where } })
+  return new BadPathError(`${where}: another entry of this tree was already written under the same local name (a file system that folds case or normalises names?)`, { details: { path: where } })
 }
 
 // Seconds for utimes, aimed at the middle of the millisecond: ms / 1000 can land

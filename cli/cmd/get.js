@@ -1,27 +1,36 @@
 // rotree get
 import path from 'node:path'
+import { pipeline } from 'node:stream/promises'
 import { UsageError } from 'rotree-client/errors'
 import { getPath, DEFAULT_MAX_ENTRIES } from '../download.js'
 import { progressBar, fmtBytes } from '../progress.js'
-import { READER_OPTIONS, withTree, positiveInt } from '../common.js'
+import { READER_OPTIONS, withTree, treeTarget, positiveInt, stateDirOf } from '../common.js'
 import { escapeText } from '../escape.js'
 
-const SHOWN_SKIPS = 20 // skipped symlinks named one per line; the rest are counted
+const SHOWN = 20 // skipped symlinks and deletions named one per line; the rest are counted
 
 export default {
-  usage: 'get ADDR PATH -o DEST',
-  summary: 'verified download of a file, or of a directory recursively',
-  positionals: [2, 2],
+  usage: 'get ADDR PATH [-o DEST|-] [--delete] [--checksum]',
+  summary: 'verified download of a file, or of a directory recursively; a rerun syncs and resumes',
+  positionals: [1, 2],
   options: {
     ...READER_OPTIONS,
-    output: { type: 'string', short: 'o', arg: 'DEST', help: 'where to write (default: the last path component)' },
+    output: { type: 'string', short: 'o', arg: 'DEST', help: 'where to write (default: the last path component); - writes a file to stdout' },
     jobs: { type: 'string', arg: 'N', help: 'files fetched in parallel (default 8)' },
+    checksum: { type: 'boolean', help: 'keep an existing file only if its content hashes to the verified chunks (default: same size and mtime)' },
+    delete: { type: 'boolean', help: 'remove what DEST holds that the tree does not (never DEST itself; links not followed)' },
     'max-entries': { type: 'string', arg: 'N', help: `refuse a tree with more entries than this below PATH (default ${DEFAULT_MAX_ENTRIES})` },
     'max-bytes': { type: 'string', arg: 'SIZE', help: 'refuse a tree whose files hold more than SIZE bytes (e.g. 500M, 20G; default: the free space)' },
     'rewrite-links': { type: 'boolean', help: 'write an absolute symlink target (the tree root) that names a path inside the download as a relative one' },
     'skip-unsafe-links': { type: 'boolean', help: 'skip symlinks whose target would leave DEST, instead of refusing the tree' }
   },
-  async run ([addr, p], v, io) {
+  async run ([addr, arg], v, io) {
+    const target = await treeTarget(addr, arg, v, { path: 'required' })
+    const p = target.path
+    if (v.output === '-') {
+      if (v.delete || v.checksum) throw new UsageError('-o - writes one file to stdout: --delete and --checksum do not apply')
+      return withTree(target, v, tree => pipeline(tree.createReadStream(p), io.stdout, { end: false }))
+    }
     const dest = v.output ?? path.posix.basename(path.posix.normalize('/' + p))
     if (!dest) throw new UsageError('-o DEST is required for the tree root')
     const opts = {
@@ -29,23 +38,47 @@ export default {
       maxEntries: v['max-entries'] !== undefined ? positiveInt(v['max-entries'], 'max-entries') : undefined,
       maxBytes: v['max-bytes'] !== undefined ? parseSize(v['max-bytes'], 'max-bytes') : undefined,
       rewriteLinks: !!v['rewrite-links'],
-      skipUnsafeLinks: !!v['skip-unsafe-links']
+      skipUnsafeLinks: !!v['skip-unsafe-links'],
+      checksum: !!v.checksum,
+      deleteExtra: !!v.delete,
+      resumeDir: path.join(stateDirOf(v), 'get')
     }
-    await withTree(addr, v, async tree => {
-      const bar = progressBar({ label: 'get', stream: io.stderr })
-      let skipped = 0
-      const r = await getPath(tree, p, dest, {
-        ...opts,
-        onProgress: (d, t) => bar.update(d, t), // t grows as directories are counted
-        onSkippedLink: (where, target) => {
-          if (++skipped <= SHOWN_SKIPS) io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}rotree get: skipped symlink ${escapeText(where)} -> ${escapeText(target)}: it could lead out of DEST\n`)
-        }
+    // Ctrl-C (or SIGTERM) stops the download cleanly: large partial files are
+    // kept for the rerun, nothing left looks complete; a second one quits at once
+    const ac = new AbortController()
+    const stop = () => {
+      if (ac.signal.aborted) process.exit(130)
+      ac.abort()
+    }
+    process.on('SIGINT', stop); process.on('SIGTERM', stop)
+    try {
+      await withTree(target, v, async tree => {
+        const bar = progressBar({ label: 'get', stream: io.stderr })
+        const clear = io.stderr.isTTY ? '\r\x1b[K' : ''
+        let skipped = 0; let deleted = 0
+        const r = await getPath(tree, p, dest, {
+          ...opts,
+          signal: ac.signal,
+          onProgress: (d, t) => bar.update(d, t), // t grows as directories are counted
+          onSkippedLink: (where, to) => {
+            if (++skipped <= SHOWN) io.stderr.write(`${clear}rotree get: skipped symlink ${escapeText(where)} -> ${escapeText(to)}: it could lead out of DEST\n`)
+          },
+          onDeleted: (where, isDir) => {
+            if (++deleted <= SHOWN) io.stderr.write(`${clear}rotree get: deleting ${escapeText(where)}${isDir ? '/' : ''}\n`)
+          }
+        }).finally(() => bar.done())
+        const st = tree.stats
+        const extra = [
+          r.skippedLinks ? `${r.skippedLinks} unsafe symlinks skipped` : '',
+          r.unchanged ? `${r.unchanged} unchanged` : '',
+          r.resumedBytes ? `${fmtBytes(r.resumedBytes)} resumed` : '',
+          r.deleted ? `${r.deleted} deleted` : ''
+        ].filter(Boolean).map(s => ', ' + s).join('')
+        io.stderr.write(`got ${escapeText(dest)}: ${r.files} files, ${r.dirs} dirs, ${r.symlinks} symlinks${extra}, ${fmtBytes(r.bytes)} verified; ${st.requests} requests, seq ${tree.info.seq}\n`)
       })
-      bar.done()
-      const st = tree.stats
-      const skips = r.skippedLinks ? `, ${r.skippedLinks} unsafe symlinks skipped` : ''
-      io.stderr.write(`got ${escapeText(dest)}: ${r.files} files, ${r.dirs} dirs, ${r.symlinks} symlinks${skips}, ${fmtBytes(r.bytes)} verified; ${st.requests} requests, seq ${tree.info.seq}\n`)
-    })
+    } finally {
+      process.off('SIGINT', stop); process.off('SIGTERM', stop)
+    }
   }
 }
 
