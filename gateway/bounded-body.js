@@ -9,6 +9,7 @@
 // that ends short is destroyed too, never ended clean (docs/TRUST.md rule 3:
 // only bytes that verified, and only the bytes announced).
 import { destroyAfterHeaders } from './http-status.js'
+import { countVerified } from './request-log.js'
 
 export class BoundedBody {
   /**
@@ -28,6 +29,7 @@ export class BoundedBody {
     if (res.destroyed) return false
     if (piece.length > this.left) return this._abort(`the tree yielded ${piece.length} bytes where ${this.left} were left of the announced Content-Length`)
     this.left -= piece.length
+    countVerified(res, piece.length)
     if (!res.write(piece)) await drained(res)
     return !res.destroyed
   }

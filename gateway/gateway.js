@@ -8,6 +8,7 @@
 //   GET|HEAD /path          file (ranges, 304s), or a directory: 301 to /path/,
 //                           index.html, or an HTML/JSON listing (get.js)
 //   GET /.well-known/rotree/status   JSON: each tree's root, seq, expiry, mirrors, caches
+//   GET /.well-known/rotree/metrics  the same and the request counters, for Prometheus (metrics.js)
 //   OPTIONS, PROPFIND       read-only WebDAV (webdav.js); other methods 405
 //   /NAME/…                 the tree mounted as NAME (opts.trees)
 //
@@ -22,10 +23,12 @@ import { rootRecord } from './tree-access.js'
 import { serveGet } from './get.js'
 import { propfind, DAV_HEADERS, DAV_ALLOW } from './webdav.js'
 import { hostGuard } from './host-check.js'
-import { redactDeep, redactingLog } from './redact.js'
+import { redactDeep, redactingLog, redactText } from './redact.js'
+import { Metrics, metricsText } from './metrics.js'
+import { watchRequest, openAccessLog, noteTree } from './request-log.js'
 
 const NAME_RE = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]*$/
-const STATUS_PATH = ['.well-known', 'rotree', 'status']
+const WELL_KNOWN = ['.well-known', 'rotree'] // + 'status' or 'metrics'
 
 /**
  * @param {object} opts
@@ -45,7 +48,8 @@ const STATUS_PATH = ['.well-known', 'rotree', 'status']
  * @param {boolean} [opts.sandbox=true] send HTML, SVG and XML with CSP sandbox (sandbox.js)
  * @param {string[]|null} [opts.allowHosts=null] Host names served besides the loopback ones (host-check.js); ['*']: any
  * @param {object} [opts.treeOptions] anything else for new Tree() (graceMs, skewMs, readAhead, …)
- * @param {{ info?: Function, error?: Function } | null} [opts.log]
+ * @param {{ info?: Function, error?: Function } | null} [opts.log] root changes, refresh failures and every mirror fault (mirror URL redacted, code, path)
+ * @param {string|{ write: Function }|null} [opts.accessLog=null] one line per request (request-log.js): a file path (appended to), '-' for stderr, or a stream
  * @returns {((req, res, next?) => void) & { ready: Promise<void>, close: () => Promise<void>, status: () => object, gateway: Gateway }}
  */
 export function gateway (opts) {
@@ -62,17 +66,19 @@ export class Gateway {
   constructor ({
     tree, trees = {}, mirrors = [], stateDir, timeoutMs, mirrorPenaltyMs, concurrency = 16, cacheBytes = 64 << 20,
     cacheDir = null, cacheSize = 1 << 30, refreshSeconds = 60, maxAge, index = true, sandbox = true, allowHosts = null,
-    treeOptions = {}, log = null
+    treeOptions = {}, log = null, accessLog = null
   } = {}) {
     if (tree === undefined && Object.keys(trees).length === 0) throw new TypeError('gateway: give a tree (opts.tree) or named trees (opts.trees)')
     this.log = redactingLog(log)
+    this.metrics = new Metrics()
+    this.accessLog = openAccessLog(accessLog)
     this.index = index
     this.sandbox = sandbox !== false
     this.hostCheck = hostGuard(allowHosts)
     this.startedAt = new Date()
     this.disk = null
     const tOpts = this._treeOptions({ timeoutMs, mirrorPenaltyMs, concurrency, cacheBytes, stateDir, useDisk: cacheDir !== null, treeOptions })
-    const mountOpts = { treeOptions: tOpts, refreshMs: refreshSeconds * 1000, maxAgeS: Math.max(1, maxAge ?? refreshSeconds), log: this.log }
+    const mountOpts = { treeOptions: tOpts, refreshMs: refreshSeconds * 1000, maxAgeS: Math.max(1, maxAge ?? refreshSeconds), log: this.log, metrics: this.metrics }
     this.root = tree === undefined ? null : new Mount('', tree, { ...mountOpts, mirrors })
     this.named = new Map()
     for (const [name, t] of Object.entries(trees)) {
@@ -106,6 +112,7 @@ export class Gateway {
   }
 
   handle (req, res, next) {
+    watchRequest(req, res, this)
     const p = this.diskDone ? this._route(req, res) : this.diskReady.then(() => this._route(req, res))
     p.catch(err => sendError(res, err, { head: req.method === 'HEAD', log: this.log }))
   }
@@ -119,7 +126,10 @@ export class Gateway {
     const ctx = this._context(req, res) // throws BadPathError: 400/414
     if (method === 'GET' || head) {
       const s = ctx.segs
-      if (s.length === 3 && s[0] === STATUS_PATH[0] && s[1] === STATUS_PATH[1] && s[2] === STATUS_PATH[2]) return this._status(ctx)
+      if (s.length === 3 && s[0] === WELL_KNOWN[0] && s[1] === WELL_KNOWN[1]) {
+        if (s[2] === 'status') return this._status(ctx)
+        if (s[2] === 'metrics') return this._metrics(ctx)
+      }
       return serveGet(this, ctx)
     }
     if (method === 'PROPFIND') return propfind(this, ctx)
@@ -148,6 +158,7 @@ export class Gateway {
       mount = this.named.get(segs[0]); rel = segs.slice(1); mountSegs = [segs[0]]
       if (rel.length === 0) slash = p.slash
     }
+    if (mount !== null) noteTree(res, mount.label)
     return { req, res, head: req.method === 'HEAD', mount, rel, mountSegs, base, slash, query: p.query, segs }
   }
 
@@ -177,6 +188,32 @@ export class Gateway {
     res.end(head ? undefined : body)
   }
 
+  _metrics ({ res, head }) {
+    const body = Buffer.from(redactText(this.metricsText()))
+    res.writeHead(200, ['Content-Type', 'text/plain; version=0.0.4; charset=utf-8', 'Cache-Control', 'no-store', 'Content-Length', String(body.length)])
+    res.end(head ? undefined : body)
+  }
+
+  /** The Prometheus exposition (metrics.js): counters, and each tree's root age and time to expiry now. */
+  metricsText () {
+    const trees = this.mounts.map(m => {
+      m.watchFaults()
+      const rec = rootRecord(m.tree)
+      const st = m.tree.stats
+      return {
+        tree: m.label,
+        seq: rec?.seq ?? null,
+        issuedMs: rec ? Date.parse(rec.issued) : null,
+        expiresMs: rec ? Date.parse(rec.expires) : null,
+        upstreamRequests: st.requests ?? 0,
+        upstreamBytes: st.bytes ?? 0,
+        memory: { hits: st.cache?.hits ?? 0, misses: st.cache?.misses ?? 0, bytes: st.cache?.bytes ?? 0 },
+        localFaults: st.localFaults ?? 0
+      }
+    })
+    return metricsText(this.metrics, { trees, disk: this.disk?.stats() ?? null, nowMs: Date.now() })
+  }
+
   /** Each tree's root, sequence, expiry, mirror health and cache figures; mirror credentials removed. */
   status () {
     return redactDeep({
@@ -190,6 +227,7 @@ export class Gateway {
     for (const m of this.mounts) m.close()
     await this.ready.catch(() => {})
     await this.disk?.close()
+    await this.accessLog?.close()
   }
 }
 

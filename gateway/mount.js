@@ -9,6 +9,17 @@ import { Tree } from 'rotree-client'
 import { rootRecord, isFresh } from './tree-access.js'
 
 const RETRY_OPEN_MS = 1000 // a tree that failed to open is retried at most this often
+const FAULT_WATCH_MS = 1000
+// where a fault message names what was fetched (fsinfo.json, a blob or chunk handle)
+const FAULT_PATH = /\b(?:fsinfo\.json|h\/([0-9a-f]{8,64})|(?:blob|chunk|page|index) ([0-9a-f]{8,64}))/
+
+/** The path a fault message names: fsinfo.json, or h/<handle> (… when the message shortened it); '-' when it names none. */
+function faultPath (msg) {
+  const m = FAULT_PATH.exec(msg)
+  if (m === null) return '-'
+  const hex = m[1] ?? m[2]
+  return hex === undefined ? 'fsinfo.json' : `h/${hex}${hex.length < 64 ? '…' : ''}`
+}
 
 export class Mount {
   /**
@@ -21,8 +32,10 @@ export class Mount {
    * @param {number} o.maxAgeS upper bound of Cache-Control max-age
    * @param {{ info?: Function, error?: Function } | null} [o.log]
    */
-  constructor (name, tree, { mirrors = [], treeOptions = {}, refreshMs, maxAgeS, log = null }) {
+  constructor (name, tree, { mirrors = [], treeOptions = {}, refreshMs, maxAgeS, log = null, metrics = null }) {
     this.name = name
+    this.metrics = metrics
+    this.seenFailed = new Map() // mirror url → its `failed` count when last looked at (watchFaults)
     this.owned = !(tree instanceof Tree)
     this.tree = this.owned ? new Tree(tree, { ...treeOptions, mirrors }) : tree
     this.maxAgeS = maxAgeS
@@ -34,6 +47,9 @@ export class Mount {
     this.lastError = null
     this.timer = refreshMs > 0 ? setInterval(() => { this.refresh().catch(() => {}) }, refreshMs) : null
     this.timer?.unref()
+    // mirror faults are logged within a second of happening (and at once when metrics or status are read)
+    this.faultTimer = setInterval(() => this.watchFaults(), FAULT_WATCH_MS)
+    this.faultTimer.unref()
   }
 
   /** Re-check fsinfo.json now (coalesced with one already running). */
@@ -41,7 +57,12 @@ export class Mount {
     this.refreshing ??= this.tree.refresh().then(changed => {
       this.lastRefresh = { at: new Date().toISOString(), ok: true, changed }
       this.lastError = null
-      if (changed) this.log?.info?.(`rotree gateway: ${this.label}: now serving sequence ${this.tree.info.seq}, root ${this.tree.info.root}`)
+      if (changed) {
+        const i = this.tree.info
+        this.log?.info?.(`rotree gateway: ${this.label}: root change: sequence ${i.seq}, root ${i.root}, expires ${i.expires} (from ${i.mirror})`)
+        this.metrics?.rootChanges.inc({ tree: this.label })
+      }
+      this.watchFaults()
       return changed
     }, err => {
       this.lastRefresh = { at: new Date().toISOString(), ok: false, code: err.code, message: err.message }
@@ -50,6 +71,8 @@ export class Mount {
       this.lastFailAt = Date.now()
       this.lastError = err
       this.log?.error?.(`rotree gateway: ${this.label}: refresh failed: ${err.code ?? ''} ${err.message}`)
+      this.metrics?.refreshFailures.inc({ tree: this.label })
+      this.watchFaults()
       throw err
     }).finally(() => { this.refreshing = null })
     return this.refreshing
@@ -85,7 +108,30 @@ export class Mount {
     return this.pin
   }
 
+  /**
+   * Log and count the mirror faults since the last look, from the tree's
+   * per-mirror health (trust rule 4: every fault is reported). The tree
+   * keeps a count and the last error per mirror; several faults between two
+   * looks are counted in full and attributed to the last one's code.
+   */
+  watchFaults () {
+    let health
+    try { health = this.tree.stats.mirrors } catch { return }
+    for (const m of health ?? []) {
+      const before = this.seenFailed.get(m.url) ?? 0
+      if (m.failed <= before) { if (m.failed < before) this.seenFailed.set(m.url, m.failed); continue }
+      this.seenFailed.set(m.url, m.failed)
+      const n = m.failed - before
+      const code = m.lastError?.code ?? 'ROTREE_MIRROR_NETWORK'
+      this.metrics?.faults.inc({ tree: this.label, mirror: m.url, code }, n)
+      const msg = String(m.lastError?.message ?? '').replace(/[\r\n]+\s*/g, ' ')
+      const path = faultPath(msg)
+      this.log?.error?.(`rotree gateway: ${this.label}: mirror fault: ${m.url} ${code} ${path}${n > 1 ? ` (${n} faults, the last: ${msg})` : `: ${msg}`}`)
+    }
+  }
+
   status () {
+    this.watchFaults()
     const s = this.tree.stats
     return {
       name: this.name,
@@ -101,6 +147,7 @@ export class Mount {
 
   close () {
     if (this.timer) clearInterval(this.timer)
+    clearInterval(this.faultTimer)
     if (this.owned) this.tree.close()
   }
 }

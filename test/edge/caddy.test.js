@@ -11,9 +11,9 @@ import { createHash } from 'node:crypto'
 import { openTree } from 'rotree-client'
 import { tmpdir, writeTree, makeKey, buildTree, prng } from '../helpers/fixtures.js'
 import { caddyConfig } from '../../server/caddy-config.js'
-import { CADDY, missing, startCaddy, req } from './helpers.js'
+import { needs, startCaddy, req } from './helpers.js'
 
-const skip = missing(CADDY)
+const skip = needs('caddy')
 const sha = b => createHash('sha256').update(b).digest('hex')
 
 const fx = {}

@@ -4,24 +4,18 @@
 // closing, so another process may take it first: "address in use" means try
 // again with another.
 import fs from 'node:fs/promises'
-import { existsSync } from 'node:fs'
 import path from 'node:path'
 import http from 'node:http'
 import net from 'node:net'
 import { spawn, execFileSync } from 'node:child_process'
 import { tmpdir } from '../helpers/fixtures.js'
+import { toolPath, needs } from '../helpers/tools.js'
 import { fullConfig } from '../../server/nginx-config.js'
 
-export const NGINX = '/usr/sbin/nginx'
-export const VARNISHD = '/usr/sbin/varnishd'
-export const CADDY = '/usr/bin/caddy'
-
-/** A skip reason naming the Debian package, or false. */
-export function missing (...tools) {
-  const pkg = { [NGINX]: 'nginx', [VARNISHD]: 'varnish', [CADDY]: 'caddy' }
-  for (const t of tools) if (!existsSync(t)) return `${path.basename(t)} is not installed (Debian package ${pkg[t]})`
-  return false
-}
+export { needs }
+export const NGINX = toolPath('nginx')
+export const VARNISHD = toolPath('varnishd')
+export const CADDY = toolPath('caddy')
 
 export function freePort () {
   return new Promise((resolve, reject) => {

@@ -14,9 +14,9 @@ import { execFileSync } from 'node:child_process'
 import { openTree } from 'rotree-client'
 import { tmpdir, writeTree, makeKey, buildTree, prng } from '../helpers/fixtures.js'
 import { varnishConfig } from '../../server/varnish-config.js'
-import { NGINX, VARNISHD, missing, startNginx, startVarnish, req } from './helpers.js'
+import { needs, startNginx, startVarnish, req } from './helpers.js'
 
-const skip = missing(NGINX, VARNISHD)
+const skip = needs('nginx', 'varnishd')
 const MAX_AGE = 2 // fsinfo.json's max-age at the origin, seconds
 const GRACE = 2 // the edge's grace for fsinfo.json, seconds
 

@@ -12,11 +12,12 @@ import path from 'node:path'
 import { serve } from '../helpers/fixtures.js'
 import { makeFixture, fixtureFiles, startGateway, run, readAll, tmpdir, address } from '../gateway/helpers.js'
 
-const MOUNT = '/usr/sbin/mount.davfs'
+import { needs } from '../helpers/tools.js'
 
 function whyNot () {
   if (process.platform !== 'linux') return 'davfs2 mounts need Linux'
-  if (!existsSync(MOUNT)) return 'davfs2 is not installed (Debian package davfs2)'
+  const tool = needs('mount.davfs')
+  if (tool) return tool
   if (process.getuid?.() !== 0) return 'mounting needs root'
   if (!existsSync('/dev/fuse')) return 'no /dev/fuse in this machine or container'
   const eff = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]

@@ -9,13 +9,14 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
-import { existsSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import { serve } from '../helpers/fixtures.js'
 import { makeFixture, startGateway, run, tmpdir, address } from '../gateway/helpers.js'
 
-const LITMUS = '/usr/bin/litmus'
-const skip = existsSync(LITMUS) ? false : 'litmus is not installed (Debian package litmus)'
+import { toolPath, needs } from '../helpers/tools.js'
+
+const LITMUS = toolPath('litmus')
+const skip = needs('litmus')
 
 // suite → tests that read only, which must pass
 const MUST_PASS = {
