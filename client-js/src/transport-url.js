@@ -12,6 +12,9 @@ import { MirrorHttpError, BadAddressError, UsageError } from './errors.js'
 
 export const MAX_REDIRECTS = 5
 
+const isHttp = u => u.protocol === 'http:' || u.protocol === 'https:'
+const shown = url => JSON.stringify(redactUrl(url))
+
 /**
  * A URL as it may be shown: without userinfo. Works on strings that do not
  * parse too (the userinfo part is cut by pattern), so it is safe in any message.
@@ -34,8 +37,8 @@ export function redactUrl (url) {
  */
 export function parseTarget (url) {
   let u
-  try { u = new URL(url) } catch { throw new MirrorHttpError(`bad URL ${JSON.stringify(redactUrl(url))}`) }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new MirrorHttpError(`${JSON.stringify(redactUrl(u))} is not an http(s) URL`)
+  try { u = new URL(url) } catch {}
+  if (!u || !isHttp(u)) throw new MirrorHttpError(`not an http(s) URL: ${shown(url)}`)
   return u
 }
 
@@ -67,8 +70,8 @@ export function redirectPolicy ({ allowRedirectOrigins = [], crossOriginRedirect
   const origins = new Set()
   for (const o of allowRedirectOrigins) {
     let u
-    try { u = new URL(o) } catch { throw new UsageError(`allowRedirectOrigins: not a URL: ${JSON.stringify(redactUrl(o))}`) }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`allowRedirectOrigins: not an http(s) origin: ${JSON.stringify(redactUrl(o))}`)
+    try { u = new URL(o) } catch {}
+    if (!u || !isHttp(u)) throw new UsageError(`allowRedirectOrigins: not an http(s) origin: ${shown(o)}`)
     origins.add(u.origin)
   }
   return { any: crossOriginRedirects === true, origins }
@@ -89,7 +92,7 @@ export function redirectTarget (first, current, location, hops, policy, status) 
   if (hops >= MAX_REDIRECTS) throw new MirrorHttpError(`${current.origin}: too many redirects`, details)
   let next
   try { next = new URL(location, current) } catch { throw new MirrorHttpError(`${current.origin}: bad redirect Location`, details) }
-  if (next.protocol !== 'http:' && next.protocol !== 'https:') throw new MirrorHttpError(`${current.origin} redirected to ${JSON.stringify(redactUrl(next))}, which is not an http(s) URL`, details)
+  if (!isHttp(next)) throw new MirrorHttpError(`${current.origin} redirected to ${shown(next)}, not an http(s) URL`, details)
   next.username = ''; next.password = ''
   if (current.protocol === 'https:' && next.protocol === 'http:') throw new MirrorHttpError(`${current.origin} redirected from https to http (${next.origin}): refused`, details)
   if (!sameMirror(first, next) && !policy.any && !policy.origins.has(next.origin)) {

@@ -75,7 +75,7 @@ export function createTransport ({ allowRedirectOrigins, crossOriginRedirects } 
             // Authorization on a cross-origin hop), then check where it ended
             res = await ask('follow')
             if (res.redirected && res.url) {
-              try { u = redirectTarget(first, u, res.url, hops++, policy, res.status) } catch (err) { res.body?.cancel().catch(() => {}); throw err }
+              u = redirectTarget(first, u, res.url, hops++, policy, res.status)
             }
             break
           }
@@ -86,20 +86,15 @@ export function createTransport ({ allowRedirectOrigins, crossOriginRedirects } 
         }
       } catch (err) { throw failed(err) }
       const tHead = t0 ? performance.now() : 0
-      if (res.status !== 200) {
-        res.body?.cancel().catch(() => {})
-        throw new MirrorHttpError(`${u.origin} answered ${res.status} for ${u.pathname}`, { details: { status: res.status } })
-      }
+      if (res.status !== 200) throw new MirrorHttpError(`${u.origin} answered ${res.status} for ${u.pathname}`, { details: { status: res.status } })
       // trust rule 3: refuse before reading when the mirror announces too much.
       // Content-Length counts encoded bytes when the mirror compresses, so it
       // only sizes the first buffer; the decoded bytes are what is capped.
       const len = Number(res.headers.get('content-length') ?? NaN)
-      if (len > o.cap) {
-        res.body?.cancel().catch(() => {})
-        throw new TooLargeError(`${u.origin} announced ${len} bytes for ${u.pathname}, at most ${o.cap} expected`)
-      }
-      const size = Number.isFinite(len) && len > 0 ? len : Math.min(o.cap, FIRST_BUFFER)
-      let buf = o.into?.length >= (Number.isFinite(len) ? size : o.cap) ? o.into.subarray(0, Number.isFinite(len) ? size : o.cap) : new Uint8Array(size)
+      if (len > o.cap) throw new TooLargeError(`${u.origin} announced ${len} bytes for ${u.pathname}, at most ${o.cap} expected`)
+      const known = Number.isFinite(len)
+      const want = known ? len : o.cap
+      let buf = o.into?.length >= want ? o.into.subarray(0, want) : new Uint8Array(known && len > 0 ? len : Math.min(o.cap, FIRST_BUFFER))
       let n = 0
       if (res.body) {
         const reader = res.body.getReader()
@@ -114,10 +109,7 @@ export function createTransport ({ allowRedirectOrigins, crossOriginRedirects } 
             }
             buf.set(value, n); n += value.length
           }
-        } catch (err) {
-          reader.cancel().catch(() => {})
-          throw failed(err)
-        }
+        } catch (err) { throw failed(err) }
       }
       stats.bytes += n
       if (t0) o.onTiming({ origin: u.origin, protocol: null, redirects: hops, bytes: n, headersMs: tHead - t0, totalMs: performance.now() - t0 })
@@ -125,6 +117,7 @@ export function createTransport ({ allowRedirectOrigins, crossOriginRedirects } 
     } finally {
       clearTimeout(timer)
       o.signal?.removeEventListener('abort', onAbort)
+      ctl.abort() // whatever body is left unread (an error page, a refused redirect, an overflow) is dropped
     }
   }
 
