@@ -13,6 +13,7 @@
 import fs from 'node:fs'
 import { redactText } from './redact.js'
 import { methodLabel } from './metrics.js'
+import { UsageError } from 'rotree-client/errors'
 
 const verified = new WeakMap() // res → file bytes sent that passed verification (bounded-body.js)
 const trees = new WeakMap() // res → the label of the tree it was served from
@@ -37,7 +38,7 @@ export function openAccessLog (dest) {
     return { write: l => s.write(l), close: () => new Promise(resolve => s.end(resolve)) }
   }
   if (typeof dest.write === 'function') return { write: l => dest.write(l), close: async () => {} }
-  throw new TypeError('gateway: accessLog must be a file path, \'-\' or a stream')
+  throw new UsageError('gateway: accessLog must be a file path, \'-\' or a stream')
 }
 
 /**

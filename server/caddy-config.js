@@ -14,10 +14,11 @@
 // goes into the operator's Caddyfile, where TLS is theirs to add.
 import path from 'node:path'
 import { BLOB_RE, FSINFO_RE, TRUST_RE, IMMUTABLE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex, maxAgeOf } from './edge-paths.js'
+import { UsageError } from 'rotree-client/errors'
 
 /** A Caddyfile token in double quotes; refuses what would need escaping in a path. */
 function q (s, what) {
-  if (/["\\{}\x00-\x1f\x7f\s]/.test(s)) throw new RangeError(`${what} ${JSON.stringify(s)} has a character a Caddyfile cannot take literally (quotes, backslash, braces, spaces or control characters)`)
+  if (/["\\{}\x00-\x1f\x7f\s]/.test(s)) throw new UsageError(`${what} ${JSON.stringify(s)} has a character a Caddyfile cannot take literally (quotes, backslash, braces, spaces or control characters)`)
   return `"${s}"`
 }
 

@@ -3,6 +3,7 @@
 // readers ask for (docs/FORMAT.md §1.1, §12.2) and their caching. Everything
 // else (history/, .rotree/, .rotree-lock, unsigned.json, temporary files)
 // stays behind the edge as a 404 that no cache keeps.
+import { UsageError } from 'rotree-client/errors'
 
 export const IMMUTABLE = 'public, max-age=31536000, immutable'
 export const NO_STORE = 'no-store'
@@ -24,7 +25,7 @@ export const maxAgeOf = s => Math.max(0, Math.floor(s ?? 30))
 /** HOST:PORT, [v6]:PORT or PORT, as nginx's listen takes it (and Caddy's bind, Varnish's backend); throws otherwise. */
 export function checkListen (listen) {
   const m = /^(?:(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/.exec(String(listen))
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new RangeError(`--listen ${listen}: expected HOST:PORT, [IPv6]:PORT or PORT`)
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new UsageError(`--listen ${listen}: expected HOST:PORT, [IPv6]:PORT or PORT`)
   return listen
 }
 
@@ -33,7 +34,7 @@ export function checkBase (base) {
   let b = String(base)
   if (!b.startsWith('/')) b = '/' + b
   if (!b.endsWith('/')) b += '/'
-  if (!/^\/(?:[A-Za-z0-9._~-]+\/)*$/.test(b) || /\/\.\.?\//.test(b)) throw new RangeError(`--base ${base}: expected a URL path such as /pub/`)
+  if (!/^\/(?:[A-Za-z0-9._~-]+\/)*$/.test(b) || /\/\.\.?\//.test(b)) throw new UsageError(`--base ${base}: expected a URL path such as /pub/`)
   return b
 }
 

@@ -22,12 +22,13 @@ import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 
 import { CORS_EXPOSE, IMMUTABLE, checkListen, checkBase, escapeRegex } from './edge-paths.js'
+import { UsageError } from 'rotree-client/errors'
 
 export { checkListen, checkBase }
 
 /** A path nginx will read literally inside double quotes. */
 function q (p, what) {
-  if (/["\\$\x00-\x1f\x7f]/.test(p)) throw new RangeError(`${what} ${JSON.stringify(p)} has a character nginx cannot take literally (", \\, $ or a control character)`)
+  if (/["\\$\x00-\x1f\x7f]/.test(p)) throw new UsageError(`${what} ${JSON.stringify(p)} has a character nginx cannot take literally (", \\, $ or a control character)`)
   return `"${p}"`
 }
 
@@ -216,7 +217,7 @@ export function fullConfig ({ out, listen, prefix, base, fsinfoMaxAge, workers =
   const p = path.resolve(prefix)
   const { user, warnings } = workerUser(out, { uid })
   for (const w of warnings) warn?.(w)
-  if (!(workers === 'auto' || (Number.isInteger(Number(workers)) && Number(workers) > 0))) throw new RangeError('--workers must be a positive integer or auto')
+  if (!(workers === 'auto' || (Number.isInteger(Number(workers)) && Number(workers) > 0))) throw new UsageError('--workers must be a positive integer or auto')
   const under = name => q(path.join(p, name), '--prefix')
   return `# nginx.conf for the rotree tree in ${path.resolve(out)}, from \`rotree nginx-config --full\`.
 # Runs as an ordinary user; everything it writes is under ${p}:

@@ -18,10 +18,11 @@
 //
 // The edge does no cryptography: readers verify everything it serves.
 import { BLOB_RE, FSINFO_RE, TRUST_RE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex } from './edge-paths.js'
+import { UsageError } from 'rotree-client/errors'
 
 /** A VCL string literal; the values here are checked names and numbers, but never trust that. */
 function lit (s) {
-  if (/["\x00-\x1f\x7f]/.test(s)) throw new RangeError(`${JSON.stringify(s)} cannot be a VCL string`)
+  if (/["\x00-\x1f\x7f]/.test(s)) throw new UsageError(`${JSON.stringify(s)} cannot be a VCL string`)
   return `"${s}"`
 }
 
@@ -35,9 +36,9 @@ function lit (s) {
  */
 export function varnishConfig ({ backend, base = '/', grace = 10, hostHeader } = {}) {
   const { host, port } = splitListen(backend)
-  if (host === null) throw new RangeError(`--backend ${backend}: expected HOST:PORT`)
+  if (host === null) throw new UsageError(`--backend ${backend}: expected HOST:PORT`)
   base = checkBase(base)
-  if (!Number.isInteger(grace) || grace < 0) throw new RangeError('--grace must be a whole number of seconds')
+  if (!Number.isInteger(grace) || grace < 0) throw new UsageError('--grace must be a whole number of seconds')
   const served = `^${escapeRegex(base)}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE})(\\?.*)?$`
   return `vcl 4.1;
 # A Varnish edge for a rotree tree, from \`rotree varnish-config\` (docs/DEPLOY.md "A CDN in front").

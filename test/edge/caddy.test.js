@@ -123,9 +123,9 @@ test('the verifying client reads the tree through Caddy, at / and under --base /
 })
 
 test('caddyConfig refuses what a Caddyfile cannot take literally', { skip }, () => {
-  assert.throws(() => caddyConfig({ out: '/srv/we ird', listen: '8080' }), RangeError)
-  assert.throws(() => caddyConfig({ out: '/srv/{x}', listen: '8080' }), RangeError)
-  assert.throws(() => caddyConfig({ out: '/srv/x', listen: '1.2.3.4:80 { }' }), RangeError)
-  assert.throws(() => caddyConfig({ out: '/srv/x', listen: '8080', base: '/../x/' }), RangeError)
+  assert.throws(() => caddyConfig({ out: '/srv/we ird', listen: '8080' }), { code: 'ROTREE_USAGE' })
+  assert.throws(() => caddyConfig({ out: '/srv/{x}', listen: '8080' }), { code: 'ROTREE_USAGE' })
+  assert.throws(() => caddyConfig({ out: '/srv/x', listen: '1.2.3.4:80 { }' }), { code: 'ROTREE_USAGE' })
+  assert.throws(() => caddyConfig({ out: '/srv/x', listen: '8080', base: '/../x/' }), { code: 'ROTREE_USAGE' })
   assert.doesNotMatch(caddyConfig({ out: '/srv/x', listen: '8080' }), /admin off/, 'a site block for the operator\'s own Caddyfile')
 })
