@@ -1,8 +1,10 @@
-// `rotree build SRC OUT`, in three steps:
+// `rotree build SRC OUT`, in two steps:
 //
-//   scan     walk SRC with lstat, refuse (or skip) what cannot be published (scan.js)
-//   encode   read, chunk and store the files that changed, encode the
-//            directories bottom-up (encode-tree.js, on worker threads: chunk-pool.js)
+//   walk     list SRC depth first through checked directory handles, read,
+//            chunk and store the files that changed (on worker threads:
+//            chunk-pool.js), encode each directory once its children are
+//            done (walk.js); one streaming pass, memory bounded by the widest
+//            directory rather than the tree
 //   publish  sign the root and rename a new fsinfo.json into place
 //            (lib/published/publish.js), or write OUT/unsigned.json for
 //            `rotree sign` on another machine (sign.js)
@@ -14,13 +16,11 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { BuildInputError, UsageError } from 'rotree-client/errors'
-import { BlobStore } from '../lib/published/blob-store.js'
+import { StatBlobStore } from '../lib/published/blob-store.js'
 import { nextSeq, publishFsinfo, readPublished, writeUnsignedFile, removeUnsigned } from '../lib/published/publish.js'
-import { scan } from './scan.js'
 import { ChunkPool, defaultThreads } from './chunk-pool.js'
 import { BuildIndex } from './build-index.js'
-import { SourceDirs } from './src-dirs.js'
-import { TreeEncoder } from './encode-tree.js'
+import { TreeWalker } from './walk.js'
 import { signFields, encodeUnsigned } from './sign-root.js'
 
 /**
@@ -41,8 +41,11 @@ import { signFields, encodeUnsigned } from './sign-root.js'
  * @param {number} [o.racyMs] files changed this recently before being read are not recorded in the index
  * @param {(p: { phase: string, done: number, total: number, files: number }) => void} [o.onProgress]
  * @param {(msg: string) => void} [o.warn]
- * @param {(tree: object) => (void|Promise<void>)} [o.afterScan] called between the scan and the
- *   first read, with the scanned tree (tests use it to change SRC at exactly that moment)
+ * @param {(rel: string) => (void|Promise<void>)} [o.onListed] called after each directory is listed,
+ *   before anything in it is opened (tests change SRC at exactly that moment)
+ * @param {(f: { path: string, size: number, sha256: string }) => void} [o.onFile] called for every
+ *   file of the tree with its whole-file SHA-256 (from the build index for files not read)
+ * @param {number} [o.bigAt] files of at least this many bytes are chunked on several threads
  */
 export async function build (o) {
   const { src, out, key, onBad = 'fail', warn = () => {}, unsigned = false } = o
@@ -53,43 +56,44 @@ export async function build (o) {
   if (outAbs === srcAbs || outAbs.startsWith(srcAbs + path.sep)) throw new UsageError(`OUT (${out}) must not be inside SRC (${src})`)
   if (!unsigned && !key.secretKey) throw new UsageError('a secret key is needed to sign (or build with --unsigned)')
 
-  const tree = await scan(src, { onBad, warn })
-  clock.phase('scan')
-  await o.afterScan?.(tree)
   await fs.mkdir(out, { recursive: true })
   // held to the end: it is also OUT's lock against a concurrent build, gc or resign
   const index = await BuildIndex.open(out, { rehash: o.rehash, racyMs: o.racyMs, warn })
   let pool = null
-  let dirs = null
   try {
-    const store = await new BlobStore(out, { fsync: o.fsync ?? true }).open()
-    pool = new ChunkPool(store, { threads: o.threads ?? o.jobs ?? defaultThreads(), workersAfter: o.workersAfter })
-    dirs = new SourceDirs(tree.root.abs, tree.root)
+    const store = new StatBlobStore(out, { fsync: o.fsync ?? true }).open()
+    // a killed writer's temporary files: only possible if h/ changed since the last build committed
+    const swept = index.trusted ? 0 : store.sweep()
+    pool = new ChunkPool(store, { threads: o.threads ?? o.jobs ?? defaultThreads(), workersAfter: o.workersAfter, bigAt: o.bigAt })
     clock.phase('open')
 
-    const encoder = new TreeEncoder({
-      index, store, pool, dirs, onBad, warn,
-      progress: (done, files) => o.onProgress?.({ phase: 'build', done, total: tree.bytes, files })
+    const total = index.totals?.bytes ?? 0
+    const walker = new TreeWalker({
+      src, srcAbs, index, store, pool, onBad, warn, onListed: o.onListed, onFile: o.onFile,
+      progress: (() => {
+        let done = 0; let files = 0
+        return (bytes, n) => { done += bytes; files += n; o.onProgress?.({ phase: 'build', done, total: Math.max(total, done), files }) }
+      })()
     })
-    const root = await encoder.encode(tree.root)
+    const root = await walker.run()
     await pool.close()
     await store.sync()
     clock.phase('tree')
 
     const published = await publishRoot({ ...o, now }, root)
     clock.phase('publish')
+    const t = walker.totals
     // after the publish: a failure here costs only re-reading next time
-    try { await index.commit() } catch (err) { warn(`build index not updated: ${err.message}`) }
+    try { await index.commit({ full: true, totals: { files: t.files, bytes: t.bytes } }) } catch (err) { warn(`build index not updated: ${err.message}`) }
     clock.phase('commit')
     return {
       root: root.dir.hash, rootSize: root.dir.size, seq: published.seq, publicKey: key.publicKey, expires: published.expires, unsigned,
-      files: tree.files, dirs: tree.dirs, symlinks: tree.symlinks, bytes: tree.bytes, skipped: tree.skipped,
-      blobs: store.stats, index: index.stats, pool: pool.stats, ...clock.result()
+      files: t.files, dirs: t.dirs, symlinks: t.symlinks, bytes: t.bytes, skipped: t.skipped,
+      blobs: { ...store.stats, swept }, index: index.stats, pool: pool.stats, ...clock.result()
     }
   } finally {
     // a failed build: the workers stop at their next read, and no thread outlives the call
     try { await pool?.close() } finally {
-      dirs?.close()
       await index.close()
     }
   }

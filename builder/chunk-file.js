@@ -1,5 +1,7 @@
 // Phase 2 of a build for one file: read it once, cut it into content-defined
-// chunks (FORMAT.md §5), hash and store each chunk. Files that change while
+// chunks (FORMAT.md §5), hash and store each chunk, and hash the whole file
+// (its SHA-256, kept in the build index and handed to `onFile`; the tree
+// itself does not carry it in format version 1). Files that change while
 // being read are detected by comparing size and mtime before and after.
 //
 // Synchronous on purpose: it runs in a chunk worker (chunk-pool.js), where
@@ -8,7 +10,11 @@
 // ~20-60 µs of event-loop time, most of a small file's whole cost; a blocking
 // call costs ~1-3 µs. The same function serves both places, so what a file
 // becomes cannot depend on which thread read it.
-import { openSync, readSync, fstatSync, closeSync, constants } from 'node:fs'
+//
+// A file of at least `bigAt` bytes is not chunked here: its open handle is
+// handed back (`big`) so that several threads can chunk it at once
+// (big-file.js), with the same cut points.
+import { openSync, readSync, fstatSync, closeSync, lstatSync, constants } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { BuildInputError } from 'rotree-client/errors'
 import { nextCut } from 'rotree-client/src/format/cdc.js'
@@ -17,12 +23,12 @@ import { INLINE_MAX, CHUNK_MAX } from 'rotree-client/src/format/limits.js'
 /** Bytes read at once; a thread keeps one buffer of this size (readBuffer). */
 export const READ_SIZE = 8 * CHUNK_MAX
 
-// O_NOFOLLOW: the scan saw a regular file; if a symlink has replaced it since,
-// do not follow it out of the tree (the directories above it are checked by
-// src-dirs.js, and the file is opened relative to its directory's handle).
-// O_NONBLOCK: a fifo put in its place must not block the open forever (it has
-// no effect on a regular file's reads).
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+// O_NOFOLLOW: the listing saw a regular file; if a symlink has replaced it
+// since, do not follow it out of the tree (the file is opened relative to its
+// directory's checked handle, src-dirs.js). O_NONBLOCK: a fifo put in its
+// place must not block the open forever (it has no effect on a regular
+// file's reads). O_NOCTTY: a terminal swapped in never becomes ours.
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY
 
 export class Aborted extends Error {}
 
@@ -30,30 +36,42 @@ export class Aborted extends Error {}
 export function readBuffer () { return Buffer.allocUnsafe(READ_SIZE) }
 
 /**
- * @typedef {{ abs: string, rel: string, size: number, mtimeMs: number, dev: number, ino: number, open?: string }} FileTask
- *   the scan's lstat, taken before the read; open: the path to open instead of abs (relative
- *   to a checked directory handle, src-dirs.js). The file opened must be the inode the scan saw.
- * @typedef {{ size: number, mtime: number, exec: boolean, inline?: Uint8Array,
- *   chunks?: { hash: string, size: number }[], written?: boolean[] }} FileResult
+ * @typedef {{ size: number, mtimeMs: number, ctimeMs: number, ino: number, dev: number, mode: number }} FileStat
+ * @typedef {{ open: string, rel: string, abs?: string, size?: number, mtimeMs?: number, dev?: number, ino?: number }} FileTask
+ *   open: the path to open (relative to a checked directory handle, src-dirs.js); abs: the
+ *   same by its plain path, when there is no such handle. size, mtimeMs, dev, ino: the file as
+ *   an earlier lstat saw it, if one did: the file opened must be that inode, unchanged.
+ *   Without them the file's own fstat after the open is what it is checked against.
+ * @typedef {{ size: number, mtime: number, exec: boolean, st: FileStat, readStart: number,
+ *   sha256: string, inline?: Uint8Array, chunks?: { hash: string, size: number }[], written?: boolean[] }} FileResult
  *   inline: the bytes of a file of at most INLINE_MAX bytes (FORMAT.md §4.3);
- *   chunks: its data chunks in file order; written[i]: chunk i was written by this call
+ *   chunks: its data chunks in file order; written[i]: chunk i was written by this call;
+ *   sha256: of the whole file; readStart: Date.now() just before the open (build-index.js: racy)
  * @param {FileTask} file
  * @param {(hash: string, bytes: Uint8Array) => boolean} store writes a blob under its hash unless
  *   it is there already, synchronously (it must be done with the bytes when it returns: the
  *   buffer is reused); true when it wrote it
  * @param {Buffer} buf from readBuffer()
  * @param {() => boolean} [aborted] checked between reads: the build has failed, stop
- * @returns {FileResult}
+ * @param {number} [bigAt] hand back files of at least this many bytes unread: { big: { fd, st, readStart } }
+ * @returns {FileResult | { big: { fd: number, st: FileStat, readStart: number } }}
  */
-export function chunkFileSync (file, store, buf, aborted) {
+export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity) {
+  const readStart = Date.now()
   let fd
-  try { fd = openSync(file.open ?? file.abs, OPEN_FLAGS) } catch (err) { throw new BuildInputError(`${file.rel}: cannot open (${err.code})`, { cause: err }) }
+  try { fd = openSync(file.open ?? file.abs, OPEN_FLAGS) } catch (err) { throw new BuildInputError(`${file.rel}: cannot open (${err.code})`, { cause: err, details: { path: file.rel } }) }
+  let handedOff = false
   try {
-    // before a byte is read: the file opened is the one the scan saw, not
+    // before a byte is read: the file opened is the one the listing saw, not
     // another put in its place or reached through a swapped directory
     const opened = fstatSync(fd)
-    if (!opened.isFile() || opened.ino !== file.ino || opened.dev !== file.dev) throw replaced(file)
+    if (!opened.isFile()) throw changed(file)
+    if (file.ino !== undefined && (opened.ino !== file.ino || opened.dev !== file.dev)) throw replaced(file)
+    if (file.size !== undefined && (opened.size !== file.size || opened.mtimeMs !== file.mtimeMs)) throw changed(file)
+    const want = opened.size
+    if (want >= bigAt) { handedOff = true; return { big: { fd, st: statOf(opened), readStart } } }
     const chunks = []; const written = []
+    let whole = null // the whole file's hash, once it is known to have more than one chunk
     let start = 0; let end = 0; let eof = false; let size = 0; let read = 0
     let inline = null
     for (;;) {
@@ -61,16 +79,17 @@ export function chunkFileSync (file, store, buf, aborted) {
         if (aborted?.()) throw new Aborted()
         // keep the unconsumed tail, refill behind it
         if (start > 0) { buf.copy(buf, 0, start, end); end -= start; start = 0 }
-        while (end < buf.length) {
+        // never past the size fstat gave: a file that grows or shrinks while
+        // it is read fails the check after the last read
+        while (end < buf.length && read < want) {
           let n
-          try { n = readSync(fd, buf, end, buf.length - end, null) } catch (err) {
+          try { n = readSync(fd, buf, end, Math.min(buf.length - end, want - read), null) } catch (err) {
             throw new BuildInputError(`${file.rel}: cannot read (${err.code})`, { cause: err, details: { path: file.rel } })
           }
-          if (n === 0) { eof = true; break }
+          if (n === 0) break
           end += n; read += n
-          // it grew past the size the scan saw (a log being written, a device swapped in): stop reading
-          if (read > file.size) throw changed(file)
         }
+        eof = read === want || end < buf.length
         // FORMAT.md §4.3: a file of at most INLINE_MAX bytes lives in its directory page
         if (eof && size === 0 && end <= INLINE_MAX) { inline = new Uint8Array(buf.subarray(0, end)); size = end; break }
       }
@@ -78,22 +97,48 @@ export function chunkFileSync (file, store, buf, aborted) {
       const len = nextCut(buf, start, end, eof)
       if (len === 0) throw changed(file) // cannot happen: a refill leaves ≥ CHUNK_MAX bytes or reaches EOF
       const piece = buf.subarray(start, start + len)
+      if (size === 0 && len < want) whole = createHash('sha256')
+      whole?.update(piece)
       const hash = createHash('sha256').update(piece).digest('hex')
       written.push(store(hash, piece)) // done with the bytes when it returns: the buffer is reused
       chunks.push({ hash, size: len })
       start += len; size += len
     }
-    // the scan's lstat is "before": a change between scan and read is caught too
+    // the listing's or the open's stat is "before": a change while reading is caught here
     const after = fstatSync(fd)
-    if (!after.isFile() || after.size !== file.size || after.mtimeMs !== file.mtimeMs || size !== after.size) throw changed(file)
-    const r = { size, mtime: Math.floor(after.mtimeMs), exec: (after.mode & 0o111) !== 0 }
-    if (inline) r.inline = inline; else { r.chunks = chunks; r.written = written }
+    if (!after.isFile() || after.size !== want || after.mtimeMs !== opened.mtimeMs || size !== want) throw changed(file)
+    const r = { size, mtime: Math.floor(after.mtimeMs), exec: (after.mode & 0o111) !== 0, st: statOf(after), readStart, sha256: '' }
+    if (inline) {
+      r.inline = inline
+      r.sha256 = createHash('sha256').update(inline).digest('hex')
+    } else {
+      r.chunks = chunks; r.written = written
+      // one chunk is the whole file
+      r.sha256 = whole ? whole.digest('hex') : chunks[0].hash
+    }
     return r
   } finally {
-    closeSync(fd)
+    if (!handedOff) closeSync(fd)
   }
 }
 
-function changed (file) { return new BuildInputError(`${file.rel}: file changed while being read`, { details: { path: file.rel, changed: true } }) }
+/**
+ * Is the file at `path` (not followed) still what `expect` recorded?
+ * @param {string} path @param {FileStat} expect
+ * @returns {FileStat | null} null when it is the same; else its stat now (for the read that follows)
+ * @throws {BuildInputError} when it cannot be stat'ed, or is not a regular file any more
+ */
+export function statChanged (path, expect, rel) {
+  let st
+  try { st = lstatSync(path) } catch (err) { throw new BuildInputError(`${rel}: cannot stat (${err.code})`, { cause: err, details: { path: rel } }) }
+  if (!st.isFile()) throw changed({ rel })
+  if (st.size === expect.size && st.mtimeMs === expect.mtimeMs && st.ctimeMs === expect.ctimeMs && st.ino === expect.ino && st.dev === expect.dev) return null
+  return statOf(st)
+}
+
+/** @returns {FileStat} */
+export function statOf (st) { return { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, dev: st.dev, mode: st.mode } }
+
+export function changed (file) { return new BuildInputError(`${file.rel}: file changed while being read`, { details: { path: file.rel, changed: true } }) }
 
 function replaced (file) { return new BuildInputError(`${file.rel}: file replaced since the scan (another file is there now)`, { details: { path: file.rel, changed: true } }) }

@@ -1,23 +1,28 @@
-// The threads that read, chunk, hash and store a build's files.
+// The threads that stat, read, chunk, hash and store a build's files.
 //
 // Reading, FastCDC's loop, SHA-256 and the blob writes are most of a full
 // build's CPU time, and files are independent: a small pool of worker threads
-// (chunk-worker.js) takes them in batches, while the main thread walks the
-// tree, keeps the build index and encodes directories. A worker writes the
-// chunks it cuts straight into h/ (temporary name, then rename, as
-// lib/published/blob-store.js does), so only names, sizes and hashes cross between threads;
-// the bytes of an inlined file (≤ INLINE_MAX) come back with its result.
+// (chunk-worker.js) takes them in batches (file-batch.js), while the main
+// thread walks the tree, keeps the build index and encodes directories. A
+// worker writes the chunks it cuts straight into h/ (temporary name, then
+// rename, as lib/published/blob-store.js does), so only names, sizes and
+// hashes cross between threads, in one transferred buffer per batch; the
+// bytes of an inlined file (≤ INLINE_MAX) come back in it too. In a rebuild
+// the workers also do the lstat of every file the build index knows, and
+// read only those that changed.
 //
 // What a file becomes is decided by chunkFileSync alone, whichever thread
-// runs it; directories are encoded on the main thread in name order from the
-// results. So the tree, and every blob in h/, is the same for any number of
-// threads and any scheduling (test/builder/chunk-pool.test.js).
+// runs it; a file of BIG_FILE bytes or more is chunked on several threads at
+// once with the same cut points (big-file.js). Directories are encoded on the
+// main thread in name order from the results. So the tree, and every blob in
+// h/, is the same for any number of threads and any scheduling
+// (test/builder/chunk-pool.test.js).
 //
 // Starting a worker costs ~35 ms of CPU (a V8 isolate and its modules): a
 // rebuild that reads a handful of files does them on the main thread and
 // never starts one. Workers start once the files asked for pass
 // `workersAfter` bytes or WORKERS_AFTER_FILES files; until they are ready the
-// main thread keeps reading. With workersAfter 0 they start at once and read
+// main thread keeps going. With workersAfter 0 they start at once and take
 // every file (the tests use this to know which thread read what).
 //
 // Errors: a file's error (BuildInputError, ENOSPC, ...) comes back from the
@@ -31,18 +36,20 @@ import { availableParallelism } from 'node:os'
 import { readdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import * as errors from 'rotree-client/errors'
-import { chunkFileSync, readBuffer } from './chunk-file.js'
+import { readBuffer } from './chunk-file.js'
+import { runBatch, readResults, SAME, FILE, BIG, ERROR } from './file-batch.js'
+import { chunkBig, BIG_FILE } from './big-file.js'
 import { TMP_PREFIX } from '../lib/published/blob-store.js'
 
 /** More threads than this only contend for the disk and the h/ directory. */
 export const MAX_THREADS = 4
 export const WORKERS_AFTER = 16 << 20 // bytes
 const WORKERS_AFTER_FILES = 256
-const BATCH_BYTES = 4 << 20 // a batch: up to this many bytes of files or BATCH_FILES files
+const BATCH_BYTES = 4 << 20 // a batch: up to this many bytes of files (when their size is known) or BATCH_FILES files
 const BATCH_FILES = 128
-const IN_FLIGHT = 2 // batches per worker: the next one waits in its port while it works
+const IN_FLIGHT = 2 // messages per worker: the next one waits in its port while it works
 const SLICE_MS = 20 // main-thread reading yields to the event loop this often
-const DRAIN_MS = 5000 // close(): how long in-flight batches get to stop before terminate()
+const DRAIN_MS = 5000 // close(): how long in-flight work gets to stop before terminate()
 
 /** The default pool size: one thread per core, at most MAX_THREADS; none on one core (nothing to win). */
 export function defaultThreads () {
@@ -50,40 +57,82 @@ export function defaultThreads () {
   return cores < 2 ? 0 : Math.min(MAX_THREADS, cores)
 }
 
+/**
+ * @typedef {{ open: string, rel: string }} DirRef where a directory's files are opened, and its path in the tree
+ * @typedef {(err: Error | null, r?: import('./chunk-file.js').FileResult | null) => void} FileCallback
+ *   r null: checked and unchanged (SAME)
+ */
 export class ChunkPool {
   /**
-   * @param {import('../lib/published/blob-store.js').BlobStore} store h/, and the account of what is in it
-   * @param {{ threads?: number, workersAfter?: number }} [o]
+   * @param {import('../lib/published/blob-store.js').StatBlobStore} store h/, and the account of what was written
+   * @param {{ threads?: number, workersAfter?: number, bigAt?: number }} [o]
    *   threads: worker threads (0: everything on the main thread);
-   *   workersAfter: bytes asked for before they start (0: at the first file)
+   *   workersAfter: bytes asked for before they start (0: at the first file);
+   *   bigAt: files of this size or more are chunked on several threads (with ≥ 2 of them)
    */
-  constructor (store, { threads = defaultThreads(), workersAfter = WORKERS_AFTER } = {}) {
+  constructor (store, { threads = defaultThreads(), workersAfter = WORKERS_AFTER, bigAt = BIG_FILE } = {}) {
     this.store = store
     this.threads = threads
     this.workersAfter = workersAfter
-    this.queue = []; this.head = 0 // of { task, resolve, reject }
+    this.bigAt = threads >= 2 ? bigAt : Infinity
+    this.queue = []; this.head = 0 // of file items
+    this.tasks = [] // big-file tasks, before any file
+    this.inFlight = 0 // files given to a thread and not answered
     this.asked = 0; this.askedFiles = 0
-    this.workers = [] // of { w, ready, inflight, batches: Map<id, entries>, drained }
+    this.workers = [] // of { w, ready, inflight, jobs: Map<id, job>, drained }
     this.nextId = 0
     this.scheduled = false
     this.buf = null // the main thread's read buffer, made on first use
     this.failed = null
     this.closed = false
-    this.stats = { threads: 0, mainFiles: 0, workerFiles: 0, batches: 0 }
-    if (threads > 0 && workersAfter === 0) this._start()
+    this.waiters = [] // of { below, resolve }: drain()
+    this.stats = { threads: 0, mainFiles: 0, workerFiles: 0, batches: 0, bigFiles: 0 }
   }
 
   /**
-   * Read, chunk and store one file.
-   * @param {import('./chunk-file.js').FileTask} task its path, and its size and mtime as the scan saw them
-   * @returns {Promise<import('./chunk-file.js').FileResult>} without `written`
+   * Look at one file: read, chunk and store it; or, with `expect` (the build
+   * index's record of it), lstat it first and read it only if it changed.
+   * @param {DirRef} dir @param {string} name
+   * @param {import('./chunk-file.js').FileStat | null} expect
+   * @param {number} size what the file is thought to be (for batching; 0 unknown)
+   * @param {FileCallback} cb called once
    */
-  chunk (task) {
+  file (dir, name, expect, size, cb) {
+    if (this.failed) return cb(this.failed)
+    if (this.closed) return cb(stopped())
+    this.queue.push({ dir, name, expect, size, cb })
+    if (!expect) { this.asked += size; this.askedFiles++ }
+    this._schedule()
+  }
+
+  /** The same as a promise (tests, and the odd single file). @returns {Promise<import('./chunk-file.js').FileResult | null>} */
+  chunk (dir, name, expect = null, size = 0) {
+    return new Promise((resolve, reject) => this.file(dir, name, expect, size, (err, r) => err ? reject(err) : resolve(r)))
+  }
+
+  /** Files asked for and not yet answered. */
+  backlog () { return this._pending() + this.inFlight }
+
+  /** Resolves once the backlog is at most `below` (the walker keeps the pool fed, not flooded). */
+  drain (below) {
+    if (this.backlog() <= below || this.failed || this.closed) return Promise.resolve()
+    return new Promise(resolve => this.waiters.push({ below, resolve }))
+  }
+
+  _wake () {
+    if (!this.waiters.length) return
+    const n = this.backlog()
+    const done = this.failed || this.closed
+    this.waiters = this.waiters.filter(w => (n <= w.below || done) ? (w.resolve(), false) : true)
+  }
+
+  /** One part of a large file's work (big-file.js), on a worker. @returns {Promise<any>} */
+  task (msg) {
     if (this.failed) return Promise.reject(this.failed)
     if (this.closed) return Promise.reject(stopped())
     return new Promise((resolve, reject) => {
-      this.queue.push({ task, resolve, reject })
-      this.asked += task.size; this.askedFiles++
+      this.tasks.push({ msg, resolve, reject })
+      if (this.workers.length === 0) this._start()
       this._schedule()
     })
   }
@@ -91,7 +140,7 @@ export class ChunkPool {
   _schedule () {
     if (this.scheduled) return
     this.scheduled = true
-    // setImmediate: every file asked for in this turn of the event loop goes out in one batch
+    // setImmediate: every file asked for in this turn of the event loop can go out in one batch
     setImmediate(() => { this.scheduled = false; this._pump() })
   }
 
@@ -106,7 +155,7 @@ export class ChunkPool {
   _pump () {
     if (this.closed || this.failed) return
     if (this.workers.length === 0 && this.threads > 0 && this._pending() > 0 &&
-        (this.asked >= this.workersAfter || this.askedFiles >= WORKERS_AFTER_FILES)) this._start()
+        (this.asked >= this.workersAfter || this.askedFiles >= WORKERS_AFTER_FILES || this._pending() >= WORKERS_AFTER_FILES * 4)) this._start()
     if (this.workers.some(s => s.ready)) this._dispatch()
     else if (this.workersAfter > 0 || this.threads === 0) this._runHere()
     // else: the workers are starting, and will take everything (_pump again on 'ready')
@@ -116,26 +165,44 @@ export class ChunkPool {
   // A worker keeps the process alive only while it holds work, or while work
   // waits for it to start; an idle pool never does, even if close() is forgotten.
   _refs () {
-    const waiting = this._pending() > 0
+    const waiting = this._pending() > 0 || this.tasks.length > 0
     for (const s of this.workers) {
       const want = s.inflight > 0 || (waiting && !s.ready)
       if (want !== s.refd) { s.refd = want; if (want) s.w.ref(); else s.w.unref() }
     }
   }
 
+  _batch () {
+    const items = []; let bytes = 0
+    while (this._pending() > 0 && items.length < BATCH_FILES && bytes < BATCH_BYTES) {
+      const e = this._take(); items.push(e); bytes += e.size
+    }
+    const dirs = []; const index = new Map()
+    const n = items.length
+    const batch = { dirs, dir: new Int32Array(n), names: new Array(n), check: new Uint8Array(n), expect: new Float64Array(5 * n) }
+    for (let i = 0; i < n; i++) {
+      const e = items[i]
+      let k = index.get(e.dir)
+      if (k === undefined) { k = dirs.length; index.set(e.dir, k); dirs.push({ open: e.dir.open, rel: e.dir.rel }) }
+      batch.dir[i] = k; batch.names[i] = e.name
+      if (e.expect) {
+        batch.check[i] = 1
+        const x = e.expect; const o = 5 * i
+        batch.expect[o] = x.size; batch.expect[o + 1] = x.mtimeMs; batch.expect[o + 2] = x.ctimeMs; batch.expect[o + 3] = x.ino; batch.expect[o + 4] = x.dev
+      }
+    }
+    this.inFlight += n
+    return { items, batch }
+  }
+
   // on the main thread, in slices, until a worker is ready
   _runHere () {
     const t0 = performance.now()
     while (this._pending() > 0 && performance.now() - t0 < SLICE_MS) {
-      const e = this._take()
-      let r
-      try {
-        this.buf ??= readBuffer()
-        r = chunkFileSync(e.task, (hash, bytes) => this.store.putHashedSync(hash, bytes), this.buf)
-      } catch (err) { e.reject(err); continue }
-      delete r.written // the store has counted them
-      this.stats.mainFiles++
-      e.resolve(r)
+      const { items, batch } = this._batch()
+      this.buf ??= readBuffer()
+      const { data, errors } = runBatch(batch, this.store.writeSync, this.buf, () => this.closed, this.bigAt, encodeError)
+      this._results(items, data, errors, 'mainFiles')
     }
     if (this._pending() > 0) this._schedule()
   }
@@ -143,12 +210,13 @@ export class ChunkPool {
   _start () {
     const abort = new SharedArrayBuffer(4)
     this.abort = new Int32Array(abort)
-    for (let i = 0; i < this.threads; i++) {
+    const n = Math.max(1, this.threads)
+    for (let i = 0; i < n; i++) {
       const w = new Worker(new URL('./chunk-worker.js', import.meta.url), {
-        workerData: { dir: this.store.dir, fsync: this.store.fsync, abort },
+        workerData: { dir: this.store.dir, fsync: this.store.fsync, abort, bigAt: this.bigAt },
         stdout: false, stderr: false
       })
-      const slot = { w, ready: false, refd: true, inflight: 0, batches: new Map(), drained: null, exited: false }
+      const slot = { w, ready: false, refd: true, inflight: 0, jobs: new Map(), drained: null, exited: false }
       w.on('message', m => m === 'ready' ? (slot.ready = true, this._pump()) : this._done(slot, m))
       w.on('error', err => this._fail(err))
       w.on('exit', code => {
@@ -157,7 +225,7 @@ export class ChunkPool {
       })
       this.workers.push(slot)
     }
-    this.stats.threads = this.threads
+    this.stats.threads = n
     this._refs()
   }
 
@@ -166,44 +234,81 @@ export class ChunkPool {
       // the ready worker with the least work
       let s = null
       for (const x of this.workers) if (x.ready && x.inflight < IN_FLIGHT && (!s || x.inflight < s.inflight)) s = x
-      if (!s || this._pending() === 0) return
-      const entries = []; let bytes = 0
-      while (this._pending() > 0 && entries.length < BATCH_FILES && bytes < BATCH_BYTES) {
-        const e = this._take(); entries.push(e); bytes += e.task.size
-      }
+      if (!s || (this._pending() === 0 && this.tasks.length === 0)) return
       const id = this.nextId++
-      s.batches.set(id, entries)
       s.inflight++
-      this.stats.batches++
-      s.w.postMessage({ id, files: entries.map(e => e.task) })
+      if (this.tasks.length) {
+        const t = this.tasks.shift()
+        s.jobs.set(id, { task: t })
+        s.w.postMessage({ id, task: t.msg })
+      } else {
+        const { items, batch } = this._batch()
+        s.jobs.set(id, { items })
+        this.stats.batches++
+        s.w.postMessage({ id, batch })
+      }
     }
   }
 
-  _done (s, { id, results }) {
-    const entries = s.batches.get(id)
-    if (!entries) return
-    s.batches.delete(id)
+  _done (s, m) {
+    const job = s.jobs.get(m.id)
+    if (!job) return
+    s.jobs.delete(m.id)
     if (--s.inflight === 0) s.drained?.()
-    for (let i = 0; i < entries.length; i++) {
-      const r = results[i]; const e = entries[i]
-      if (r.aborted) { e.reject(stopped()); continue }
-      if (r.error) { e.reject(decodeError(r.error)); continue }
-      if (r.chunks) for (let j = 0; j < r.chunks.length; j++) this.store.noteStored(r.chunks[j].hash, r.chunks[j].size, r.written[j])
-      delete r.written
-      this.stats.workerFiles++
-      e.resolve(r)
+    if (job.task) {
+      if (m.aborted) job.task.reject(stopped())
+      else if (m.error) job.task.reject(decodeError(m.error))
+      else job.task.resolve(m.value)
+    } else {
+      this._results(job.items, m.data, m.errors, 'workerFiles')
     }
     this._pump()
   }
 
+  _results (items, data, errs, who) {
+    this.inFlight -= items.length
+    readResults(data, items.length, (i, status, v) => {
+      const e = items[i]
+      if (status === SAME) return e.cb(null, null)
+      if (status === FILE) {
+        if (v.chunks) for (let j = 0; j < v.chunks.length; j++) this.store.count(v.written[j], v.chunks[j].size)
+        delete v.written
+        this.stats[who]++
+        return e.cb(null, v)
+      }
+      if (status === BIG) return this._big(e, v)
+      if (status === ERROR) return e.cb(decodeError(errs[v]))
+      e.cb(stopped())
+    })
+    this._wake()
+  }
+
+  // a large file: its handle is open; several threads chunk it (big-file.js)
+  _big (e, big) {
+    this.stats.bigFiles++
+    this.inFlight++
+    chunkBig(this, big, e.dir.rel + e.name).then(r => {
+      for (let j = 0; j < r.chunks.length; j++) this.store.count(r.written[j], r.chunks[j].size)
+      delete r.written
+      return r
+    }).then(r => { this.inFlight--; this._wake(); e.cb(null, r) }, err => { this.inFlight--; this._wake(); e.cb(err) })
+  }
+
   // a worker died (not a file's error: those come back as results); the
-  // others' batches stay counted, so close() lets them finish their writes
+  // others' work stays counted, so close() lets them finish their writes
   _fail (err) {
     if (this.failed || this.closed) return
     this.failed = err
-    for (const s of this.workers) for (const entries of s.batches.values()) for (const e of entries) e.reject(err)
-    while (this._pending() > 0) this._take().reject(err)
+    for (const s of this.workers) for (const job of s.jobs.values()) this._reject(job, err)
+    while (this._pending() > 0) this._take().cb(err)
+    for (const t of this.tasks.splice(0)) t.reject(err)
+    this._wake()
     this.close().catch(() => {})
+  }
+
+  _reject (job, err) {
+    if (job.task) job.task.reject(err)
+    else { this.inFlight -= job.items.length; for (const e of job.items) e.cb(err) }
   }
 
   /**
@@ -214,7 +319,9 @@ export class ChunkPool {
     if (this.closing) return this.closing
     this.closed = true
     if (this.abort) Atomics.store(this.abort, 0, 1)
-    while (this._pending() > 0) this._take().reject(stopped())
+    while (this._pending() > 0) this._take().cb(stopped())
+    for (const t of this.tasks.splice(0)) t.reject(stopped())
+    this._wake()
     this.closing = (async () => {
       const busy = this.workers.filter(s => s.inflight > 0 && !s.exited)
       let forced = false
@@ -226,7 +333,7 @@ export class ChunkPool {
         clearTimeout(timer)
       }
       await Promise.all(this.workers.map(s => s.w.terminate()))
-      for (const s of this.workers) { for (const entries of s.batches.values()) for (const e of entries) e.reject(stopped()); s.batches.clear() }
+      for (const s of this.workers) { for (const job of s.jobs.values()) this._reject(job, stopped()); s.jobs.clear() }
       // a worker that died or was stopped in the middle of a blob write leaves its temporary file: remove ours
       if (forced || this.failed) sweepTemp(this.store.dir)
     })()
@@ -280,4 +387,3 @@ export function decodeError (o) {
   if (o.stack) err.stack = o.stack
   return err
 }
-

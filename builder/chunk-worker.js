@@ -1,31 +1,40 @@
-// A chunk worker of chunk-pool.js: reads, chunks, hashes and stores the files
-// of each batch it is sent, and answers with one result per file, in order:
-// the FileResult of chunkFileSync, { error } (encodeError: the pool rebuilds
-// the same class), or { aborted } once the build has stopped.
+// A chunk worker of chunk-pool.js. Two kinds of message:
 //
-//   in:  { id, files: [{ abs, rel, size, mtimeMs }] }
-//   out: 'ready' once, then { id, results: [...] } per batch
+//   { id, batch }  a batch of files (file-batch.js): stat, read, chunk, hash and
+//                  store each; answers { id, data, errors } (data transferred)
+//   { id, task }   a part of one large file (big-file.js): { type: 'cuts' | 'write' | 'whole', fd, ... };
+//                  answers { id, value } or { id, error }
+//
+// and 'ready' once, at start. After the build has failed (the shared abort
+// flag) every file still to do comes back ABORTED.
 import { parentPort, workerData } from 'node:worker_threads'
-import { chunkFileSync, readBuffer, Aborted } from './chunk-file.js'
+import { readBuffer } from './chunk-file.js'
+import { runBatch } from './file-batch.js'
+import { cutsFrom, hashChunks, hashWhole } from './big-file.js'
 import { blobWriter } from '../lib/published/blob-store.js'
 import { encodeError } from './chunk-pool.js'
 
-const { dir, fsync, abort } = workerData
+const { dir, fsync, abort, bigAt } = workerData
 const flag = new Int32Array(abort)
 const aborted = () => Atomics.load(flag, 0) !== 0
-// this thread does not see the main thread's `have` set: it looks in h/ before writing
+// this thread does not share the main thread's account of h/: it looks before writing
 const store = blobWriter(dir, fsync)
 const buf = readBuffer()
 
-parentPort.on('message', ({ id, files }) => {
-  const results = files.map(f => {
-    if (aborted()) return { aborted: true }
-    try {
-      return chunkFileSync(f, store, buf, aborted)
-    } catch (err) {
-      return err instanceof Aborted ? { aborted: true } : { error: encodeError(err) }
-    }
-  })
-  parentPort.postMessage({ id, results })
+parentPort.on('message', ({ id, batch, task }) => {
+  if (batch) {
+    const { data, errors } = runBatch(batch, store, buf, aborted, bigAt, encodeError)
+    parentPort.postMessage({ id, data, errors }, [data])
+    return
+  }
+  try {
+    let value
+    if (task.type === 'cuts') value = cutsFrom(task.fd, task.from, task.to, task.size, buf, task.rel, aborted)
+    else if (task.type === 'write') value = hashChunks(task.fd, task.pairs, store, buf, task.rel, aborted)
+    else value = hashWhole(task.fd, task.size, buf, task.rel, aborted)
+    parentPort.postMessage(value === null ? { id, aborted: true } : { id, value })
+  } catch (err) {
+    parentPort.postMessage({ id, error: encodeError(err) })
+  }
 })
 parentPort.postMessage('ready')

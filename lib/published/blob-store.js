@@ -5,7 +5,7 @@
 // new blobs. Reading a local blob back is capped: a corrupt multi-gigabyte
 // file under a blob's name is never slurped.
 import fs from 'node:fs/promises'
-import { openSync, writeSync, closeSync, renameSync, rmSync, fdatasyncSync, statSync } from 'node:fs'
+import { openSync, writeSync, closeSync, renameSync, rmSync, fdatasyncSync, statSync, opendirSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { threadId } from 'node:worker_threads'
 import { sha256HexSync } from 'rotree-client/src/sha256-node.js'
@@ -188,6 +188,83 @@ export class BlobStore {
       throw err
     }
     this._written(hash, bytes.length)
+  }
+
+  /** Make the renames durable before fsinfo.json points at them. */
+  async sync () {
+    if (this.fsync) await syncDir(this.dir)
+  }
+}
+
+/**
+ * h/ for a build: the same write-once store, without BlobStore's set of
+ * every name in h/ (a million names is ~100 MB, and listing them costs a
+ * rebuild more than the rest of it). Whether a blob is there is asked of the
+ * file system (a stat, ~2 µs) when it is about to be written; the build index
+ * knows whether the blobs it remembers are still there without asking
+ * (builder/build-index.js). Temporary files of a killed writer are swept
+ * only when asked (`sweep`), by streaming h/, never holding its names.
+ */
+export class StatBlobStore {
+  /** @param {string} dir the published folder (its h/ is the store) */
+  constructor (dir, { fsync = true } = {}) {
+    this.dir = path.join(dir, 'h')
+    this.fsync = fsync
+    this.pending = new Map() // hash → write in progress (two pages may be the same blob)
+    this.stats = { written: 0, writtenBytes: 0, reused: 0, reusedBytes: 0 }
+    this.writeSync = blobWriter(this.dir, fsync)
+  }
+
+  open () { mkdirSync(this.dir, { recursive: true }); return this }
+
+  /** Remove the temporary files a killed writer left in h/. @returns {number} how many */
+  sweep () {
+    const d = opendirSync(this.dir, { bufferSize: 1024 })
+    let n = 0
+    try {
+      for (let e; (e = d.readSync()) !== null;) if (e.name.startsWith(TMP_PREFIX)) { rmSync(path.join(this.dir, e.name), { force: true }); n++ }
+    } finally { d.closeSync() }
+    return n
+  }
+
+  /** Is the blob in h/? */
+  has (hash) { return statSync(path.join(this.dir, hash), { throwIfNoEntry: false }) !== undefined }
+
+  /** Store bytes under their SHA-256. @returns {Promise<{ hash: string, size: number }>} */
+  async put (bytes) {
+    const hash = sha256HexSync(bytes)
+    if (!this.fsync) {
+      // a page cache write is well under a millisecond: no promise round trips
+      this.count(this.writeSync(hash, bytes), bytes.length)
+      return { hash, size: bytes.length }
+    }
+    let p = this.pending.get(hash)
+    if (!p) {
+      p = (async () => {
+        if (this.has(hash)) return false
+        const tmp = path.join(this.dir, tmpName(hash))
+        const fh = await fs.open(tmp, 'wx', 0o644)
+        try {
+          try { await fh.writeFile(bytes); await fh.datasync() } finally { await fh.close() }
+          await fs.rename(tmp, path.join(this.dir, hash))
+        } catch (err) {
+          await fs.rm(tmp, { force: true }) // ENOSPC must not leave a partial file eating the space a retry needs
+          throw err
+        }
+        return true
+      })().finally(() => this.pending.delete(hash))
+      this.pending.set(hash, p)
+      this.count(await p, bytes.length)
+    } else {
+      await p
+      this.count(false, bytes.length)
+    }
+    return { hash, size: bytes.length }
+  }
+
+  /** Account for a blob stored by this or another thread (written: it wrote it; else it was there). */
+  count (written, size) {
+    if (written) { this.stats.written++; this.stats.writtenBytes += size } else { this.stats.reused++; this.stats.reusedBytes += size }
   }
 
   /** Make the renames durable before fsinfo.json points at them. */

@@ -1,6 +1,8 @@
 // A build never signs bytes from outside SRC, and never publishes an entry
 // readers would refuse, whatever happens to SRC between the scan and the read
 // (builder/src-dirs.js, chunk-file.js) or to the build index in between builds.
+// The swaps happen between a directory's listing (which lstat()s its
+// subdirectories) and the open of what it lists: the build's onListed hook.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
@@ -9,7 +11,8 @@ import { Level } from 'level'
 import { tmpdir, writeTree, makeKey, prng } from '../helpers/fixtures.js'
 import { checkPublished } from '../helpers/check-tree.js'
 import { build } from '../../builder/build.js'
-import { checkFileEntry } from '../../builder/encode-tree.js'
+import { checkFileEntry } from '../../builder/encode-dir.js'
+import { DirRecord } from '../../builder/dir-record.js'
 import { INDEX_DIR } from '../../builder/build-index.js'
 import { pageLoader } from '../../lib/published/pages.js'
 import { BuildInputError } from 'rotree-client/errors'
@@ -45,6 +48,7 @@ async function leaked (out) {
   return false
 }
 
+// each swap, and the directory whose listing it follows
 const swaps = {
   // SRC/a/b moved away, a symlink to the look-alike in its place: the file's own directory
   'its directory for a symlink': async s => {
@@ -63,12 +67,15 @@ const swaps = {
   }
 }
 
-for (const [name, swap] of Object.entries(swaps)) {
+const after = { 'its directory for a symlink': '/a', 'a directory higher up for a symlink': '/', 'its directory for another directory': '/a' }
+const at = (name, s) => async rel => { if (rel === after[name]) await swaps[name](s) }
+
+for (const [name] of Object.entries(swaps)) {
   for (const threads of [0, 2]) {
     test(`SRC swaps ${name} between scan and read (${threads} worker threads): refused, nothing from outside in h/`, async t => {
       const s = await setup(t)
       const out = path.join(s.dir, 'out')
-      const extra = { threads, workersAfter: 0, afterScan: () => swap(s) }
+      const extra = { threads, workersAfter: 0, onListed: at(name, s) }
       await assert.rejects(build(opts(s.src, out, s.key, extra)), err => {
         assert.ok(err instanceof BuildInputError, err.stack)
         assert.match(err.message, /^\/a(\/b)?: directory changed since the scan/)
@@ -85,7 +92,7 @@ test('with --skip-bad a swapped directory is left out, with a warning naming it,
   const s = await setup(t)
   const out = path.join(s.dir, 'out')
   const warnings = []
-  const r = await build(opts(s.src, out, s.key, { onBad: 'skip', warn: m => warnings.push(m), afterScan: () => swaps['its directory for a symlink'](s) }))
+  const r = await build(opts(s.src, out, s.key, { onBad: 'skip', warn: m => warnings.push(m), onListed: at('its directory for a symlink', s) }))
   assert.equal(warnings.length, 1)
   assert.match(warnings[0], /^skipping \/a\/b: directory changed since the scan \(is a symlink now\)/)
   assert.equal(await leaked(out), false)
@@ -102,7 +109,7 @@ test('a rebuild reads through the same checks: a swap after an edit is refused',
   const out = path.join(s.dir, 'out')
   await build(opts(s.src, out, s.key))
   await fs.appendFile(path.join(s.src, 'a/b/big.bin'), 'edited')
-  await assert.rejects(build(opts(s.src, out, s.key, { afterScan: () => swaps['a directory higher up for a symlink'](s) })), { code: 'ROTREE_BUILD_INPUT', path: '/a' })
+  await assert.rejects(build(opts(s.src, out, s.key, { onListed: at('a directory higher up for a symlink', s) })), { code: 'ROTREE_BUILD_INPUT', path: '/a' })
   assert.equal(await leaked(out), false)
 })
 
@@ -112,13 +119,17 @@ test('an index record whose chunks do not add up to the file is not used: the fi
   await writeTree(src, { 'd/big.bin': prng(300_000, 'big'), 'd/other.txt': 'other' })
   const key = makeKey()
   const first = await build(opts(src, out, key))
-  // damage big.bin's record: its first chunk one byte longer (stat fields untouched, so it would hit)
+  // damage big.bin's row in d/'s record: its first chunk one byte longer (stat fields untouched, so it would hit)
   const db = new Level(path.join(out, INDEX_DIR), { keyEncoding: 'utf8', valueEncoding: 'view' })
-  const k = 'p:' + path.join(src, 'd') + '\0big.bin'
+  const k = 'd:\0d'
   const v = Buffer.from(await db.get(k))
-  const HEADER = 34 // u8 version, 4 × f64, u8 kind
-  assert.equal(v[33], 2, 'a chunked record')
-  v.writeUInt32BE(v.readUInt32BE(HEADER + 4 + 32) + 1, HEADER + 4 + 32)
+  const rec = new DirRecord(v)
+  const i = rec.names.indexOf('big.bin')
+  assert.ok(rec.chunks(i) !== null, 'a chunked record')
+  const size = rec.chunks(i)[0].size
+  const firstChunk = v.readDoubleLE(64 + 64 * i + 56) + 32 + 4 // its chunks: u32 n, then hash[32] u32 size each
+  v.writeUInt32LE(v.readUInt32LE(firstChunk + 32) + 1, firstChunk + 32)
+  assert.equal(new DirRecord(v).chunks(i)[0].size, size + 1)
   await db.put(k, v)
   await db.close()
   await writeTree(src, { 'd/other.txt': 'other, changed' }) // so d/ is encoded again from its records

@@ -182,18 +182,26 @@ test('a build holds OUT\'s lock: a second build into the same OUT fails at once 
   await build(opts(src, out, key))
 })
 
-test('deleted files are pruned from the index; a file that comes back is read again', async t => {
+test('a deleted file leaves its directory\'s record; a file that comes back is read again; a deleted directory\'s record is pruned', async t => {
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const src = path.join(dir, 'src'); const out = path.join(dir, 'out')
-  await writeTree(src, { 'a.txt': 'a', 'b.txt': 'b' })
+  await writeTree(src, { 'a.txt': 'a', 'b.txt': 'b', 'sub/c.txt': 'c', 'sub/deeper/d.txt': 'd' })
   const key = makeKey()
   await build(opts(src, out, key))
   await fs.rm(path.join(src, 'b.txt'))
   const two = await build(opts(src, out, key))
-  assert.equal(two.index.pruned, 1)
+  assert.deepEqual([two.index.dirsEncoded, two.index.hits, two.index.misses], [1, 3, 0])
   await writeTree(src, { 'b.txt': 'b again' })
   const three = await build(opts(src, out, key))
-  assert.equal(three.index.hits, 1); assert.equal(three.index.misses, 1)
+  assert.equal(three.index.misses, 1)
+  await fs.rm(path.join(src, 'sub'), { recursive: true })
+  const four = await build(opts(src, out, key))
+  assert.equal(four.index.pruned, 2, 'the records of sub/ and sub/deeper/')
+  const keys = []
+  const db = new Level(path.join(out, INDEX_DIR), { keyEncoding: 'utf8', valueEncoding: 'view' })
+  for await (const k of db.keys({ gte: 'd:', lt: 'd;' })) keys.push(k)
+  await db.close()
+  assert.deepEqual(keys, ['d:'])
 })
 
 test('unchanged directories are not encoded again; one whose page left h/ is', async t => {
@@ -218,17 +226,24 @@ test('unchanged directories are not encoded again; one whose page left h/ is', a
   await checkPublished(out, key.publicKey, { now: NOW })
 })
 
-test('an inlined file whose bytes are missing from the index is read again when its directory changes', async t => {
+test('an unchanged inlined file of a directory that changed is read again for its bytes; none is kept in the index', async t => {
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const src = path.join(dir, 'src'); const out = path.join(dir, 'out')
-  await writeTree(src, { 'd/small.txt': 'small and inlined', 'd/other.txt': 'other', 'd/empty': '' })
+  await writeTree(src, { 'd/small.txt': 'small and inlined', 'd/other.txt': 'other', 'd/empty': '', 'd/big.bin': prng(100_000, 'big') })
   const key = makeKey()
   await build(opts(src, out, key))
-  const db = new Level(path.join(out, INDEX_DIR), { keyEncoding: 'utf8', valueEncoding: 'view' })
-  await db.del('c:' + path.join(src, 'd') + '\0small.txt')
-  await db.close()
   await writeTree(src, { 'd/other.txt': 'other, changed' })
   const r = await build(opts(src, out, key))
-  assert.equal(r.index.misses, 2) // other.txt, and small.txt read again for its bytes
+  assert.equal(r.index.misses, 1) // other.txt
+  assert.equal(r.index.reread, 2) // small.txt and empty, for their bytes; big.bin comes from its record
+  assert.equal(r.index.hits, 3)
   assert.equal(r.root, (await build(opts(src, path.join(dir, 'clean'), key))).root)
+  // the index holds no file's bytes: one record per directory, and the meta keys
+  const db = new Level(path.join(out, INDEX_DIR), { keyEncoding: 'utf8', valueEncoding: 'view' })
+  const keys = []
+  let bytes = 0
+  for await (const [k, v] of db.iterator()) { keys.push(k); bytes += v.length }
+  await db.close()
+  assert.deepEqual(keys.sort(), ['d:', 'd:\0d', 'meta:h', 'meta:params', 'meta:totals'])
+  assert.ok(bytes < 2000, `${bytes} bytes`)
 })

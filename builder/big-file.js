@@ -1,0 +1,199 @@
+// One large file chunked on several threads, with exactly the cut points a
+// single sequential pass gives (FORMAT.md §5: what a file becomes must not
+// depend on how it was read).
+//
+// FastCDC's next cut is a function of where the current chunk starts and of
+// the at most CHUNK_MAX bytes after it: cut(p). A sequential pass is the chain
+// 0, cut(0), cut(cut(0)), ... Here the file is split into segments; a thread
+// runs the chain from each segment's first byte, as if a chunk started there,
+// through the last chunk that starts inside the segment (`cutsFrom`). Those
+// chains are candidates: a segment's chain need not be the true one at
+// first, since the true chunk that crosses into the segment does not start
+// at its first byte. Stitching (`stitch`) walks the true chain across each
+// boundary one cut(p) at a time, computed here from the file's bytes, until
+// it lands on a point of the segment's chain; from that point on the two
+// chains are the same chain (same start, same bytes, same function), so the
+// rest of the segment's cuts are taken as they are. A segment whose chain the
+// true one never meets (data with no cut points, cut every CHUNK_MAX bytes
+// from a different phase; periodic data) is walked here to its end: the
+// result is still exact, only slower. Nothing is assumed about how soon two
+// chains meet; test/builder/big-file.test.js checks the cuts against
+// chunkLengths on random, zero, periodic and adversarial data.
+//
+// Only then are the true chunks hashed and stored (`hashChunks`, again on
+// several threads): a candidate chunk that is not a true one is never
+// written, so h/ is the same as after a sequential build. The whole file's
+// SHA-256 is one sequential pass (`hashWhole`), run on a thread of its own
+// beside the others. The file is opened once (by the thread that found it
+// large, relative to its directory's checked handle, chunk-file.js); every
+// thread reads it with positional reads through that descriptor, and its
+// size and mtime are checked again after the last read.
+import { readSync, fstatSync, closeSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { nextCut } from 'rotree-client/src/format/cdc.js'
+import { CHUNK_MAX } from 'rotree-client/src/format/limits.js'
+import { BuildInputError } from 'rotree-client/errors'
+import { changed, statOf } from './chunk-file.js'
+
+/** Files of at least this many bytes are chunked on several threads (when there are ≥ 2). */
+export const BIG_FILE = 64 << 20
+/** Bytes of a segment: several per thread, so a slow thread does not hold the rest up. */
+export const SEGMENT = 32 << 20
+
+// fill buf with the file's bytes [pos, pos + len), by positional reads
+function preadFully (fd, buf, len, pos, rel) {
+  let got = 0
+  while (got < len) {
+    let n
+    try { n = readSync(fd, buf, got, len - got, pos + got) } catch (err) {
+      throw new BuildInputError(`${rel}: cannot read (${err.code})`, { cause: err, details: { path: rel } })
+    }
+    if (n === 0) throw changed({ rel }) // shorter than its stat: it shrank
+    got += n
+  }
+}
+
+/**
+ * The chain of cut points that starts at `from`, through the end of the last
+ * chunk that starts before `to` (worker side).
+ * @param {number} fd @param {number} from @param {number} to @param {number} size the file's size
+ * @param {Buffer} buf ≥ 2 × CHUNK_MAX bytes
+ * @returns {number[]} the end of each chunk, in order (the last one ≥ to, or = size)
+ */
+export function cutsFrom (fd, from, to, size, buf, rel, aborted) {
+  const ends = []
+  let base = 0; let len = 0 // buf holds the file's bytes [base, base + len)
+  for (let p = from; p < to && p < size;) {
+    if (p + CHUNK_MAX > base + len && base + len < size) {
+      if (aborted?.()) return null
+      base = p; len = Math.min(buf.length, size - p)
+      preadFully(fd, buf, len, base, rel)
+    }
+    // either CHUNK_MAX bytes from p are in buf, or every byte up to the end of the file
+    const n = nextCut(buf, p - base, len, base + len === size)
+    p += n
+    ends.push(p)
+  }
+  return ends
+}
+
+/**
+ * Hash and store chunks given as [offset, length] pairs (worker side).
+ * @returns {{ hashes: string[], written: boolean[] }}
+ */
+export function hashChunks (fd, pairs, store, buf, rel, aborted) {
+  const hashes = []; const written = []
+  let base = 0; let len = 0
+  for (let i = 0; i < pairs.length; i += 2) {
+    const off = pairs[i]; const n = pairs[i + 1]
+    if (off < base || off + n > base + len) {
+      if (aborted?.()) return null
+      // read ahead as many whole chunks as fit
+      let end = off + n
+      for (let j = i + 2; j < pairs.length && pairs[j] + pairs[j + 1] - off <= buf.length; j += 2) end = pairs[j] + pairs[j + 1]
+      base = off; len = end - off
+      preadFully(fd, buf, len, base, rel)
+    }
+    const piece = buf.subarray(off - base, off - base + n)
+    const hash = createHash('sha256').update(piece).digest('hex')
+    written.push(store(hash, piece))
+    hashes.push(hash)
+  }
+  return { hashes, written }
+}
+
+/** The SHA-256 of the file's first `size` bytes, one sequential pass (worker side). */
+export function hashWhole (fd, size, buf, rel, aborted) {
+  const h = createHash('sha256')
+  for (let pos = 0; pos < size;) {
+    if (aborted?.()) return null
+    const n = Math.min(buf.length, size - pos)
+    preadFully(fd, buf, n, pos, rel)
+    h.update(buf.subarray(0, n))
+    pos += n
+  }
+  return h.digest('hex')
+}
+
+/**
+ * The true chain across every boundary, from the candidate chains of the
+ * segments (main side). `cutAt(p)` computes one true cut from the file.
+ * @param {number[]} starts each segment's first byte (starts[0] = 0)
+ * @param {number[][]} chains each segment's cutsFrom(starts[k], starts[k + 1])
+ * @param {(p: number) => number} cutAt the end of the chunk that starts at p
+ * @returns {{ ends: number[], walked: number }} every chunk's end; how many cuts were computed here
+ */
+export function stitch (starts, chains, cutAt) {
+  const ends = [...chains[0]] // segment 0's chain starts at 0: it is the true one
+  let walked = 0
+  for (let k = 1; k < starts.length; k++) {
+    const next = k + 1 < starts.length ? starts[k + 1] : Infinity
+    const chain = chains[k]
+    let t = ends.length ? ends[ends.length - 1] : 0
+    if (t >= next) continue // a chunk of an earlier segment ran past this one
+    // the candidate chain's points: its start, and the end of each of its chunks
+    const points = new Map([[starts[k], -1]])
+    chain.forEach((p, i) => points.set(p, i))
+    while (t < next && !points.has(t)) {
+      t = cutAt(t); walked++
+      ends.push(t)
+    }
+    // met: the rest of the candidate chain is the true one
+    if (points.has(t)) for (let i = points.get(t) + 1; i < chain.length; i++) ends.push(chain[i])
+  }
+  return { ends, walked }
+}
+
+/**
+ * Chunk a large file on the pool's threads (main side).
+ * @param {{ task: (msg: object) => Promise<any> }} pool runs one big-file task on a worker
+ * @param {{ fd: number, st: import('./chunk-file.js').FileStat, readStart: number }} big what chunkFileSync handed back
+ * @param {string} rel the file's path in the tree, for errors
+ * @param {(n: number) => void} [progress] bytes done
+ * @returns {Promise<import('./chunk-file.js').FileResult>}
+ */
+export async function chunkBig (pool, big, rel, progress = () => {}) {
+  const { fd, st } = big
+  try {
+    const size = st.size
+    const starts = []
+    for (let p = 0; p < size; p += SEGMENT) starts.push(p)
+    // the whole-file hash is the longest task: it goes first
+    const whole = pool.task({ type: 'whole', fd, size, rel })
+    const chains = await Promise.all(starts.map((s, k) => pool.task({ type: 'cuts', fd, from: s, to: starts[k + 1] ?? size, size, rel })))
+    const buf = Buffer.allocUnsafe(CHUNK_MAX)
+    const cutAt = p => {
+      const n = Math.min(CHUNK_MAX, size - p)
+      preadFully(fd, buf, n, p, rel)
+      return p + nextCut(buf, 0, n, p + n === size)
+    }
+    const { ends } = stitch(starts, chains, cutAt)
+    if (ends[ends.length - 1] !== size) throw changed({ rel })
+    // the true chunks, grouped by segment for the threads that hash and store them
+    const groups = starts.map(() => [])
+    for (let i = 0, p = 0; i < ends.length; p = ends[i++]) groups[Math.min(starts.length - 1, Math.floor(p / SEGMENT))].push(p, ends[i] - p)
+    const stored = await Promise.all(groups.map(async pairs => {
+      if (!pairs.length) return { hashes: [], written: [] }
+      const r = await pool.task({ type: 'write', fd, pairs, rel })
+      let bytes = 0
+      for (let i = 1; i < pairs.length; i += 2) bytes += pairs[i]
+      progress(bytes)
+      return r
+    }))
+    const sha256 = await whole
+    const after = fstatSync(fd)
+    if (!after.isFile() || after.size !== size || after.mtimeMs !== st.mtimeMs) throw changed({ rel })
+    const chunks = []; const written = []
+    let i = 0
+    for (const s of stored) {
+      for (let j = 0; j < s.hashes.length; j++, i++) {
+        const start = i === 0 ? 0 : ends[i - 1]
+        chunks.push({ hash: s.hashes[j], size: ends[i] - start })
+        written.push(s.written[j])
+      }
+    }
+    return { size, mtime: Math.floor(after.mtimeMs), exec: (after.mode & 0o111) !== 0, st: statOf(after), readStart: big.readStart, sha256, chunks, written }
+  } finally {
+    closeSync(fd)
+  }
+}

@@ -1,0 +1,128 @@
+// What the build index remembers of one source directory (build-index.js):
+// its ref, the blobs it needs, and each child as the last build saw it.
+// One record per directory, read and written whole: a rebuild compares a
+// directory's listing and its files' lstat against it, and a directory whose
+// children are all as recorded gives back its ref without reading or
+// encoding anything.
+//
+//   u8 version=1, 3 × u8 0, u32 children, u32 blobs, u32 namesLen,
+//   f64 ref.size, f64 ref.entries, ref.hash[32]                    (64 bytes)
+//   children × 8 × f64 (LE), in name order:
+//     file      1 | size mtimeMs ctimeMs ino dev mode | at → sha256[32] u32 n, n × (hash[32] u32 size)
+//               (n = 0: an inlined file; its bytes are read again when its directory is encoded)
+//     racy file 4 | the same: never taken as unchanged (build-index.js: racy entries)
+//     symlink   2 | mtimeMs 0 0 0 0 0 | at → u32 len, target (UTF-8)
+//     dir       3 | mtimeMs ref.size ref.entries 0 0 0 | at → ref.hash[32]
+//   names, UTF-8, each followed by NUL (names hold no NUL)
+//   blobs × hash[32]: the directory's own pages and its files' chunk-index blobs
+//   the variable parts the children point at (`at`: offset from the record's start)
+//
+// Little-endian throughout: it never leaves this machine's index.
+export const T_FILE = 1; export const T_SYMLINK = 2; export const T_DIR = 3; export const T_RACY = 4
+const HEAD = 64
+const ROW = 64
+const utf8 = new TextEncoder()
+const fromUtf8 = new TextDecoder()
+
+export class DirRecord {
+  /** @param {Uint8Array} bytes */
+  constructor (bytes) {
+    this.b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    if (this.b[0] !== 1 || this.b.length < HEAD) throw new RangeError('not a directory record')
+    this.n = this.b.readUInt32LE(4)
+    this.nBlobs = this.b.readUInt32LE(8)
+    this.namesLen = this.b.readUInt32LE(12)
+    this._names = null
+  }
+
+  get ref () { return { hash: this.b.toString('hex', 32, 64), size: this.b.readDoubleLE(16), entries: this.b.readDoubleLE(24) } }
+
+  /** @returns {string[]} the children's names, in order */
+  get names () {
+    if (!this._names) {
+      const at = HEAD + this.n * ROW
+      this._names = this.n ? fromUtf8.decode(this.b.subarray(at, at + this.namesLen - 1)).split('\0') : []
+    }
+    return this._names
+  }
+
+  /** The directory's own blobs (pages, chunk indexes), as hex. */
+  blobs () {
+    const at = HEAD + this.n * ROW + this.namesLen
+    const out = new Array(this.nBlobs)
+    for (let i = 0; i < this.nBlobs; i++) out[i] = this.b.toString('hex', at + 32 * i, at + 32 * i + 32)
+    return out
+  }
+
+  type (i) { return this.b.readDoubleLE(HEAD + i * ROW) }
+  f (i, k) { return this.b.readDoubleLE(HEAD + i * ROW + 8 * k) }
+  _at (i) { return this.b.readDoubleLE(HEAD + i * ROW + 56) }
+
+  /** Child i's size, mtimeMs, ctimeMs, ino, dev into out[o..o+5] (a file). */
+  statInto (i, out, o) { for (let k = 0; k < 5; k++) out[o + k] = this.f(i, k + 1) }
+
+  mode (i) { return this.f(i, 6) }
+  sha256 (i) { const at = this._at(i); return this.b.toString('hex', at, at + 32) }
+
+  /** A file's chunks, or null when it was inlined. */
+  chunks (i) {
+    let at = this._at(i) + 32
+    const n = this.b.readUInt32LE(at); at += 4
+    if (n === 0) return null
+    const out = new Array(n)
+    for (let j = 0; j < n; j++, at += 36) out[j] = { hash: this.b.toString('hex', at, at + 32), size: this.b.readUInt32LE(at + 32) }
+    return out
+  }
+
+  target (i) { const at = this._at(i); return this.b.toString('utf8', at + 4, at + 4 + this.b.readUInt32LE(at)) }
+  dirRef (i) { const at = this._at(i); return { hash: this.b.toString('hex', at, at + 32), size: this.f(i, 2), entries: this.f(i, 3) } }
+}
+
+/**
+ * @param {{ hash: string, size: number, entries: number }} ref
+ * @param {string[]} blobs
+ * @param {({ name: string, type: 1|4, st: object, sha256: string, chunks: { hash: string, size: number }[] | null }
+ *   | { name: string, type: 2, mtimeMs: number, target: string }
+ *   | { name: string, type: 3, mtimeMs: number, ref: object })[]} children in name order
+ * @returns {Buffer}
+ */
+export function encodeRecord (ref, blobs, children) {
+  const names = children.length ? utf8.encode(children.map(c => c.name).join('\0') + '\0') : new Uint8Array(0)
+  let varLen = 0
+  const targets = new Array(children.length)
+  for (let i = 0; i < children.length; i++) {
+    const c = children[i]
+    if (c.type === T_FILE || c.type === T_RACY) varLen += 36 + (c.chunks ? c.chunks.length * 36 : 0)
+    else if (c.type === T_SYMLINK) { targets[i] = utf8.encode(c.target); varLen += 4 + targets[i].length } else varLen += 32
+  }
+  const fixed = HEAD + children.length * ROW + names.length + blobs.length * 32
+  const b = Buffer.alloc(fixed + varLen)
+  b[0] = 1
+  b.writeUInt32LE(children.length, 4); b.writeUInt32LE(blobs.length, 8); b.writeUInt32LE(names.length, 12)
+  b.writeDoubleLE(ref.size, 16); b.writeDoubleLE(ref.entries, 24); b.write(ref.hash, 32, 32, 'hex')
+  b.set(names, HEAD + children.length * ROW)
+  for (let i = 0, at = HEAD + children.length * ROW + names.length; i < blobs.length; i++, at += 32) b.write(blobs[i], at, 32, 'hex')
+  let v = fixed
+  for (let i = 0; i < children.length; i++) {
+    const c = children[i]
+    const row = HEAD + i * ROW
+    b.writeDoubleLE(c.type, row)
+    b.writeDoubleLE(v, row + 56)
+    if (c.type === T_FILE || c.type === T_RACY) {
+      const st = c.st
+      b.writeDoubleLE(st.size, row + 8); b.writeDoubleLE(st.mtimeMs, row + 16); b.writeDoubleLE(st.ctimeMs, row + 24)
+      b.writeDoubleLE(st.ino, row + 32); b.writeDoubleLE(st.dev, row + 40); b.writeDoubleLE(st.mode, row + 48)
+      b.write(c.sha256, v, 32, 'hex'); v += 32
+      const n = c.chunks ? c.chunks.length : 0
+      b.writeUInt32LE(n, v); v += 4
+      for (let j = 0; j < n; j++) { b.write(c.chunks[j].hash, v, 32, 'hex'); b.writeUInt32LE(c.chunks[j].size, v + 32); v += 36 }
+    } else if (c.type === T_SYMLINK) {
+      b.writeDoubleLE(c.mtimeMs, row + 8)
+      b.writeUInt32LE(targets[i].length, v); b.set(targets[i], v + 4); v += 4 + targets[i].length
+    } else {
+      b.writeDoubleLE(c.mtimeMs, row + 8); b.writeDoubleLE(c.ref.size, row + 16); b.writeDoubleLE(c.ref.entries, row + 24)
+      b.write(c.ref.hash, v, 32, 'hex'); v += 32
+    }
+  }
+  return b
+}

@@ -1,0 +1,79 @@
+// A directory whose children are all known becomes its blobs and its build
+// index record (walk.js calls this once per directory that changed). What
+// each child contributes:
+//   a file read now          its FileResult (inline bytes or chunks)
+//   a file as recorded       its record row: chunks (an inlined file is read again for its bytes)
+//   a subdirectory           its ref and mtime
+//   a symlink                its target and mtime
+import { BadFormatError } from 'rotree-client/errors'
+import { buildDirectory } from 'rotree-client/src/format/dirpage.js'
+import { buildFileBody } from 'rotree-client/src/format/chunkindex.js'
+import { encodeRecord, T_FILE, T_RACY, T_SYMLINK, T_DIR } from './dir-record.js'
+
+/**
+ * @param {import('./walk.js').Dir} d every child settled
+ * @param {(bytes: Uint8Array) => Promise<{ hash: string, size: number }>} put stores a blob
+ * @param {(st: object, at: number) => boolean} racy
+ * @returns {Promise<{ ref: { hash: string, size: number, entries: number }, record: Buffer, racy: number }>}
+ */
+export async function encodeDir (d, put, racy) {
+  const blobs = [] // this directory's own: pages and chunk indexes
+  const putOwn = async bytes => { const r = await put(bytes); blobs.push(r.hash); return r }
+  const entries = []; const children = []
+  let racyFiles = 0
+  for (let i = 0; i < d.names.length; i++) {
+    const name = d.names[i]; const v = d.res[i]
+    if (v === null || v === undefined) continue // skipped (--skip-bad)
+    if (v.kind === 'file') {
+      const r = v.r
+      let e, child
+      if (r) {
+        const isRacy = racy(r.st, r.readStart)
+        if (isRacy) racyFiles++
+        e = { name, type: 'file', size: r.size, mtime: r.mtime, exec: r.exec }
+        if (r.inline) e.inline = r.inline; else e.chunks = r.chunks
+        child = { name, type: isRacy ? T_RACY : T_FILE, st: r.st, sha256: r.sha256, chunks: r.inline ? null : r.chunks }
+      } else {
+        // unchanged, chunked, from its record (an unchanged inlined file was read again: it has r)
+        const rec = d.record; const ri = d.recIdx[i]
+        const st = { size: rec.f(ri, 1), mtimeMs: rec.f(ri, 2), ctimeMs: rec.f(ri, 3), ino: rec.f(ri, 4), dev: rec.f(ri, 5), mode: rec.mode(ri) }
+        const chunks = rec.chunks(ri)
+        e = { name, type: 'file', size: st.size, mtime: Math.floor(st.mtimeMs), exec: (st.mode & 0o111) !== 0, chunks }
+        child = { name, type: T_FILE, st, sha256: rec.sha256(ri), chunks }
+      }
+      checkFileEntry(e, relOf(d, name))
+      if (e.chunks) {
+        const { chunks, ...rest } = e
+        e = { ...rest, ...(await buildFileBody(chunks, putOwn)) }
+      }
+      entries.push(e); children.push(child)
+    } else if (v.kind === 'dir') {
+      entries.push({ name, type: 'dir', size: v.ref.entries, mtime: Math.floor(v.mtimeMs), dir: { hash: v.ref.hash, size: v.ref.size } })
+      children.push({ name, type: T_DIR, mtimeMs: v.mtimeMs, ref: v.ref })
+    } else {
+      entries.push({ name, type: 'symlink', target: v.target, mtime: Math.floor(v.mtimeMs), size: 0 })
+      children.push({ name, type: T_SYMLINK, mtimeMs: v.mtimeMs, target: v.target })
+    }
+  }
+  const top = await buildDirectory(entries, putOwn)
+  const ref = { hash: top.hash, size: top.size, entries: top.entries }
+  return { ref, record: encodeRecord(ref, blobs, children), racy: racyFiles }
+}
+
+export const relOf = (d, name) => (d.rel === '/' ? '/' : d.rel + '/') + name
+
+/**
+ * FORMAT.md §4.2: a chunked file's chunk sizes add up to its size. Readers
+ * refuse a directory page that breaks this, so the builder never writes one:
+ * a chunk list that does not add up (a damaged index record, a bug) fails the
+ * build here, naming the path, instead of publishing a tree no one can read.
+ * @param {import('rotree-client/src/format/entry.js').Entry} e @param {string} rel
+ */
+export function checkFileEntry (e, rel) {
+  if (e.chunks) {
+    let sum = 0
+    for (const c of e.chunks) sum += c.size
+    if (sum !== e.size) throw new BadFormatError(`${rel}: its chunks add up to ${sum} bytes, but the file is ${e.size}`, { details: { path: rel } })
+  }
+  return e
+}
