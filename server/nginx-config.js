@@ -22,9 +22,11 @@ import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 
 import { CORS_EXPOSE, IMMUTABLE, checkListen, checkBase, escapeRegex } from './edge-paths.js'
+import { webServerBlocks } from './nginx-web.js'
 import { UsageError } from 'rotree-client/errors'
 
 export { checkListen, checkBase }
+export { webServerBlocks } from './nginx-web.js'
 
 /** A path nginx will read literally inside double quotes. */
 function q (p, what) {
@@ -38,9 +40,11 @@ const NO_STORE = 'add_header Cache-Control "no-store" always;'
 
 /**
  * The server block.
- * @param {{ out: string, listen: string, base?: string, fsinfoMaxAge?: number, accessLog?: string|null }} o
+ * @param {{ out: string, listen: string, base?: string, fsinfoMaxAge?: number, accessLog?: string|null, serverName?: string, site?: string|null }} o
+ *   serverName: a server_name line (the --web variant); site: location blocks that serve `/` instead of
+ *   the 404 (the web app, nginx-web.js), below the tree's own locations
  */
-export function serverBlock ({ out, listen, base = '/', fsinfoMaxAge = 30, accessLog }) {
+export function serverBlock ({ out, listen, base = '/', fsinfoMaxAge = 30, accessLog, serverName, site = null }) {
   checkListen(listen)
   base = checkBase(base)
   const root = path.resolve(out)
@@ -63,7 +67,8 @@ ${cors}
   // a blob, fsinfo.json or trust document that is not (yet) on disk: the same 404
   const missing = '        error_page 404 = @rotree_missing;'
   const lines = [`server {
-    listen ${listen};
+    listen ${listen};${serverName === undefined ? '' : `
+    server_name ${serverName};`}
     # the published folder: ${root}
     # readers request only ${base}fsinfo.json, ${base}h/<64 hex> (docs/FORMAT.md §1.1) and ${base}trust/<seq>.json (§12.2)
     autoindex off;
@@ -131,11 +136,13 @@ ${missing}
 ${notFound}
     }
 
-    # nothing else is served (history/, .rotree/, temporary files, listings)
+${base === '/' && site !== null ? site : `    # nothing else is served (history/, .rotree/, temporary files, listings)
     location ${base} {
 ${preflight}
 ${notFound}
-    }${base === '/' ? '' : `
+    }`}${base === '/' ? '' : site !== null ? `
+
+${site}` : `
 
     # outside ${base}: nothing here either
     location / {
@@ -211,9 +218,10 @@ function unreachable (root, { uid, gid }) {
  * A complete nginx.conf that an unprivileged user runs with
  * `nginx -p PREFIX -c FILE -g 'daemon off;'` (foreground) or without -g (daemon).
  * @param {{ out: string, listen: string, prefix: string, base?: string, fsinfoMaxAge?: number, workers?: string|number, uid?: number, warn?: ((msg: string) => void) | null }} o
- *   uid: who will start nginx (default: this process); warn: called with each warning (workerUser), also written into the config as a comment
+ *   uid: who will start nginx (default: this process); warn: called with each warning (workerUser), also written into the config as a comment;
+ *   web: { appHost, webRoot } for the web app and its per-key origins (nginx-web.js)
  */
-export function fullConfig ({ out, listen, prefix, base, fsinfoMaxAge, workers = 'auto', uid, warn = null }) {
+export function fullConfig ({ out, listen, prefix, base, fsinfoMaxAge, workers = 'auto', uid, warn = null, web = null }) {
   const p = path.resolve(prefix)
   const { user, warnings } = workerUser(out, { uid })
   for (const w of warnings) warn?.(w)
@@ -244,6 +252,6 @@ http {
     keepalive_timeout 65;
     keepalive_requests 10000;   # readers fetch many blobs over one connection
 
-${serverBlock({ out, listen, base, fsinfoMaxAge }).replace(/^(?=.)/gm, '    ')}}
+${(web === null ? serverBlock({ out, listen, base, fsinfoMaxAge }) : webServerBlocks({ out, listen, base, fsinfoMaxAge, ...web })).replace(/^(?=.)/gm, '    ')}}
 `
 }
