@@ -3,14 +3,20 @@
 // while in flight and kept in a byte-bounded LRU charged by what the decoded
 // value really holds in memory (heap-cost.js, docs/TRUST.md rule 9).
 //
-// Every key is kind + hash + size. A handle names bytes, but a hostile
-// publisher can list one hash under two sizes; a blob verified at one size
-// must never answer for a ref with another size (docs/TRUST.md rule 3: the
-// exact-size check is part of accepting a blob for a ref, not only of the
-// first fetch). The kind is in the key because one blob may be both a file
-// chunk and a directory page (a tree that holds a tree).
+// Every key is kind + hash + size (and, for a version-2 ref, its stored size
+// and codec). A handle names bytes, but a hostile publisher can list one hash
+// under two sizes, or one stored blob under two codecs; a blob verified for
+// one ref must never answer for a ref that describes it otherwise
+// (docs/TRUST.md rule 3: the exact-size check, and the decoding, are part of
+// accepting a blob for a ref, not only of the first fetch). The kind is in
+// the key because one blob may be both a file chunk and a directory page (a
+// tree that holds a tree).
+//
+// Sizes: a version-2 ref's `size` is the decoded length (what the value
+// holds, what the cache charges, what a chunk is clipped to); its stored
+// length (storedSizeOf) caps the transfer and is what a local copy must be.
 import { MIRROR_FAULT_CODES, TruncatedError } from './errors.js'
-import { VERIFIERS } from './verify.js'
+import { VERIFIERS, storedSizeOf } from './verify.js'
 import { LRU, limiter } from './cache.js'
 import { heapCost } from './heap-cost.js'
 
@@ -33,13 +39,14 @@ export class VerifiedBlobs {
   }
 
   /**
-   * One verified blob (decoded for 'dir' and 'cindex').
-   * @param {{ hash: string, size: number }} ref
+   * One verified blob (decoded for 'dir' and 'cindex'; a data chunk decoded
+   * by its codec).
+   * @param {{ hash: string, size: number, storedSize?: number, codec?: string }} ref
    * @param {'data'|'dir'|'cindex'} kind
    * @param {boolean} [cache=true] keep it in the LRU (big streaming reads do not)
    */
   get (ref, kind, cache = true) {
-    const key = kind + ':' + ref.hash + ':' + ref.size
+    const key = ref.codec === undefined ? kind + ':' + ref.hash + ':' + ref.size : kind + ':' + ref.hash + ':' + ref.size + ':' + ref.storedSize + ':' + ref.codec
     const hit = this.cache.get(key)
     if (hit !== undefined) return Promise.resolve(hit)
     let p = this.inflight.get(key)
@@ -77,7 +84,7 @@ export class VerifiedBlobs {
       // right blob for another ref of this hash (a hostile publisher lists one
       // hash under two sizes): it is neither used nor counted as damage here;
       // the mirrors decide, and a good fetch replaces it
-      if (bytes && bytes.length === ref.size) {
+      if (bytes && bytes.length === storedSizeOf(ref)) {
         try { return await check(bytes, ref) } catch (err) {
           if (!MIRROR_FAULT_CODES.has(err.code)) throw err
           this.counters.localFaults++
@@ -86,7 +93,7 @@ export class VerifiedBlobs {
       }
     }
     let raw
-    const value = await this.mirrors.fetch('h/' + ref.hash, ref.size, async bytes => { const v = await check(bytes, ref); raw = bytes; return v })
+    const value = await this.mirrors.fetch('h/' + ref.hash, storedSizeOf(ref), async bytes => { const v = await check(bytes, ref); raw = bytes; return v })
     if (local) await local.put(ref.hash, raw)
     return value
   }

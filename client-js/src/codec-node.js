@@ -3,8 +3,29 @@
 // maxOutputLength stops a decompression bomb before it allocates more than
 // that; a stream that ends early, runs past the size or leaves bytes unread
 // is ROTREE_BAD_FORMAT (the publisher signed bytes that do not decode).
-import { inflateRawSync } from 'node:zlib'
+//
+// It also packs blobs for builders (packBlob): FORMAT.md §12.6's rule for
+// when a blob is stored compressed, with the level pinned so that the same
+// input gives the same stored bytes (FORMAT.md §1.6).
+import { inflateRawSync, deflateRawSync } from 'node:zlib'
 import { BadFormatError } from './errors.js'
+
+/** The deflate level builders use (FORMAT.md §12.6). */
+export const DEFLATE_LEVEL = 6
+
+/**
+ * How a builder stores `bytes`: deflate-raw at DEFLATE_LEVEL when that saves
+ * at least 1/32 of the size and at least 64 bytes, else as they are
+ * (incompressible chunks stay raw, and ranged reads of them need no decoding).
+ * @param {Uint8Array} bytes
+ * @returns {{ stored: Uint8Array, codec: 'none'|'deflate-raw' }}
+ */
+export function packBlob (bytes) {
+  const z = deflateRawSync(bytes, { level: DEFLATE_LEVEL })
+  const saved = bytes.length - z.length
+  if (saved >= 64 && saved * 32 >= bytes.length) return { stored: new Uint8Array(z.buffer, z.byteOffset, z.length), codec: 'deflate-raw' }
+  return { stored: bytes, codec: 'none' }
+}
 
 /**
  * @param {Uint8Array} stored bytes whose hash already verified
@@ -14,7 +35,10 @@ import { BadFormatError } from './errors.js'
 export async function decodeBlob (stored, codec, decodedSize) { return decodeBlobSync(stored, codec, decodedSize) }
 
 export function decodeBlobSync (stored, codec, decodedSize) {
-  if (codec === 'none') return stored
+  if (codec === 'none') {
+    if (stored.length !== decodedSize) throw new BadFormatError(`an uncompressed blob of ${stored.length} bytes, its parent records ${decodedSize}`)
+    return stored
+  }
   if (codec !== 'deflate-raw') throw new BadFormatError(`unknown codec ${JSON.stringify(codec)}`)
   let out
   try {

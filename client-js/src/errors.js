@@ -25,10 +25,10 @@ export class RotreeError extends Error {
  * The status is what the gateway and the Service Worker answer (statusOf).
  */
 export const ERROR_TABLE = [
-  ['ROTREE_BAD_ADDRESS', 'BadAddressError', 400, '', 'the tree address is not `<url>#<64-hex public key>`'],
+  ['ROTREE_BAD_ADDRESS', 'BadAddressError', 400, '', 'the tree address is not `<url>#<anchor>[:<name>]` (anchor: a 64-hex public key, or `t` and a 64-hex trust document hash)'],
   ['ROTREE_BAD_KEY', 'BadKeyError', 500, '', 'a key or key file is malformed'],
   ['ROTREE_BAD_FORMAT', 'BadFormatError', 502, 'fault damage', 'bytes that verified by hash (or fsinfo.json) do not decode under the format rules'],
-  ['ROTREE_UNSUPPORTED_VERSION', 'UnsupportedVersionError', 502, 'fault', 'fsinfo.json names a format major version this reader does not know'],
+  ['ROTREE_UNSUPPORTED_VERSION', 'UnsupportedVersionError', 502, 'fault', 'fsinfo.json names a format major version this reader does not know, or the tree uses what this reader lacks (private trees: an encrypted blob, an `access` member)'],
   ['ROTREE_BAD_SIGNATURE', 'BadSignatureError', 502, 'fault', 'fsinfo.json is not signed by the public key in the address'],
   ['ROTREE_WRONG_KEY', 'WrongKeyError', 502, 'fault', 'fsinfo.json names a different public key than the address'],
   ['ROTREE_EXPIRED', 'ExpiredError', 502, 'fault', 'fsinfo.json has expired by the reader\'s clock'],

@@ -12,6 +12,9 @@
 //   one-chunk files 448 B, four-chunk files 833 B (so ~128 B per chunk ref),
 //   directories 392 B, inline files 368 B, symlinks 313 B, index children 280 B,
 //   chunk-index children ~100 B (a 4,096-child page).
+// Format version 2 entries (FORMAT.md §12.6, §12.7) measured the same way:
+// one-chunk files 544 B, four-chunk files 855 B: the file's SHA-256 string
+// adds ~100 B per chunked file, a ref's stored size and codec almost nothing.
 // The constants below round those up: checked the same way on pages of 2,000
 // entries of each kind (and 200-byte names), the estimate came out 1.02-1.24x
 // the measured heap, chunk indexes 1.08x. A page of one-chunk files costs ~8x
@@ -23,6 +26,7 @@ const VIEW = 80 // a Uint8Array view over the page (inline content)
 const INDEX_CHILD = 290 // { firstName, firstNameBytes, hash, size, entries }
 const CINDEX_CHILD = 110 // { hash, size, bytes } and the hex string
 const BLOB = 200 // the Uint8Array and ArrayBuffer objects around any blob
+const SHA = 110 // a version-2 chunked file's SHA-256, a 64-character hex string
 
 /**
  * Bytes of memory a verified, decoded blob holds.
@@ -36,6 +40,7 @@ export function heapCost (kind, value, size) {
     if (value.kind === 'leaf') {
       for (const e of value.entries) {
         n += ENTRY + 2 * e.name.length
+        if (typeof e.sha256 === 'string') n += SHA
         if (e.chunks) n += REF * e.chunks.length
         else if (e.index || e.dir) n += REF
         else if (e.inline) n += VIEW

@@ -13,21 +13,38 @@
 // mirror's own timeout, is verified and ranked like any other, and a newer
 // root is adopted when it comes. Each read pins the record it started with,
 // so adopting one never mixes roots within a read (docs/TRUST.md rule 6).
-import { allFailed } from './errors.js'
-import { verifyFsinfo, isExpired, rankRoots, hasFork, staleMirrors } from './verify.js'
-import { MAX_FSINFO } from './format/limits.js'
+//
+// Format version 2 (FORMAT.md §12) is dispatched on fsinfo.json's version:
+// the name is checked first (docs/TRUST.md rule 12), then the trust chain is
+// walked to the document the answer names (trust-chain.js, rule 10), then
+// the answer is judged by trust/roles.js (rules 11, 14 and 2) and its
+// sequences by advanceState (rule 13), persisted per address id (anchor and
+// name). Version 1 takes the path it always took.
+import { allFailed, ThresholdError } from './errors.js'
+import { verifyFsinfo, checkFreshness, isExpired, rankRoots, hasFork, staleMirrors, compareRoots } from './verify.js'
+import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from './format/fsinfo-v2.js'
+import { refOfReleaseRoot } from './format/ref.js'
+import { checkTreeName, verifyFsinfoV2, advanceState } from './trust/roles.js'
+import { TrustChain } from './trust-chain.js'
 
 export class RootStore {
   /**
    * @param {object} o
-   * @param {string} o.publicKey from the address (docs/TRUST.md rule 1)
+   * @param {string|null} o.publicKey from the address (docs/TRUST.md rule 1); null for a trust-document anchor
+   * @param {{ kind: 'key', key: string } | { kind: 'trust', hash: string }} [o.anchor] from the address (default: the key)
+   * @param {string} [o.name=''] the tree's name, from the address (docs/TRUST.md rule 12)
+   * @param {string} [o.id] anchor and name: the key of the persisted state (default: the key)
    * @param {import('./mirrors.js').Mirrors} o.mirrors
    * @param {import('./state.js').SeqStore} o.state
    * @param {() => number} o.now the tree's clock
    * @param {number} o.skewMs @param {number} o.graceMs @param {number} o.settleMs
    */
-  constructor ({ publicKey, mirrors, state, now, skewMs, graceMs, settleMs }) {
+  constructor ({ publicKey, anchor = { kind: 'key', key: publicKey }, name = '', id = publicKey, mirrors, state, now, skewMs, graceMs, settleMs }) {
     this.publicKey = publicKey
+    this.anchor = anchor
+    this.name = name
+    this.id = id
+    this.trust = new TrustChain({ anchor, id, mirrors, state })
     this.mirrors = mirrors
     this.state = state
     this.now = now
@@ -67,18 +84,26 @@ export class RootStore {
     const now = this.now()
     const early = [] // verified while fetchAll was still collecting
     let settled = false
+    const round = { loaded: null } // the persisted trust document, read once per round (version 2)
     // Every good answer goes through here, including those that arrive after
     // the settle window closed (Mirrors.fetchAll keeps the other requests
     // running until their own timeout and still calls `check` for them).
-    const check = (bytes, mirror) => {
-      const value = verifyFsinfo(bytes, { publicKey: this.publicKey, now, skewMs: this.skewMs, graceMs: this.graceMs })
+    const check = async (bytes, mirror) => {
+      const value = fsinfoVersion(bytes) === 2
+        ? await this._verifyV2(bytes, now, round)
+        : verifyFsinfo(bytes, { publicKey: this.publicKey, name: this.name, now, skewMs: this.skewMs, graceMs: this.graceMs })
       if (settled) queueMicrotask(() => this._late({ mirror, value }))
       else early.push({ mirror, value })
       return value
     }
     let results
     try {
-      results = await this.mirrors.fetchAll('fsinfo.json', MAX_FSINFO, check, { settleMs: this.settleMs })
+      // the cap of the larger version: the version is known only once the bytes are in
+      results = await this.mirrors.fetchAll('fsinfo.json', MAX_FSINFO_V2, check, { settleMs: this.settleMs })
+    } catch (err) {
+      // docs/TRUST.md rule 14: a retired tree is not read on, not even from the root accepted before
+      if (err.code === 'ROTREE_RETIRED') this.record = null
+      throw err
     } finally {
       settled = true
     }
@@ -92,10 +117,37 @@ export class RootStore {
     return chosen.changed
   }
 
+  /**
+   * A version-2 fsinfo.json (FORMAT.md §12.4), verified in the order of
+   * docs/TRUST.md: its name (rule 12), the trust chain up to the document it
+   * names (rule 10), then signatures, retirement and times (rules 11, 14, 2).
+   * @returns {Promise<object>} the root record's fields (rootRecordV2)
+   */
+  async _verifyV2 (bytes, now, round) {
+    const info = decodeFsinfoV2(bytes)
+    checkTreeName(info, this.name)
+    await (round.loaded ??= this.trust.load())
+    if (info.trust !== null && info.trust.seq > (this.trust.doc?.seq ?? 0)) {
+      try {
+        await this.trust.reach(info.trust.seq)
+      } catch (err) {
+        if (err.code !== 'ROTREE_ALL_MIRRORS_FAILED') throw err
+        // no mirror serves the document this answer names, so its signatures
+        // cannot be counted: a fault of this answer (docs/TRUST.md rule 4),
+        // not a reason to stop reading the other mirrors' answers
+        throw new ThresholdError(`fsinfo.json names trust document ${info.trust.seq}, which no mirror serves: ${err.message}`, { cause: err })
+      }
+    }
+    const trust = this.trust.doc
+    const { roles } = verifyFsinfoV2(info, { anchor: this.anchor, name: this.name, trust, now, skewMs: this.skewMs, graceMs: this.graceMs, checkFreshness })
+    const anchor = this.anchor.kind === 'key' ? this.anchor.key : 't' + this.anchor.hash
+    return rootRecordV2(info, { roles, trust, key: this.publicKey, anchor, raw: bytes })
+  }
+
   /** An answer that arrived after refresh() returned: adopted when newer, reported when behind. */
   _late (answer) {
     const cur = this.record
-    if (cur !== null && answer.value.seq <= cur.seq) {
+    if (cur !== null && compareRoots(answer.value, cur) <= 0) {
       for (const s of staleMirrors([answer], { mirror: cur.mirror, value: cur })) this._fault(s.mirror, s.err)
       return
     }
@@ -121,13 +173,15 @@ export class RootStore {
   _adopt (answers, onFault) {
     const run = async () => {
       const fault = (mirror, err) => { this._fault(mirror, err); onFault(mirror, err) }
-      const seen = hasFork(answers) ? await this.state.get(this.publicKey) : null
+      const seen = hasFork(answers) ? await this.state.get(this.id) : null
       const { candidates, forks } = rankRoots(answers, seen)
       for (const f of forks) fault(f.mirror, f.err)
       for (const chosen of candidates) {
         const { mirror, value } = chosen
         try {
-          await this.state.accept(this.publicKey, value) // rollback / fork against what this reader saw
+          // rollback / fork against what this reader saw
+          if (value.version === 2) await this.state.update(this.id, seen => nextStateV2(seen, value))
+          else await this.state.accept(this.id, value)
         } catch (err) {
           if (err.code !== 'ROTREE_ROLLBACK' && err.code !== 'ROTREE_FORK') throw err
           fault(mirror, err) // behind what this reader saw: reported (Mirrors.fault); a fork: benched
@@ -136,7 +190,8 @@ export class RootStore {
         for (const s of staleMirrors(candidates, chosen)) fault(s.mirror, s.err)
         const cur = this.record
         const changed = cur === null || cur.root.hash !== value.root.hash
-        if (cur === null || value.seq > cur.seq || (value.seq === cur.seq && value.expiresMs > cur.expiresMs)) {
+        const order = cur === null ? 1 : compareRoots(value, cur)
+        if (order > 0 || (order === 0 && value.expiresMs > cur.expiresMs)) {
           this.record = { ...value, mirror }
         }
         return { changed }
@@ -149,7 +204,48 @@ export class RootStore {
   }
 }
 
+/**
+ * The root record of a verified version-2 fsinfo.json: the fields a version-1
+ * record has (seq, issued, expires, root, rootMtime, raw; root is the tree's
+ * root ref with its codec, format/ref.js), and what version 2 adds. It is
+ * usable until the first of fsinfo.json, its release and its trust document
+ * expires (untilMs, verify.js isExpired).
+ */
+export function rootRecordV2 (info, { roles, trust, key, anchor, raw }) {
+  return {
+    version: 2,
+    key,
+    anchor,
+    name: info.name,
+    seq: info.seq,
+    issued: info.issued,
+    expires: info.expires,
+    issuedMs: info.issuedMs,
+    expiresMs: info.expiresMs,
+    untilMs: Math.min(info.expiresMs, info.release.expiresMs, trust ? trust.expiresMs : Infinity),
+    root: refOfReleaseRoot(info.release.root),
+    rootMtime: info.release.root.mtime,
+    release: { seq: info.release.seq, expires: info.release.expires, expiresMs: info.release.expiresMs, hash: info.releaseHash },
+    trust: info.trust, // { seq, hash } of the document it is signed under, or null (a single-key tree)
+    trustText: trust ? trust.text : undefined,
+    raw,
+    info,
+    roles
+  }
+}
+
+/** The persisted state after accepting `value` (docs/TRUST.md rule 13); null: nothing new to write. */
+function nextStateV2 (seen, value) {
+  const prev = seen?.v === 2 ? seen : null // a version-1 record gives way to version 2 (never the reverse: verify.js checkRollback)
+  const { state, newer } = advanceState(prev, value.info, value.roles)
+  if (!newer && prev !== null) return null
+  return state.trust ? { ...state, trustDoc: value.trustText } : state
+}
+
 /** The public shape of an accepted record. */
 export function infoOf (r) {
-  return r && { key: r.key, seq: r.seq, issued: r.issued, expires: r.expires, root: r.root.hash, rootSize: r.root.size, rootMtime: r.rootMtime, mirror: r.mirror }
+  if (!r) return r
+  const info = { key: r.key, seq: r.seq, issued: r.issued, expires: r.expires, root: r.root.hash, rootSize: r.root.storedSize ?? r.root.size, rootMtime: r.rootMtime, mirror: r.mirror }
+  if (r.version !== 2) return info
+  return { version: 2, anchor: r.anchor, name: r.name, ...info, releaseSeq: r.release.seq, releaseExpires: r.release.expires, trustSeq: r.trust?.seq ?? null }
 }

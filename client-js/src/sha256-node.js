@@ -16,3 +16,9 @@ export function sha256HexSync (bytes) {
 export async function sha256Hex (bytes) { return sha256HexSync(bytes) }
 
 export const hashBackend = 'node:crypto'
+
+/** An incremental SHA-256 (a whole file's, FORMAT.md §12.7): update(bytes)…, then hex(). */
+export function createSha256 () {
+  const h = createHash('sha256')
+  return { update (b) { h.update(b); return this }, hex: () => h.digest('hex') }
+}

@@ -18,3 +18,13 @@ export async function sha256Hex (bytes) {
 
 /** 'webcrypto' or '@noble/hashes': shown by the web app's verification panel. */
 export const hashBackend = subtle ? 'webcrypto' : '@noble/hashes'
+
+/**
+ * An incremental SHA-256 (a whole file's, FORMAT.md §12.7): update(bytes)…,
+ * then hex(). WebCrypto has no incremental digest, so this is @noble/hashes
+ * everywhere; a whole buffer is faster through sha256Hex.
+ */
+export function createSha256 () {
+  const h = nobleSha256.create()
+  return { update (b) { h.update(b); return this }, hex: () => toHex(h.digest()) }
+}

@@ -1,4 +1,6 @@
-// docs/TRUST.md rule 2, persisted: the highest { seq, root } accepted per public key.
+// docs/TRUST.md rules 2 and 13, persisted: the highest { seq, root } accepted
+// per public key (format version 1), or per address id, anchor and name
+// (version 2: the newest trusted trust document and each role's sequence).
 // Kept in `level` (classic-level in Node, IndexedDB in browsers). LevelDB
 // allows one process at a time, and a gateway, a CLI read and a second gateway
 // must share the state at once without failing, so each update opens the
@@ -19,6 +21,7 @@
 import { Level } from 'level'
 import { StateError } from './errors.js'
 import { checkRollback } from './verify.js'
+import { MAX_TRUST_DOC } from './format/trust-doc.js'
 import { probeState } from '#state-probe'
 
 const RETRY_FOR_MS = 15_000
@@ -27,8 +30,10 @@ const HEX64 = /^[0-9a-f]{64}$/
 /**
  * A persisted record as read back: null when nothing was stored, else
  * { seq, root } with seq a safe non-negative integer and root 64 lowercase hex
- * (or a format-version-2 record, { v: 2, trust, release, timestamp }, each
- * part with its sequence numbers and hashes).
+ * (or a format-version-2 record, { v: 2, trust, trustDoc, release, timestamp },
+ * each part with its sequence numbers and hashes; trustDoc is the JSON text
+ * of the newest trusted trust document, release and timestamp are null
+ * while only a trust document has been accepted).
  * Anything else is a StateError: treating a damaged record as "nothing seen"
  * would let any older root in.
  * @param {unknown} rec @param {string} where for the message
@@ -47,11 +52,16 @@ const isSeq = n => Number.isSafeInteger(n) && n >= 0
 const isHex = s => typeof s === 'string' && HEX64.test(s)
 const isObj = o => typeof o === 'object' && o !== null
 
-// a format-version-2 record (trust/roles.js advanceState: docs/TRUST.md rule 13)
-function validV2 ({ trust, release, timestamp }) {
+// a format-version-2 record (trust/roles.js advanceState: docs/TRUST.md rule 13).
+// A trust document is kept with its seq and hash (the root store checks the
+// text against the hash when it reads it back); the role parts are null until
+// an fsinfo.json is accepted, which a trust document may precede (a
+// retirement is kept even though no fsinfo.json under it is ever accepted).
+function validV2 ({ trust, trustDoc, release, timestamp }) {
   return (trust === null || (isObj(trust) && isSeq(trust.seq) && isHex(trust.hash))) &&
-    isObj(release) && isHex(release.id) && isSeq(release.seq) && isHex(release.root) &&
-    isObj(timestamp) && isHex(timestamp.id) && isSeq(timestamp.seq) && isHex(timestamp.release)
+    (trustDoc === undefined ? trust === null : trust !== null && typeof trustDoc === 'string' && trustDoc.length <= MAX_TRUST_DOC) &&
+    (release === null || (isObj(release) && isHex(release.id) && isSeq(release.seq) && isHex(release.root))) &&
+    (timestamp === null || (isObj(timestamp) && isHex(timestamp.id) && isSeq(timestamp.seq) && isHex(timestamp.release)))
 }
 
 export class SeqStore {
@@ -106,12 +116,34 @@ export class SeqStore {
     return checkRecord(rec, this.location)
   }
 
-  /** @returns {Promise<{ seq: number, root: string } | null>} */
+  /** @returns {Promise<{ seq: number, root: string } | object | null>} */
   async get (key) {
     if (this.location === null) return this.memory.get(key) ?? null
     const rec = await this._withDb(db => this._read(db, key))
     const mem = this.memory.get(key)
     return mem && (!rec || mem.seq > rec.seq) ? mem : rec ?? null
+  }
+
+  /**
+   * Check-and-write for format version 2, atomically across processes:
+   * `next(seen)` returns the record to store after `seen` (null: nothing to
+   * write) or throws (trust/roles.js advanceState: RollbackError, ForkError).
+   * It is asked about this process's own copy first, so a state file that
+   * another process rewound cannot take this one back either.
+   * @param {string} key @param {(seen: object|null) => object|null} next
+   * @returns {Promise<object|null>} what was written
+   */
+  async update (key, next) {
+    let rec = next(this.memory.get(key) ?? null)
+    if (rec) checkRecord(rec, this.location ?? 'memory') // never write what a read would refuse
+    if (this.location !== null) {
+      await this._withDb(async db => {
+        rec = next(await this._read(db, key))
+        if (rec) await db.put('seq:' + key, checkRecord(rec, this.location))
+      })
+    }
+    if (rec) this.memory.set(key, rec)
+    return rec
   }
 
   /**

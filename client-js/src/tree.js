@@ -4,7 +4,7 @@
 // through verify.js; byte ranges become chunks in the read pipeline
 // (read-pipeline.js). Every public read pins one root for its whole duration
 // (docs/TRUST.md rule 6).
-import { NotADirectoryError, IsADirectoryError, BadRangeError, TruncatedError } from './errors.js'
+import { NotADirectoryError, IsADirectoryError, BadRangeError, TruncatedError, HashMismatchError } from './errors.js'
 import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation, DEFAULT_SKEW_MS } from './verify.js'
 import { compareBytes, utf8 } from './format/bytes.js'
 import { Mirrors } from './mirrors.js'
@@ -15,10 +15,12 @@ import { VerifiedBlobs } from './blobs.js'
 import { resolvePath, slicer } from './resolve.js'
 import { readChunks, chunkSpans } from './read-pipeline.js'
 import { createTransport, defaultStateDir, stateLocation, toStream } from '#platform'
+import { sha256Hex, sha256HexSync, createSha256 } from '#sha256'
 
 /**
  * Open a tree and verify its current fsinfo.json.
- * @param {string} address '<mirror-url>#<64-hex public key>'
+ * @param {string} address '<mirror-url>#<anchor>[:<name>]': the anchor is a
+ *   64-hex public key, or 't' + the hash of a version-2 family's first trust document (FORMAT.md §12.5)
  * @param {object} [opts]
  * @param {string[]} [opts.mirrors] more mirror base URLs
  * @param {string|null} [opts.stateDir] where the highest sequence per key persists; null: memory only
@@ -43,8 +45,9 @@ export async function openTree (address, opts = {}) {
 
 export class Tree {
   constructor (address, opts = {}) {
-    const { url, publicKey } = parseAddress(address)
-    this.publicKey = publicKey
+    const { url, publicKey, anchor, name, id } = parseAddress(address)
+    this.publicKey = publicKey // null for a trust-document anchor
+    this.id = id // anchor and name: what the reader's state is kept under
     this.opts = { timeoutMs: 30_000, concurrency: 8, readAhead: 8, cacheBytes: 32 << 20, skewMs: DEFAULT_SKEW_MS, graceMs: 0, fsinfoSettleMs: 2000, now: Date.now, ...opts }
     // a redirect may leave the mirror's origin only where the reader allows it (docs/TRUST.md rule 4)
     this.transport = opts.transport ?? createTransport({
@@ -56,7 +59,7 @@ export class Tree {
     const dir = opts.stateDir === undefined ? defaultStateDir() : opts.stateDir
     this.state = new SeqStore(dir === null ? null : stateLocation(dir))
     this.roots = new RootStore({
-      publicKey, mirrors: this.mirrors, state: this.state, now: this.opts.now,
+      publicKey, anchor, name, id, mirrors: this.mirrors, state: this.state, now: this.opts.now,
       skewMs: this.opts.skewMs, graceMs: this.opts.graceMs, settleMs: this.opts.fsinfoSettleMs
     })
     // shared with snapshot() views (they inherit this object, so counts land here)
@@ -85,7 +88,11 @@ export class Tree {
   /** A root is accepted and not expired by this tree's clock and grace period. */
   isFresh () { return this.roots.isFresh(this.rootRecord) }
 
-  /** The accepted fsinfo.json: { key, seq, issued, expires, root, rootSize, rootMtime, mirror }. */
+  /**
+   * The accepted fsinfo.json: { key, seq, issued, expires, root, rootSize, rootMtime, mirror };
+   * for format version 2 also version, anchor, name, releaseSeq, releaseExpires, trustSeq
+   * (root and rootSize: the root page's handle and stored size).
+   */
   get info () { return infoOf(this.rootRecord) }
 
   /** The exact bytes of the accepted fsinfo.json (Uint8Array). */
@@ -108,8 +115,9 @@ export class Tree {
   /**
    * Verified bytes of one data chunk, exactly ref.size long, through the
    * cache and the in-flight map. `cache: false` for big streaming reads, so
-   * one large file does not flush every directory page.
-   * @param {{ hash: string, size: number }} ref
+   * one large file does not flush every directory page. A version-2 ref
+   * (with storedSize and codec) gives the decoded bytes.
+   * @param {{ hash: string, size: number, storedSize?: number, codec?: string }} ref
    */
   readChunk (ref, { cache = true } = {}) { return this.blobs.chunk(ref, cache) }
 
@@ -248,15 +256,20 @@ export class Tree {
     for await (const e of this._entries(entry)) yield toStat(e)
   }
 
-  /** A whole file's verified bytes. */
+  /**
+   * A whole file's verified bytes. A version-2 file's SHA-256 is checked at
+   * the end too (FORMAT.md §12.7): every chunk verified already, so a
+   * mismatch means the publisher signed a file hash its chunks do not make.
+   */
   async readFile (path) {
     const r = await this._root()
     const { entry } = await this._resolve(r, path, true)
     if (entry.type === 'dir') throw new IsADirectoryError(`${path} is a directory`)
     const out = new Uint8Array(entry.size)
     let o = 0
-    for await (const b of this._read(entry, 0, entry.size, true)) { out.set(b, o); o += b.length }
+    for await (const b of this._read(entry, 0, entry.size, true, false)) { out.set(b, o); o += b.length }
     if (o !== entry.size) throw new TruncatedError(`${path}: ${o} bytes read, the entry says ${entry.size}`)
+    if (typeof entry.sha256 === 'string') checkFileHash(entry, await sha256Hex(out), path)
     return out
   }
 
@@ -285,15 +298,26 @@ export class Tree {
    * Verified bytes of file `entry` in [start, end), through the read pipeline,
    * never more than end - start of them (defence in depth: every chunk is
    * already exactly its ref's size, and the refs add up to the entry's size).
+   * A read of a whole version-2 file checks its SHA-256 before it ends
+   * (FORMAT.md §12.7): the last piece is held back until the hash matches,
+   * so a stream that fails this check never looks complete.
    */
-  async * _read (entry, start, end, cache) {
+  async * _read (entry, start, end, cache, wholeHash = true) {
     let left = Math.max(0, end - start)
+    const hasher = wholeHash && typeof entry.sha256 === 'string' && start === 0 && end >= entry.size ? createSha256() : null
+    let held = null
     for await (const b of readChunks(this._source, entry, start, end, { cache, readAhead: this.opts.readAhead })) {
-      if (left === 0) return
+      if (left === 0) break
       const piece = b.length > left ? b.subarray(0, left) : b
       left -= piece.length
-      yield piece
+      if (hasher === null) { yield piece; continue }
+      hasher.update(piece)
+      if (held !== null) yield held
+      held = piece
     }
+    if (hasher === null) return
+    if (left === 0) checkFileHash(entry, hasher.hex(), 'file')
+    if (held !== null) yield held
   }
 
   /** @deprecated the chunks overlapping [start, end); see read-pipeline.js chunkSpans */
@@ -313,7 +337,28 @@ function bsearch (arr, key, get) {
   return null
 }
 
-/** The public shape of an entry. */
+/** FORMAT.md §12.7: a whole version-2 file hashes to the SHA-256 its entry carries. */
+function checkFileHash (entry, got, what) {
+  if (got !== entry.sha256) {
+    throw new HashMismatchError(`${what}: the file's bytes hash to ${got.slice(0, 16)}…, its entry says ${entry.sha256.slice(0, 16)}… (every chunk verified: the publisher signed a wrong file hash)`, { details: { expected: entry.sha256, actual: got } })
+  }
+}
+
+/**
+ * The public shape of an entry.
+ *
+ * `sha256`, for files: the SHA-256 of the whole file's bytes. In format
+ * version 2 that is the signed value (FORMAT.md §12.7), computed for an
+ * inline file from its bytes (on first use: a listing does not hash every
+ * inline file). In version 1 the format records no file hash: it is the
+ * chunk's handle for a file stored as one chunk (that blob is the file,
+ * FORMAT.md §1.2), and null otherwise.
+ *
+ * `hash`: a directory's top page; for a version-1 file, its one chunk or its
+ * chunk index (null for inline and multi-chunk files); for a version-2 file,
+ * the file's SHA-256 (a version-2 blob handle names the stored, possibly
+ * compressed, bytes, which are no content hash).
+ */
 export function toStat (e) {
   const s = {
     name: e.name, type: e.type, size: e.size, mtimeMs: e.mtime, mtime: new Date(e.mtime), exec: !!e.exec,
@@ -321,7 +366,17 @@ export function toStat (e) {
   }
   if (e.type === 'symlink') s.target = e.target
   if (e.type === 'dir') { s.entries = e.size; s.hash = e.dir?.hash }
-  if (e.type === 'file') s.hash = e.inline ? null : e.chunks?.length === 1 ? e.chunks[0].hash : e.index ? e.index.hash : null
+  if (e.type !== 'file') return s
+  if (typeof e.sha256 === 'string') { s.hash = s.sha256 = e.sha256; return s }
+  if (e.sha256 === null) { // a version-2 inline file (format/entry.js)
+    let h = null
+    const get = () => (h ??= sha256HexSync(e.inline))
+    Object.defineProperty(s, 'hash', { get, enumerable: true })
+    Object.defineProperty(s, 'sha256', { get, enumerable: true })
+    return s
+  }
+  s.hash = e.inline ? null : e.chunks?.length === 1 ? e.chunks[0].hash : e.index ? e.index.hash : null
+  s.sha256 = e.chunks?.length === 1 ? e.chunks[0].hash : null
   return s
 }
 

@@ -3,8 +3,13 @@
 // client, the browser, the gateway, `rotree pull`, fsck, gc and the signing
 // tools call these functions on bytes that a fetcher or a disk brought;
 // nothing else in the code base decides whether bytes are trusted.
+//
+// Format version 2's role, threshold and rotation rules (docs/TRUST.md rules
+// 10–14) are in trust/roles.js, also pure; the blob rules of version 2
+// (stored bytes capped and hashed, then decoded within the recorded size,
+// FORMAT.md §12.6) are here, beside version 1's.
 import {
-  WrongKeyError, BadSignatureError, ExpiredError, NotYetValidError, RollbackError, ForkError,
+  WrongKeyError, WrongNameError, BadSignatureError, ExpiredError, NotYetValidError, RollbackError, ForkError,
   HashMismatchError, TooLargeError, TruncatedError, BadFormatError
 } from './errors.js'
 import { compareBytes } from './format/bytes.js'
@@ -13,6 +18,7 @@ import { decodeDirPage } from './format/dirpage.js'
 import { decodeChunkIndex } from './format/chunkindex.js'
 import { verifySignature } from './ed25519.js'
 import { sha256Hex } from '#sha256'
+import { decodeBlob } from '#codec'
 
 export const DEFAULT_SKEW_MS = 5 * 60 * 1000
 
@@ -23,8 +29,8 @@ export const DEFAULT_SKEW_MS = 5 * 60 * 1000
  * @param {Uint8Array|string} bytes
  * @param {{ publicKey: string, now?: number, skewMs?: number, graceMs?: number }} opts
  */
-export function verifyFsinfo (bytes, { publicKey, now = Date.now(), skewMs = DEFAULT_SKEW_MS, graceMs = 0 }) {
-  const info = verifyFsinfoSignature(bytes, { publicKey })
+export function verifyFsinfo (bytes, { publicKey, name = '', now = Date.now(), skewMs = DEFAULT_SKEW_MS, graceMs = 0 }) {
+  const info = verifyFsinfoSignature(bytes, { publicKey, name })
   checkFreshness(info, { now, skewMs, graceMs })
   return info
 }
@@ -34,10 +40,15 @@ export function verifyFsinfo (bytes, { publicKey, now = Date.now(), skewMs = DEF
  * a good signature. For tools that check a published folder's history (pull,
  * fsck, gc, sign), where an old root's age is not a reason to doubt it.
  * Never use it to pick the root a reader serves: that is verifyFsinfo().
- * @param {Uint8Array|string} bytes @param {{ publicKey: string }} o
+ * A version-1 fsinfo.json has one key and no name: an address that names a
+ * tree (docs/TRUST.md rule 12) or certifies a trust document instead of a key
+ * (publicKey null, FORMAT.md §12.5) never accepts one.
+ * @param {Uint8Array|string} bytes @param {{ publicKey: string|null, name?: string }} o
  */
-export function verifyFsinfoSignature (bytes, { publicKey }) {
+export function verifyFsinfoSignature (bytes, { publicKey, name = '' }) {
   const info = decodeFsinfo(bytes)
+  if (name !== '') throw new WrongNameError(`fsinfo.json is a version-1 tree, which has no name; the address names ${JSON.stringify(name)}`)
+  if (publicKey === null) throw new WrongKeyError(`fsinfo.json is for key ${info.key.slice(0, 16)}…, but the address certifies a trust document, not a key`)
   // docs/TRUST.md rule 1: the key comes from the user; a mirror cannot substitute its own
   if (info.key !== publicKey) throw new WrongKeyError(`fsinfo.json is for key ${info.key.slice(0, 16)}…, not ${publicKey.slice(0, 16)}…`)
   if (!verifySignature(info.sig, info.message, publicKey)) throw new BadSignatureError('fsinfo.json signature does not verify')
@@ -66,15 +77,18 @@ export function checkFreshness (info, { now = Date.now(), skewMs = DEFAULT_SKEW_
  * @param {{ expiresMs: number }} info @param {{ now?: number, graceMs?: number }} [o]
  */
 export function isExpired (info, { now = Date.now(), graceMs = 0 } = {}) {
-  return now > info.expiresMs + graceMs
+  return now > (info.untilMs ?? info.expiresMs) + graceMs
 }
 
 /**
  * docs/TRUST.md rule 2, rollback: `seen` is the highest accepted { seq, root } for this key
  * (or null). Returns true when `info` is newer than seen (state must be updated).
+ * A tree this reader saw in format version 2 never goes back to a version-1
+ * fsinfo.json (docs/TRUST.md rule 13: a downgrade is a rollback).
  */
 export function checkRollback (info, seen) {
   if (!seen) return true
+  if (seen.v === 2) throw new RollbackError('a version-1 fsinfo.json for a tree this reader already accepted in format version 2')
   if (info.seq < seen.seq) throw new RollbackError(`fsinfo.json sequence ${info.seq} is below ${seen.seq}, already seen for this key`, { details: { seq: info.seq, seen: seen.seq } })
   if (info.seq === seen.seq && info.root.hash !== seen.root) {
     throw new ForkError(`fsinfo.json sequence ${info.seq} was already seen with a different root: the publisher's key signed two trees under one number`, { details: { seq: info.seq } })
@@ -83,26 +97,56 @@ export function checkRollback (info, seen) {
 }
 
 /**
- * docs/TRUST.md rule 3: bytes fetched for `ref` are exactly ref.size long and hash to
- * ref.hash. Fetchers cap the body at ref.size; this is the final check.
- * @param {Uint8Array} bytes @param {{ hash: string, size: number }} ref
+ * The bytes a blob takes on the wire and on disk: what every request for it
+ * is capped at and every local copy is compared with. A version-2 ref's
+ * `size` is its decoded length (FORMAT.md §12.6, format/ref.js); its stored
+ * length is `storedSize`.
+ * @param {{ size: number, storedSize?: number }} ref
+ */
+export function storedSizeOf (ref) { return ref.storedSize ?? ref.size }
+
+/** The format version a ref was decoded under: version-2 refs carry their codec. */
+const versionOfRef = ref => ref.codec === undefined ? V1 : V2
+const V1 = { version: 1 }
+const V2 = { version: 2 }
+
+/**
+ * docs/TRUST.md rule 3: bytes fetched for `ref` are exactly its stored size
+ * (storedSizeOf) long and hash to ref.hash. Fetchers cap the body at that
+ * size; this is the final check. Returns the stored bytes.
+ * @param {Uint8Array} bytes @param {{ hash: string, size: number, storedSize?: number }} ref
  */
 export async function verifyBlob (bytes, ref) {
-  if (bytes.length > ref.size) throw new TooLargeError(`blob ${ref.hash.slice(0, 16)}… is ${bytes.length} bytes, expected ${ref.size}`)
-  if (bytes.length < ref.size) throw new TruncatedError(`blob ${ref.hash.slice(0, 16)}… is ${bytes.length} bytes, expected ${ref.size}`)
+  const size = storedSizeOf(ref)
+  if (bytes.length > size) throw new TooLargeError(`blob ${ref.hash.slice(0, 16)}… is ${bytes.length} bytes, expected ${size}`)
+  if (bytes.length < size) throw new TruncatedError(`blob ${ref.hash.slice(0, 16)}… is ${bytes.length} bytes, expected ${size}`)
   const got = await sha256Hex(bytes)
   if (got !== ref.hash) throw new HashMismatchError(`blob ${ref.hash.slice(0, 16)}… hashes to ${got.slice(0, 16)}…`, { details: { expected: ref.hash, actual: got } })
   return bytes
 }
 
-/** docs/TRUST.md rule 3, then decode: a directory blob (leaf or index page). */
-export async function verifyDirPage (bytes, ref) {
-  return decodeDirPage(await verifyBlob(bytes, ref))
+/**
+ * docs/TRUST.md rule 3 for a version-2 blob as well: verifyBlob on the stored
+ * bytes, then decoded by the ref's codec into exactly ref.size bytes (more,
+ * fewer, a corrupt stream or bytes after it are ROTREE_BAD_FORMAT; a bomb
+ * stops at the bound, FORMAT.md §12.6). A version-1 ref's bytes are the blob.
+ */
+export async function verifyDecoded (bytes, ref) {
+  const stored = await verifyBlob(bytes, ref)
+  return ref.codec === undefined ? stored : decodeBlob(stored, ref.codec, ref.size)
 }
 
-/** docs/TRUST.md rule 3, then decode: a chunk-index blob. */
+/** docs/TRUST.md rule 3: a data chunk, exactly ref.size verified (and decoded) bytes. */
+export async function verifyChunk (bytes, ref) { return verifyDecoded(bytes, ref) }
+
+/** docs/TRUST.md rule 3, then decode: a directory blob (leaf or index page) of the ref's format version. */
+export async function verifyDirPage (bytes, ref) {
+  return decodeDirPage(await verifyDecoded(bytes, ref), versionOfRef(ref))
+}
+
+/** docs/TRUST.md rule 3, then decode: a chunk-index blob of the ref's format version. */
 export async function verifyChunkIndex (bytes, ref) {
-  return decodeChunkIndex(await verifyBlob(bytes, ref))
+  return decodeChunkIndex(await verifyDecoded(bytes, ref), versionOfRef(ref))
 }
 
 /** FORMAT.md §4.3: an index holds the level and byte count its parent promised. */
@@ -129,8 +173,11 @@ export function checkPagePlacement (page, { level, firstNameBytes, nextNameBytes
   }
 }
 
-/** The verifier for each kind of blob: raw bytes for 'data', decoded for the rest. */
-export const VERIFIERS = Object.freeze({ data: verifyBlob, dir: verifyDirPage, cindex: verifyChunkIndex })
+/**
+ * The verifier for each kind of blob: the chunk's bytes for 'data' (decoded,
+ * for a compressed version-2 chunk), the decoded page or index for the rest.
+ */
+export const VERIFIERS = Object.freeze({ data: verifyChunk, dir: verifyDirPage, cindex: verifyChunkIndex })
 
 /**
  * docs/TRUST.md rule 5: what a directory's top page must hold, from the entry
@@ -162,33 +209,58 @@ export function childPageExpectation (page, i, parentExpect) {
  * @returns {null | Error} null when it is acceptable, else the typed error
  */
 export function localChunkFault (localSize, ref) {
-  if (localSize === ref.size) return null
-  const E = localSize < ref.size ? TruncatedError : TooLargeError
-  return new E(`blob ${ref.hash.slice(0, 16)}… is ${localSize} bytes on disk, expected ${ref.size}`, { details: { hash: ref.hash } })
+  const size = storedSizeOf(ref)
+  if (localSize === size) return null
+  const E = localSize < size ? TruncatedError : TooLargeError
+  return new E(`blob ${ref.hash.slice(0, 16)}… is ${localSize} bytes on disk, expected ${size}`, { details: { hash: ref.hash } })
 }
 
 /**
+ * Which of two verified roots is newer (negative: `a` is older): by format
+ * version, then (version 2) by the trust document each is signed under, then
+ * by sequence number. A version-2 timestamp role whose keys changed may
+ * start its numbers again (docs/TRUST.md rule 13), so the trust document
+ * comes first.
+ * @param {{ version?: number, trust?: { seq: number } | null, seq: number }} a @param {typeof a} b
+ */
+export function compareRoots (a, b) {
+  return ((a.version ?? 1) - (b.version ?? 1)) || ((a.trust?.seq ?? 0) - (b.trust?.seq ?? 0)) || (a.seq - b.seq)
+}
+
+/** What a root binds at its sequence number: the root (version 1), the release (version 2). */
+const boundOf = v => v.version === 2 ? v.release.hash : v.root.hash
+
+/** Is verified root `v` the one persisted as `seen` (state.js record of either version)? */
+function isSeen (seen, v) {
+  if (!seen) return false
+  if (v.version === 2) return seen.v === 2 && seen.timestamp?.seq === v.seq && seen.timestamp.release === v.release.hash && (seen.trust?.seq ?? 0) === (v.trust?.seq ?? 0)
+  return seen.v === undefined && seen.seq === v.seq && seen.root === v.root.hash
+}
+
+const rankKey = v => `${v.version ?? 1} ${v.trust?.seq ?? 0} ${v.seq}`
+
+/**
  * docs/TRUST.md rules 2 and 4, across mirrors: given each mirror's verified
- * fsinfo.json, the candidates newest first, and the mirrors caught in a fork
- * (one sequence number signed over two roots, unless this reader already
- * accepted one of them: then only the others are forks).
- * @param {{ mirror: string, value: object }[]} answers verified by verifyFsinfo()
- * @param {{ seq: number, root: string } | null} seen the persisted state
+ * fsinfo.json, the candidates newest first (compareRoots), and the mirrors
+ * caught in a fork (one sequence number signed over two roots, or in version
+ * 2 over two releases, unless this reader already accepted one of them: then
+ * only the others are forks).
+ * @param {{ mirror: string, value: object }[]} answers verified by verifyFsinfo() or the version-2 root store
+ * @param {object | null} seen the persisted state
  * @returns {{ candidates: { mirror: string, value: object }[], forks: { mirror: string, err: Error }[] }}
  */
 export function rankRoots (answers, seen) {
   const roots = new Map()
-  for (const { value } of answers) roots.set(value.seq, (roots.get(value.seq) ?? new Set()).add(value.root.hash))
+  for (const { value } of answers) roots.set(rankKey(value), (roots.get(rankKey(value)) ?? new Set()).add(boundOf(value)))
   const candidates = []
   const forks = []
   for (const a of answers) {
-    const { seq, root } = a.value
-    const n = roots.get(seq).size
-    if (n > 1 && !(seen?.seq === seq && seen.root === root.hash)) {
-      forks.push({ mirror: a.mirror, err: new ForkError(`fsinfo.json sequence ${seq} is signed over ${n} different roots on different mirrors`) })
+    const n = roots.get(rankKey(a.value)).size
+    if (n > 1 && !isSeen(seen, a.value)) {
+      forks.push({ mirror: a.mirror, err: new ForkError(`fsinfo.json sequence ${a.value.seq} is signed over ${n} different ${a.value.version === 2 ? 'releases' : 'roots'} on different mirrors`) })
     } else candidates.push(a)
   }
-  candidates.sort((a, b) => b.value.seq - a.value.seq)
+  candidates.sort((a, b) => compareRoots(b.value, a.value))
   return { candidates, forks }
 }
 
@@ -196,9 +268,10 @@ export function rankRoots (answers, seen) {
 export function hasFork (answers) {
   const roots = new Map()
   for (const { value } of answers) {
-    const r = roots.get(value.seq)
-    if (r !== undefined && r !== value.root.hash) return true
-    roots.set(value.seq, value.root.hash)
+    const k = rankKey(value)
+    const r = roots.get(k)
+    if (r !== undefined && r !== boundOf(value)) return true
+    roots.set(k, boundOf(value))
   }
   return false
 }
@@ -208,6 +281,6 @@ export function hasFork (answers) {
  * older root is stale, and is reported (not benched: see Mirrors.fault).
  */
 export function staleMirrors (answers, chosen) {
-  return answers.filter(a => a.value.seq < chosen.value.seq)
+  return answers.filter(a => compareRoots(a.value, chosen.value) < 0)
     .map(a => ({ mirror: a.mirror, err: new RollbackError(`${a.mirror} serves fsinfo.json sequence ${a.value.seq}, older than ${chosen.value.seq} from ${chosen.mirror}`) }))
 }

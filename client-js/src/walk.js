@@ -11,9 +11,10 @@
 //    fsck can go on and report everything else.
 import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation } from './verify.js'
 import { limiter } from './cache.js'
+import { refOf } from './format/ref.js'
 
 /**
- * @param {{ hash: string, size: number }} root
+ * @param {{ hash: string, size: number, storedSize?: number, codec?: string }} root (a version-2 ref carries its codec: format/ref.js)
  * @param {(ref: object, kind: 'dir'|'cindex') => Promise<object>} load verified + decoded
  * @param {(ref: object, kind: 'dir'|'cindex'|'data', path: string) => (void|Promise<void>)} onRef
  *   called once per reference (a blob used by two paths is reported twice; it is loaded once)
@@ -64,9 +65,10 @@ export async function walkTree (root, load, onRef, { concurrency = 8, walked = n
     let idx = null
     await page('c' + ref.hash, ref, 'cindex', path, v => { checkChunkIndexPlacement(v, expect); idx = v })
     if (!idx) return
+    // refOf keeps a version-2 child's stored size and codec (format/ref.js)
     for (const c of idx.children) {
-      if (expect.level === 1) await onRef({ hash: c.hash, size: c.size }, 'data', path)
-      else await cindex({ hash: c.hash, size: c.size }, { level: expect.level - 1, bytes: c.bytes }, path)
+      if (expect.level === 1) await onRef(refOf(c), 'data', path)
+      else await cindex(refOf(c), { level: expect.level - 1, bytes: c.bytes }, path)
     }
   }
 

@@ -2,8 +2,18 @@
 // the wire format of docs/FORMAT.md, encode and decode side by side. Readers
 // should go through rotree-client/verify, which decodes only verified bytes.
 
-/** A blob reference: 64 lowercase hex SHA-256 of the blob, and its exact size in bytes. */
-export interface Ref { hash: string, size: number }
+/**
+ * A blob reference: 64 lowercase hex SHA-256 of the blob, and its exact size in bytes.
+ * Format version 2 (FORMAT.md §12.6): `size` is the decoded size; the blob is stored as
+ * `storedSize` bytes under `codec` (the handle is the hash of the stored bytes).
+ */
+export interface Ref { hash: string, size: number, storedSize?: number, codec?: Codec }
+
+/** How a version-2 blob is stored (FORMAT.md §12.6). */
+export type Codec = 'none' | 'deflate-raw'
+
+/** The format version an encoder writes or a decoder expects (default 1). */
+export interface VersionOption { version?: 1 | 2 }
 
 /** A decoded directory entry (FORMAT.md §4). */
 export interface Entry {
@@ -25,6 +35,8 @@ export interface Entry {
   dir?: Ref
   /** a symlink's target */
   target?: string
+  /** format version 2: the whole file's SHA-256 (null for an inline file: that of its bytes) */
+  sha256?: string | null
 }
 
 export interface IndexChild extends Ref { firstName: string, firstNameBytes: Uint8Array, entries: number }
@@ -95,18 +107,20 @@ export declare function decodeFsinfo (input: Uint8Array | string): DecodedFsinfo
 export declare function encodeFsinfo (f: FsinfoFields & { sig: string }): string
 export declare function fsinfoMessage (f: FsinfoFields): Uint8Array
 
-export declare function decodeDirPage (bytes: Uint8Array): DirPage
-export declare function buildDirectory (entries: Entry[], put: PutBlob): Promise<Ref & { entries: number }>
-export declare function encodeEntry (e: Entry): Uint8Array
+export declare function decodeDirPage (bytes: Uint8Array, o?: VersionOption): DirPage
+export declare function encodeDirPage (page: DirPage | { kind: 'leaf', entries: Array<Entry | Uint8Array> } | { kind: 'index', level: number, children: Array<Ref & { firstName: string, entries: number }> }, o?: VersionOption): Uint8Array
+export declare function buildDirectory (entries: Entry[], put: PutBlob, o?: VersionOption): Promise<Ref & { entries: number }>
+export declare function encodeEntry (e: Entry, o?: VersionOption): Uint8Array
 export declare const LEAF_MAGIC: Uint8Array
 export declare const INDEX_MAGIC: Uint8Array
 
-export declare function decodeChunkIndex (bytes: Uint8Array): ChunkIndex
-export declare function buildFileBody (chunks: Ref[], put: PutBlob): Promise<{ chunks: Ref[] } | { index: Ref & { levels: number } }>
+export declare function decodeChunkIndex (bytes: Uint8Array, o?: VersionOption): ChunkIndex
+export declare function encodeChunkIndex (idx: { level: number, children: Array<Ref & { bytes: number }> }, o?: VersionOption): Uint8Array
+export declare function buildFileBody (chunks: Ref[], put: PutBlob, o?: VersionOption): Promise<{ chunks: Ref[] } | { index: Ref & { levels: number } }>
 export declare const CINDEX_MAGIC: Uint8Array
 
-export declare function readEntry (r: Reader): Entry & { nameBytes: Uint8Array }
-export declare function writeEntry (w: Writer, e: Entry): void
+export declare function readEntry (r: Reader, o?: VersionOption): Entry & { nameBytes: Uint8Array }
+export declare function writeEntry (w: Writer, e: Entry, o?: VersionOption): void
 export declare function entryRefs (e: Entry): Ref[]
 export declare function checkName (name: string, bytes?: Uint8Array): boolean
 export declare const KIND: { readonly INLINE: 1, readonly CHUNKS: 2, readonly INDEX: 3, readonly DIR: 4, readonly SYMLINK: 5 }

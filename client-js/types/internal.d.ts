@@ -5,8 +5,8 @@ import type { Ref, DirPage, ChunkIndex, Entry } from './format.js'
 import type { Transport } from './tree.js'
 
 export {
-  limits, decodeFsinfo, encodeFsinfo, fsinfoMessage, decodeDirPage, buildDirectory, encodeEntry, LEAF_MAGIC, INDEX_MAGIC,
-  decodeChunkIndex, buildFileBody, CINDEX_MAGIC, readEntry, writeEntry, entryRefs, checkName, KIND,
+  limits, decodeFsinfo, encodeFsinfo, fsinfoMessage, decodeDirPage, encodeDirPage, buildDirectory, encodeEntry, LEAF_MAGIC, INDEX_MAGIC,
+  decodeChunkIndex, encodeChunkIndex, buildFileBody, CINDEX_MAGIC, readEntry, writeEntry, entryRefs, checkName, KIND,
   nextCut, chunkLengths, toHex, fromHex, compareBytes
 } from './format.js'
 export { parseAddress, mirrorUrl, walkTree, SeqStore } from './tree.js'
@@ -59,8 +59,14 @@ export declare const utf8: { encode (s: string): Uint8Array }
 export declare function decodeUtf8 (b: Uint8Array): string
 export declare function equalBytes (a: Uint8Array, b: Uint8Array): boolean
 export declare function concat (parts: Uint8Array[]): Uint8Array
-export declare function encodeLeaf (encodedEntries: Uint8Array[]): Uint8Array
-export declare function encodeIndex (level: number, children: Array<Ref & { firstName: string, entries: number }>): Uint8Array
+export declare function encodeLeaf (encodedEntries: Uint8Array[], o?: { version?: 1 | 2 }): Uint8Array
+export declare function encodeIndex (level: number, children: Array<Ref & { firstName: string, entries: number }>, o?: { version?: 1 | 2 }): Uint8Array
+/** FORMAT.md §1.3, §12.6: one blob reference in a binary blob, read or written (src/format/ref.js). */
+export declare function readRef (r: Reader, version: 1 | 2, max: number): Ref
+export declare function writeRef (w: Writer, ref: Ref, version: 1 | 2): void
+export declare function refOf (c: Ref): Ref
+export declare function refOfReleaseRoot (root: { hash: string, size: number, codec: string, decodedSize: number }): Ref
+export declare const VERSIONS: readonly number[]
 export declare function groupByContent<T> (items: T[], o: { size: (t: T) => number, cut: (t: T) => boolean, min: number, max: number, maxCount: number }): T[][]
 export declare function hashCut (hash: string, bits: number): boolean
 export declare const GEAR: Uint32Array | number[]
@@ -70,6 +76,7 @@ export declare const MAX_FSINFO_V2: number
 export declare function releaseMessage (...args: any[]): Uint8Array
 export declare function fsinfoV2Message (...args: any[]): Uint8Array
 export declare function decodeRelease (...args: any[]): any
+export declare function fsinfoVersion (input: Uint8Array | string): number
 export declare function decodeFsinfoV2 (...args: any[]): any
 export declare function encodeFsinfoV2 (...args: any[]): any
 export declare const TRUST_TYPE: string
@@ -79,6 +86,11 @@ export declare function trustMessage (...args: any[]): Uint8Array
 export declare function decodeTrustDoc (...args: any[]): any
 export declare function encodeTrustDoc (...args: any[]): any
 export declare const roles: Record<string, any>
+export declare const CODECS: readonly string[]
+export declare const CODEC_ID: Readonly<Record<string, number>>
+export declare const CODEC_ENCRYPTED_BIT: number
+/** A version-2 blob's verified stored bytes decoded to exactly decodedSize bytes (FORMAT.md §12.6). */
+export declare function decodeBlob (stored: Uint8Array, codec: string, decodedSize: number): Promise<Uint8Array>
 
 export declare function generateKeyPair (): { secretKey: string, publicKey: string }
 export declare function publicKeyOf (secretKey: string): string
@@ -87,6 +99,8 @@ export declare function verifySignature (sig: string, message: Uint8Array, publi
 export declare function sha256Sync (bytes: Uint8Array): Uint8Array
 export declare function sha256HexSync (bytes: Uint8Array): string
 export declare function sha256Hex (bytes: Uint8Array): Promise<string>
+/** An incremental SHA-256. */
+export declare function createSha256 (): { update (b: Uint8Array): unknown, hex (): string }
 
 /** A byte-bounded LRU: set(key, value, bytes) charges `bytes`. */
 export declare class LRU<V = unknown> {
@@ -106,8 +120,8 @@ export declare class Mirrors {
   fault (m: object, err: Error): void
   health (): object[]
 }
-/** A persisted record as read back, checked: null or { seq, root }; anything else throws ROTREE_STATE. */
-export declare function checkRecord (rec: unknown, where: string): { seq: number, root: string } | null
+/** A persisted record as read back, checked: null, { seq, root } or a version-2 record; anything else throws ROTREE_STATE. */
+export declare function checkRecord (rec: unknown, where: string): { seq: number, root: string } | { v: 2, [k: string]: unknown } | null
 export declare function createTransport (o?: { maxSockets?: number }): Transport
 export declare function defaultStateDir (env?: Record<string, string | undefined>): string
 export declare function stateLocation (dir: string): string

@@ -55,14 +55,29 @@ export interface TreeOptions {
 }
 
 /** The accepted fsinfo.json: its signed fields (root is the root directory's handle), and where it came from. */
-export interface TreeInfo extends FsinfoFields {
+export interface TreeInfo extends Omit<FsinfoFields, 'key'> {
+  /** the address's key; null when the address certifies a trust document (format version 2) */
+  key: string | null
   /** the mirror whose fsinfo.json was accepted */
   mirror: string
+  /** format version 2 only (FORMAT.md §12) */
+  version?: 2
+  /** the address's anchor: a key, or 't' + a trust document hash */
+  anchor?: string
+  /** the tree's name ('' for an unnamed tree) */
+  name?: string
+  /** the release's sequence number and expiry */
+  releaseSeq?: number
+  releaseExpires?: string
+  /** the trust document fsinfo.json is signed under; null for a single-key tree */
+  trustSeq?: number | null
 }
 
 /** The accepted fsinfo.json as verified, with the mirror it came from. */
 export interface RootRecord {
-  key: string
+  /** format version 2 records also carry name, release, trust and untilMs (root-store.js rootRecordV2) */
+  version?: 2
+  key: string | null
   seq: number
   issued: string
   expires: string
@@ -89,8 +104,16 @@ export interface Stat {
   target?: string
   /** directories: number of entries */
   entries?: number
-  /** the top blob: a directory's page, a one-chunk file's chunk, a large file's index; null for inline and multi-chunk files */
+  /**
+   * A directory's top page; a file's content hash in format version 2 (its SHA-256);
+   * for a version-1 file its one chunk or its chunk index (null for inline and multi-chunk files)
+   */
   hash?: string | null
+  /**
+   * Files: the SHA-256 of the whole file. Format version 2: the signed value (FORMAT.md §12.7).
+   * Version 1: the chunk's handle for a file stored as one chunk, else null.
+   */
+  sha256?: string | null
 }
 
 export interface MirrorHealth {
@@ -115,7 +138,10 @@ export interface ReadRange { start?: number, end?: number }
 
 /** The Tree API; `S` is what createReadStream() returns on this platform (index.d.ts, node.d.ts). */
 export interface TreeApi<S> {
-  readonly publicKey: string
+  /** the address's key; null when it certifies a trust document (FORMAT.md §12.5) */
+  readonly publicKey: string | null
+  /** the address's anchor and name: what the reader's state is kept under */
+  readonly id: string
   /** the accepted fsinfo.json; null before the first refresh() */
   readonly info: TreeInfo | null
   /** the exact bytes of the accepted fsinfo.json */
@@ -162,8 +188,16 @@ export interface TreeApi<S> {
   close (): void
 }
 
-/** Parse '<mirror-url>#<64-hex public key>'; url is normalised to end in '/'. */
-export declare function parseAddress (address: string): { url: string, publicKey: string }
+/** Parse '<mirror-url>#<anchor>[:<name>]' (FORMAT.md §1.4, §12.5); url is normalised to end in '/'. */
+export declare function parseAddress (address: string): {
+  url: string
+  /** the anchor's key; null for a trust-document anchor ('t' + hash) */
+  publicKey: string | null
+  anchor: { kind: 'key', key: string } | { kind: 'trust', hash: string }
+  name: string
+  /** anchor and name as one string */
+  id: string
+}
 /** Normalise a mirror base URL: http(s) only, no query or fragment, trailing '/'. */
 export declare function mirrorUrl (s: string): string
 
@@ -177,6 +211,8 @@ export declare class SeqStore {
   get (key: string): Promise<SeenRecord | null>
   /** Check against the highest seen and record if newer; throws ROTREE_ROLLBACK / ROTREE_FORK. */
   accept (key: string, info: { seq: number, root: Ref }): Promise<void>
+  /** Format version 2: check-and-write with next(seen) (null: nothing to write), atomically across processes. */
+  update (key: string, next: (seen: SeenRecord | null) => object | null): Promise<object | null>
 }
 
 export type BlobKind = 'dir' | 'cindex' | 'data'

@@ -5,8 +5,10 @@ import type { Ref, DecodedFsinfo, DirPage, ChunkIndex } from './format.js'
 export declare const DEFAULT_SKEW_MS: number
 
 export interface VerifyFsinfoOptions {
-  /** the 64-hex key the user gave (never one from a mirror) */
-  publicKey: string
+  /** the 64-hex key the user gave (never one from a mirror); null when the address names a trust document */
+  publicKey: string | null
+  /** the tree name the address gives (a version-1 tree has none: anything but '' is ROTREE_WRONG_NAME) */
+  name?: string
   /** the reader's clock, ms (default Date.now()) */
   now?: number
   /** how far in the future fsinfo.json may be issued (default 5 min) */
@@ -21,15 +23,23 @@ export interface VerifiedFsinfo extends DecodedFsinfo {
   raw: Uint8Array | string
 }
 
-/** The highest accepted sequence number for a key, and the root it was signed over. */
-export interface SeenRecord { seq: number, root: string }
+/** The highest accepted sequence number for a key, and the root it was signed over (or a version-2 record, state.js). */
+export type SeenRecord = { seq: number, root: string } | { v: 2, [k: string]: unknown }
 
 /** docs/TRUST.md rules 1 and 2 (key, signature, expiry, clock skew). Throws a typed RotreeError. */
 export declare function verifyFsinfo (bytes: Uint8Array | string, opts: VerifyFsinfoOptions): VerifiedFsinfo
 /** docs/TRUST.md rule 2 (rollback, fork). True when `info` is newer than `seen`. */
 export declare function checkRollback (info: { seq: number, root: Ref }, seen: SeenRecord | null | undefined): boolean
-/** docs/TRUST.md rule 3: exact size and SHA-256. Resolves to the same bytes. */
+/** docs/TRUST.md rule 3: exact stored size (storedSizeOf) and SHA-256. Resolves to the same bytes. */
 export declare function verifyBlob (bytes: Uint8Array, ref: Ref): Promise<Uint8Array>
+/** docs/TRUST.md rule 3, then a version-2 blob decoded by its codec to exactly ref.size bytes (FORMAT.md §12.6). */
+export declare function verifyDecoded (bytes: Uint8Array, ref: Ref): Promise<Uint8Array>
+/** docs/TRUST.md rule 3: a data chunk's bytes, decoded when compressed. */
+export declare function verifyChunk (bytes: Uint8Array, ref: Ref): Promise<Uint8Array>
+/** The bytes a blob takes on the wire and on disk: ref.storedSize for a version-2 ref, else ref.size. */
+export declare function storedSizeOf (ref: Ref): number
+/** Which verified root is newer: by format version, trust document, sequence (negative: `a` is older). */
+export declare function compareRoots (a: { version?: number, trust?: { seq: number } | null, seq: number }, b: { version?: number, trust?: { seq: number } | null, seq: number }): number
 export declare function verifyDirPage (bytes: Uint8Array, ref: Ref): Promise<DirPage>
 export declare function verifyChunkIndex (bytes: Uint8Array, ref: Ref): Promise<ChunkIndex>
 
@@ -40,11 +50,11 @@ export declare function checkPagePlacement (page: DirPage, expect?: PagePlacemen
 export declare function checkChunkIndexPlacement (idx: ChunkIndex, expect: { level: number, bytes: number }): void
 
 /** docs/TRUST.md rules 1 and 2 without the clock (history tools; never to pick the root a reader serves). */
-export declare function verifyFsinfoSignature (bytes: Uint8Array | string, opts: { publicKey: string }): VerifiedFsinfo
+export declare function verifyFsinfoSignature (bytes: Uint8Array | string, opts: { publicKey: string | null, name?: string }): VerifiedFsinfo
 /** docs/TRUST.md rule 2, time: not expired (plus grace), not issued beyond the skew. Throws. */
 export declare function checkFreshness (info: { issued: string, expires: string, issuedMs: number, expiresMs: number }, o?: { now?: number, skewMs?: number, graceMs?: number }): void
 /** docs/TRUST.md rule 2: is an accepted root past its expiry (plus grace) by this clock? */
-export declare function isExpired (info: { expiresMs: number }, o?: { now?: number, graceMs?: number }): boolean
+export declare function isExpired (info: { expiresMs: number, untilMs?: number }, o?: { now?: number, graceMs?: number }): boolean
 /** The verifier for each kind of blob. */
 export declare const VERIFIERS: Readonly<{
   data: (bytes: Uint8Array, ref: Ref) => Promise<Uint8Array>

@@ -501,7 +501,7 @@ const FSINFO_LIES = {
   'JSON that is not an object': { body: () => enc('[1, 2, 3]\n'), codes: [CODE.FORMAT] },
   'empty body': { body: () => new Uint8Array(0), codes: [CODE.FORMAT] },
   'not UTF-8': { body: () => Uint8Array.of(0x7b, 0xff, 0xfe, 0x7d), codes: [CODE.FORMAT] },
-  'unknown format version': { body: () => tampered(j => { j.version = 2 }), codes: [CODE.VERSION] },
+  'unknown format version': { body: () => tampered(j => { j.version = 3 }), codes: [CODE.VERSION] },
   'an unknown extra field': { body: () => tampered(j => { j.mirrorNote = 'trust me' }), codes: [CODE.FORMAT] },
   'larger than 4096 bytes (Content-Length announces it)': { body: () => padTo(fx.fsinfoText, 5000), codes: [CODE.LARGE, CODE.FORMAT] },
   'larger than 4096 bytes (no Content-Length)': { body: () => padTo(fx.fsinfoText, 5000), length: false, codes: [CODE.LARGE, CODE.FORMAT] },

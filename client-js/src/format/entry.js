@@ -1,15 +1,19 @@
-// FORMAT.md §4.2: one directory entry. An entry is the SFSRO inode folded into
-// its directory (bulk stat: a listing needs no further fetches).
+// FORMAT.md §4.2 (and §12.6, §12.7 for version 2): one directory entry. An
+// entry is the SFSRO inode folded into its directory (bulk stat: a listing
+// needs no further fetches).
 //
-//   entry := lbytes(name) u8(kind) u8(flags) sint(mtime ms) uint(size) body
+//   entry := lbytes(name) u8(kind) u8(flags) sint(mtime ms) uint(size) [sha256] body
 //   kind 1 file, inline   body := size bytes of content (size ≤ INLINE_MAX)
-//   kind 2 file, chunks   body := uint(n) n × (hash[32] uint(len))   (Σlen = size)
-//   kind 3 file, index    body := uint(levels) hash[32] uint(blobSize)
-//   kind 4 directory      body := hash[32] uint(blobSize)   (size = entry count)
+//   kind 2 file, chunks   body := uint(n) n × ref(data chunk)   (Σ size = size)
+//   kind 3 file, index    body := uint(levels) ref(chunk index)
+//   kind 4 directory      body := ref(top page)   (size = entry count)
 //   kind 5 symlink        body := size bytes of target (UTF-8)
 //   flags bit 0: executable (files only); other bits must be zero.
+//   sha256: version 2, kinds 2 and 3 only: 32 bytes, SHA-256 of the whole file.
+//   ref: ref.js (version 1: hash uint(size); version 2 adds the codec and decoded size).
 import { BadFormatError } from '../errors.js'
 import { toHex, fromHex, utf8, decodeUtf8 } from './bytes.js'
+import { readRef, writeRef, versionOf } from './ref.js'
 import {
   HASH_LEN, MAX_NAME, MAX_SYMLINK, INLINE_MAX, MAX_DIRECT_CHUNKS, CHUNK_MAX, MAX_BLOB, MAX_INDEX_LEVELS
 } from './limits.js'
@@ -26,14 +30,20 @@ export function checkName (name, bytes = utf8.encode(name)) {
 }
 
 /**
- * @typedef {{ hash: string, size: number }} Ref  hash: 64 lowercase hex; size: exact blob bytes
+ * @typedef {{ hash: string, size: number, storedSize?: number, codec?: 'none'|'deflate-raw' }} Ref
+ *   hash: 64 lowercase hex; size: the blob's bytes (version 2: its decoded bytes; storedSize
+ *   and codec say how it is stored, ref.js)
  * @typedef {{ name: string, type: 'file'|'dir'|'symlink', size: number, mtime: number,
  *   exec: boolean, inline?: Uint8Array, chunks?: Ref[], index?: Ref & { levels: number },
- *   dir?: Ref, target?: string }} Entry
+ *   dir?: Ref, target?: string, sha256?: string|null }} Entry  sha256: version 2 files (hex for
+ *   chunked files, null for inline ones, whose hash is that of their bytes)
  */
 
-/** @param {import('./bytes.js').Writer} w @param {Entry} e */
-export function writeEntry (w, e) {
+const HEX64 = /^[0-9a-f]{64}$/
+
+/** @param {import('./bytes.js').Writer} w @param {Entry} e @param {{ version?: 1|2 }} [o] */
+export function writeEntry (w, e, o) {
+  const version = versionOf(o)
   const nameBytes = utf8.encode(e.name)
   if (!checkName(e.name, nameBytes)) throw new RangeError('bad entry name: ' + JSON.stringify(e.name))
   w.lbytes(nameBytes)
@@ -43,16 +53,23 @@ export function writeEntry (w, e) {
     if (kind === KIND.INLINE) {
       if (e.inline.length !== e.size || e.size > INLINE_MAX) throw new RangeError('bad inline size')
       w.bytes(e.inline)
-    } else if (kind === KIND.INDEX) {
-      w.uint(e.index.levels); w.bytes(fromHex(e.index.hash)); w.uint(e.index.size)
+      return
+    }
+    // FORMAT.md §12.7: the whole file's SHA-256, right after the size
+    if (version === 2) {
+      if (typeof e.sha256 !== 'string' || !HEX64.test(e.sha256)) throw new RangeError('a version-2 chunked file needs its sha256 (64 hex)')
+      w.bytes(fromHex(e.sha256))
+    }
+    if (kind === KIND.INDEX) {
+      w.uint(e.index.levels); writeRef(w, e.index, version)
     } else {
       if (e.chunks.length < 1 || e.chunks.length > MAX_DIRECT_CHUNKS) throw new RangeError('bad chunk count')
       w.uint(e.chunks.length)
-      for (const c of e.chunks) { w.bytes(fromHex(c.hash)); w.uint(c.size) }
+      for (const c of e.chunks) writeRef(w, c, version)
     }
   } else if (e.type === 'dir') {
     w.byte(KIND.DIR); w.byte(0); w.sint(e.mtime); w.uint(e.size)
-    w.bytes(fromHex(e.dir.hash)); w.uint(e.dir.size)
+    writeRef(w, e.dir, version)
   } else if (e.type === 'symlink') {
     const t = utf8.encode(e.target)
     if (t.length === 0 || t.length > MAX_SYMLINK) throw new RangeError('bad symlink target')
@@ -62,8 +79,12 @@ export function writeEntry (w, e) {
   }
 }
 
-/** @param {import('./bytes.js').Reader} r @returns {Entry & { nameBytes: Uint8Array }} */
-export function readEntry (r) {
+/**
+ * @param {import('./bytes.js').Reader} r @param {{ version?: 1|2 }} [o]
+ * @returns {Entry & { nameBytes: Uint8Array }}
+ */
+export function readEntry (r, o) {
+  const version = versionOf(o)
   const nameBytes = r.lbytes(MAX_NAME)
   const name = decodeUtf8(nameBytes)
   if (!checkName(name, nameBytes)) r.fail('bad entry name')
@@ -76,37 +97,38 @@ export function readEntry (r) {
     case KIND.INLINE:
       e.size = r.uint(INLINE_MAX)
       e.inline = r.bytes(e.size)
+      // FORMAT.md §12.7: an inline file's SHA-256 is that of its bytes, not
+      // recorded; null says "version 2: compute it when asked" (tree.js toStat)
+      if (version === 2) e.sha256 = null
       break
     case KIND.CHUNKS: {
       e.size = r.uint()
+      if (version === 2) e.sha256 = toHex(r.bytes(HASH_LEN))
       const n = r.uint(MAX_DIRECT_CHUNKS)
       if (n === 0) r.fail('empty chunk list')
       e.chunks = new Array(n)
       let sum = 0
       for (let i = 0; i < n; i++) {
-        const hash = toHex(r.bytes(HASH_LEN))
-        const size = r.uint(CHUNK_MAX)
-        if (size === 0) r.fail('empty chunk')
-        e.chunks[i] = { hash, size }; sum += size
+        const c = readRef(r, version, CHUNK_MAX)
+        e.chunks[i] = c; sum += c.size
       }
       if (sum !== e.size) r.fail('chunk sizes do not add up to file size')
       break
     }
     case KIND.INDEX: {
       e.size = r.uint()
+      if (version === 2) e.sha256 = toHex(r.bytes(HASH_LEN))
       const levels = r.uint(MAX_INDEX_LEVELS)
       if (levels === 0) r.fail('index with zero levels')
-      const hash = toHex(r.bytes(HASH_LEN))
-      const size = r.uint(MAX_BLOB)
-      if (e.size === 0 || size === 0) r.fail('empty index')
-      e.index = { hash, size, levels }
+      if (e.size === 0) r.fail('empty index')
+      e.index = readRef(r, version, MAX_BLOB)
+      e.index.levels = levels
       break
     }
     case KIND.DIR:
       e.type = 'dir'
       e.size = r.uint()
-      e.dir = { hash: toHex(r.bytes(HASH_LEN)), size: r.uint(MAX_BLOB) }
-      if (e.dir.size === 0) r.fail('empty directory blob')
+      e.dir = readRef(r, version, MAX_BLOB)
       break
     case KIND.SYMLINK:
       e.type = 'symlink'

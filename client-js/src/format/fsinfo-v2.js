@@ -82,6 +82,18 @@ export function decodeRelease (v) {
 }
 
 /**
+ * FORMAT.md §6.1: the format version of an fsinfo.json (of any version),
+ * read before anything else so a reader can dispatch on it. Bounded by the
+ * larger version's size limit; each version's decoder applies its own.
+ * @param {Uint8Array|string} input @returns {number}
+ */
+export function fsinfoVersion (input) {
+  const j = parseObject(input, MAX_FSINFO_V2, 'fsinfo.json')
+  if (!Number.isInteger(j.version)) throw new BadFormatError('fsinfo.json: version missing')
+  return j.version
+}
+
+/**
  * Strict parse of a version-2 fsinfo.json: shape only; the trust module
  * (client-js/src/trust/roles.js) checks names, signatures, times, sequences.
  * @param {Uint8Array|string} input

@@ -3,8 +3,8 @@
 // whose hash it has checked.
 export * as limits from './limits.js'
 export { decodeFsinfo, encodeFsinfo, fsinfoMessage } from './fsinfo.js'
-export { decodeDirPage, buildDirectory, encodeEntry, LEAF_MAGIC, INDEX_MAGIC } from './dirpage.js'
-export { decodeChunkIndex, buildFileBody, CINDEX_MAGIC } from './chunkindex.js'
+export { decodeDirPage, encodeDirPage, buildDirectory, encodeEntry, LEAF_MAGIC, INDEX_MAGIC } from './dirpage.js'
+export { decodeChunkIndex, encodeChunkIndex, buildFileBody, CINDEX_MAGIC } from './chunkindex.js'
 export { readEntry, writeEntry, entryRefs, checkName, KIND } from './entry.js'
 export { nextCut, chunkLengths } from './cdc.js'
 export { toHex, fromHex, compareBytes } from './bytes.js'

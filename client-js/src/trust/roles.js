@@ -19,7 +19,8 @@ export const MAX_TRUST_STEPS = 64
  * FORMAT.md §12.5: the fragment of an address, `<anchor>[:<name>]`, where the
  * anchor is an ed25519 public key (64 hex: the key signs alone, or signs the
  * family's first trust document) or `t` + the SHA-256 of trust document 1's
- * message (a k-of-n root certified from the start).
+ * message (a k-of-n root certified from the start). The anchor and the name
+ * come from the user, never from a mirror (docs/TRUST.md rules 1 and 12).
  * @param {string} fragment
  * @returns {{ anchor: { kind: 'key', key: string } | { kind: 'trust', hash: string }, name: string, id: string }}
  *   id: the anchor and name as one string, the key of the persisted state
@@ -111,33 +112,50 @@ export function singleKeyRoles (key) {
 }
 
 /**
- * docs/TRUST.md rules 11–13: is a version-2 fsinfo.json, with its release,
- * signed as the trust document (or the single key) requires, for this name,
- * and fresh? The rollback checks are advanceState().
- * @param {object} info decodeFsinfoV2()
- * @param {{ anchor: object, name: string, trust: object|null, now: number, skewMs: number, graceMs: number, checkFreshness: Function }} o
- *   trust: the newest trusted document, null for a single-key tree
+ * docs/TRUST.md rule 12: the tree's name comes from the address, as the key
+ * does (rule 1). Checked before anything is fetched for an fsinfo.json.
  */
-export function verifyFsinfoV2 (info, { anchor, name, trust, now, skewMs, graceMs, checkFreshness }) {
-  // rule 12: the name comes from the address, as the key does (rule 1)
+export function checkTreeName (info, name) {
   if (info.name !== name) throw new WrongNameError(`fsinfo.json is for tree ${JSON.stringify(info.name)}, not ${JSON.stringify(name)}`)
   if (info.release.name !== name) throw new WrongNameError(`the release is for tree ${JSON.stringify(info.release.name)}, not ${JSON.stringify(name)}`)
+}
+
+/**
+ * Is a version-2 fsinfo.json, with its release, for this name (rule 12),
+ * under the newest trust document this reader trusts, which does not retire
+ * the tree (rule 14), signed as that document (or the single key) requires
+ * (rule 11), and fresh (rule 2)? The sequence checks are advanceState()
+ * (rule 13).
+ *
+ * Retirement is checked before anything the fsinfo.json says: a reader that
+ * has seen a retiring trust document refuses the tree whatever a mirror
+ * serves (an older fsinfo.json under an older document included).
+ * @param {object} info decodeFsinfoV2()
+ * @param {{ anchor: object, name: string, trust: object|null, now: number, skewMs: number, graceMs: number, checkFreshness: Function }} o
+ *   trust: the newest trusted document (walkTrust), null for a single-key tree
+ */
+export function verifyFsinfoV2 (info, { anchor, name, trust, now, skewMs, graceMs, checkFreshness }) {
+  checkTreeName(info, name)
+  // rule 14: a family with no release keys has retired its trees
+  if (trust !== null && trust.roles.release.threshold === 0) throw new RetiredError(`trust document ${trust.seq} retires this tree (no release keys)`)
   let roles
   if (info.trust === null) {
+    // rule 13: once a tree adopted roles, the lone address key is no signer any more
     if (trust !== null) throw new RollbackError('fsinfo.json is signed by the single address key, but this tree adopted a trust document: the key is retired as a lone signer')
     if (anchor.kind !== 'key') throw new ThresholdError('fsinfo.json names no trust document, but the address certifies one')
     roles = singleKeyRoles(anchor.key)
   } else {
+    // rule 13: an fsinfo.json under an older document than this reader trusts is behind
+    if (trust !== null && info.trust.seq < trust.seq) throw new RollbackError(`fsinfo.json is under trust document ${info.trust.seq}, older than ${trust.seq} already accepted`)
     if (trust === null || trust.seq !== info.trust.seq || trustHash(trust) !== info.trust.hash) {
       throw new BadFormatError(`fsinfo.json names trust document ${info.trust.seq}, which is not the one the chain verified`)
     }
     roles = trust.roles
     if (trust.expiresMs + graceMs < now) throw new ExpiredError(`trust document ${trust.seq} expired at ${trust.expires}`, { details: { expires: trust.expires, now } })
-    // rule 14: a family with no release keys has retired its trees
-    if (roles.release.threshold === 0) throw new RetiredError(`trust document ${trust.seq} retires this tree (no release keys)`)
   }
   requireThreshold(info.message, info.signatures, roles.timestamp, 'fsinfo.json (timestamp keys)')
   requireThreshold(info.release.message, info.release.signatures, roles.release, `release ${info.release.seq} (release keys)`)
+  // rule 2: fsinfo.json's own times, then the release's
   checkFreshness(info, { now, skewMs, graceMs })
   if (info.release.expiresMs + graceMs < now) throw new ExpiredError(`release ${info.release.seq} expired at ${info.release.expires}`, { details: { expires: info.release.expires, now } })
   return { roles }
@@ -147,7 +165,7 @@ export function verifyFsinfoV2 (info, { anchor, name, trust, now, skewMs, graceM
 export function roleId (role) { return sha256HexSync(new TextEncoder().encode(`${role.threshold} ${role.keys.join(' ')}`)) }
 
 /**
- * docs/TRUST.md rules 2 and 13, version 2: the state after accepting `info`
+ * docs/TRUST.md rule 13 (rule 2's rollback check, for version 2): the state after accepting `info`
  * (with `roles` from verifyFsinfoV2 and `trust`, the newest trusted document),
  * or a typed error when it would go back.
  *

@@ -1,0 +1,98 @@
+// The trust documents of a format-version-2 tree, as one reader knows them
+// (docs/TRUST.md rule 10): the newest document it trusts, walked from the
+// address's anchor one document at a time, each fetched from the mirrors
+// (trust/<seq>.json, at most MAX_TRUST_DOC bytes) and accepted only through
+// trust/roles.js. Each document accepted is persisted (state.js) at once,
+// before the fsinfo.json that named it is judged: a rotation or a retirement
+// a reader has seen sticks, even when that fsinfo.json then fails, and
+// across restarts.
+import { BadFormatError, ForkError, StateError } from './errors.js'
+import { decodeUtf8 } from './format/bytes.js'
+import { decodeTrustDoc, MAX_TRUST_DOC } from './format/trust-doc.js'
+import { acceptTrustStep, trustHash, MAX_TRUST_STEPS } from './trust/roles.js'
+
+export class TrustChain {
+  /**
+   * @param {object} o
+   * @param {{ kind: 'key', key: string } | { kind: 'trust', hash: string }} o.anchor from the address
+   * @param {string} o.id the address id (anchor and name): where the state is kept
+   * @param {import('./mirrors.js').Mirrors} o.mirrors
+   * @param {import('./state.js').SeqStore} o.state
+   */
+  constructor ({ anchor, id, mirrors, state }) {
+    this.anchor = anchor
+    this.id = id
+    this.mirrors = mirrors
+    this.state = state
+    /** The newest trusted document (decoded, with its JSON `text`), or null. */
+    this.doc = null
+    this._walking = Promise.resolve() // one walk at a time: each step builds on the last
+  }
+
+  /**
+   * Take up the persisted newest document when it is newer than this one's
+   * (another process may have walked further). Persisted state is trusted
+   * as the sequence numbers are, but checked: a document that does not
+   * decode, or not to the recorded hash, is damaged state (ROTREE_STATE).
+   */
+  async load () {
+    const rec = await this.state.get(this.id)
+    if (rec?.v !== 2 || !rec.trust || (this.doc && this.doc.seq >= rec.trust.seq)) return this.doc
+    let doc
+    try { doc = decodeTrustDoc(rec.trustDoc) } catch (err) {
+      throw new StateError(`reader state for ${this.id} holds a trust document that does not decode: ${err.message}`, { cause: err })
+    }
+    if (doc.seq !== rec.trust.seq || trustHash(doc) !== rec.trust.hash) throw new StateError(`reader state for ${this.id} holds trust document ${doc.seq}, not the recorded ${rec.trust.seq} ${rec.trust.hash.slice(0, 16)}…`)
+    doc.text = rec.trustDoc
+    this.doc = doc
+    return doc
+  }
+
+  /**
+   * Walk on towards document `target`: at most MAX_TRUST_STEPS documents
+   * per call; past that the walk stops where it got to (persisted) and
+   * fails, so a later refresh continues from there.
+   * @returns {Promise<object>} the newest trusted document, of seq `target`
+   */
+  reach (target) {
+    const run = () => this._walk(target)
+    const p = this._walking.then(run, run)
+    this._walking = p.catch(() => {})
+    return p
+  }
+
+  async _walk (target) {
+    const from = this.doc?.seq ?? 0
+    let cur = this.doc
+    try {
+      for (let n = from + 1; n <= Math.min(target, from + MAX_TRUST_STEPS); n++) {
+        const prev = cur
+        cur = await this.mirrors.fetch(`trust/${n}.json`, MAX_TRUST_DOC, bytes => {
+          const doc = decodeTrustDoc(bytes)
+          if (doc.seq !== n) throw new BadFormatError(`trust/${n}.json holds trust document ${doc.seq}`)
+          acceptTrustStep(prev, doc, this.anchor)
+          doc.text = typeof bytes === 'string' ? bytes : decodeUtf8(bytes)
+          return doc
+        })
+      }
+    } finally {
+      if (cur !== this.doc) await this._persist(cur)
+    }
+    if (cur === null || cur.seq < target) throw new BadFormatError(`fsinfo.json names trust document ${target}, more than ${MAX_TRUST_STEPS} documents past ${from}: the next refresh walks on`)
+    return cur
+  }
+
+  async _persist (doc) {
+    const hash = trustHash(doc)
+    await this.state.update(this.id, seen => {
+      // a version-1 record gives way: this tree now speaks version 2 (verify.js checkRollback)
+      const base = seen?.v === 2 ? seen : { v: 2, trust: null, release: null, timestamp: null }
+      if (base.trust && base.trust.seq >= doc.seq) {
+        if (base.trust.seq === doc.seq && base.trust.hash !== hash) throw new ForkError(`two trust documents numbered ${doc.seq}, both signed by the root keys`)
+        return null // another process walked as far or further
+      }
+      return { ...base, trust: { seq: doc.seq, hash }, trustDoc: doc.text }
+    })
+    this.doc = doc
+  }
+}
