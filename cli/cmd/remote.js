@@ -6,7 +6,7 @@ import { stateDirOf } from '../common.js'
 import { escapeText } from '../escape.js'
 
 export default {
-  usage: 'remote add NAME ADDR [--mirror URL]… | remote list [--json] | remote remove NAME',
+  usage: 'remote (add NAME ADDR [--mirror URL]… | list [--json] | remove NAME)',
   summary: 'name a tree address: then NAME:PATH works wherever ADDR PATH does',
   positionals: [1, 3],
   options: {
