@@ -315,7 +315,7 @@ test('nginx-config usage errors exit 2', { skip }, async () => {
   }
 })
 
-// Issue 4 "done when": a real tree (/usr/share/doc and a ~100 MB binary) served
+// The end-to-end check of docs/DEPLOY.md "nginx": a real tree (/usr/share/doc and a ~100 MB binary) served
 // by nginx from the generated config and read back verified; then an
 // incremental rebuild after a one-line change, and a resign. Opt-in (it reads
 // ~230 MB twice): ROTREE_REAL_TREE=1 node --test test/server/nginx.test.js
