@@ -27,9 +27,19 @@ const TEXT = {
   ROTREE_STATE: ['Browser storage failed', 'The highest version seen (rollback protection) could not be read or stored in IndexedDB.']
 }
 
-/** @param {any} err @returns {{ code: string, title: string, text: string }} */
+/**
+ * When every mirror failed the same way (one mirror, or all serving the same
+ * lie), that way is what the reader needs to know: the tampering, the expiry,
+ * the rollback; the mirrors are listed beside it (mirrorErrors).
+ * @param {any} err @returns {{ code: string, title: string, text: string }}
+ */
 export function explain (err) {
-  const code = typeof err?.code === 'string' ? err.code : 'ERROR'
+  let code = typeof err?.code === 'string' ? err.code : 'ERROR'
+  if (code === 'ROTREE_ALL_MIRRORS_FAILED') {
+    const codes = new Set(mirrorErrors(err).map(e => e.code))
+    const [only] = codes
+    if (codes.size === 1 && TEXT[only]) code = only
+  }
   const [title, text] = TEXT[code] ?? ['Error', 'Something went wrong.']
   return { code, title, text }
 }

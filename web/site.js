@@ -16,6 +16,7 @@ import { explain } from './explain.js'
 import { BadAddressError, UsageError, mirrorUrl } from './rotree-client.js'
 import { KEY_RE, keyOfHost, siteOrigin } from './origins.js'
 import { installVerifier } from './register.js'
+import { expiry } from './dates.js'
 
 const $ = id => document.getElementById(id)
 const q = new URLSearchParams(location.search)
@@ -58,7 +59,15 @@ function onVerifier (m) {
     $('blocked').hidden = true
     const info = m.info ?? {}
     $('s-seq').textContent = String(info.seq)
-    $('s-expires').textContent = new Date(info.expires).toLocaleString()
+    const x = expiry(info)
+    // the bar is one line: the date itself is in the tooltip
+    $('s-expires').textContent = x.text
+    $('s-expires').title = new Date(info.expires).toLocaleString()
+    $('s-expires').classList.toggle('warn', x.warn)
+    // the site's _redirects: one that breaks the rules is ignored, and said so here
+    const broken = typeof m.redirects?.error === 'string' ? m.redirects.error : ''
+    $('site-notice').textContent = broken
+    $('site-notice').hidden = !broken
     $('s-root').textContent = String(info.root).slice(0, 16) + '…'
     $('s-root').title = String(info.root)
     $('s-mirror').textContent = String(info.mirror)

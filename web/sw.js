@@ -19,10 +19,12 @@
 //   subresources would otherwise reach the network unverified.
 //
 // A module worker (Chromium 91+, Safari 15+, Firefox 147+): static imports only.
-import { openTree, BadAddressError, BadPathError } from './rotree-client.js'
+import { openTree, BadAddressError, BadPathError, ABSENT_CODES } from './rotree-client.js'
 import { contentType } from './mime.js'
 import { explain } from './explain.js'
 import { KEY_RE, keyOfHost, appOriginOf } from './origins.js'
+import { parseRange } from './range.js'
+import { REDIRECTS_PATH, MAX_BYTES as REDIRECTS_MAX, parseRedirects, matchRedirect } from './redirects.js'
 
 const HERE = new URL(self.location.href)
 const conf = HERE.searchParams
@@ -32,8 +34,9 @@ const SCOPE = new URL(self.registration.scope)
 // non-null on a per-key origin: the one key this origin belongs to
 const ORIGIN_KEY = keyOfHost(HERE.hostname)
 // Files up to this size are verified whole before the response starts; larger
-// ones stream, each chunk verified before it is passed on, and a bad chunk
-// aborts the response (the browser sees a network error, never the bad bytes).
+// ones, and every Range request, stream, each chunk verified before it is
+// passed on, and a bad chunk aborts the response (the browser sees a network
+// error, never the bad bytes).
 const WHOLE_MAX = 16 << 20
 
 // What a shared origin lets a site's page do: run its own inline scripts and
@@ -105,9 +108,40 @@ async function getTree (navigate) {
   }
   // trust rule 2: an expired root is never served, whatever the refresh did
   // (a snapshot pins its root and would not refresh it by itself)
-  if (Date.now() > Date.parse(tree.info.expires)) await tree.refresh()
-  if (navigate) tell({ type: 'info', navigate: true, info: tree.info, mirrors: tree.stats.mirrors })
+  if (!tree.isFresh()) await tree.refresh()
+  if (navigate) {
+    // the root's _redirects, parsed (once per root) before the page's requests need it, so the bar can say it is broken
+    const rules = await redirectsOf(tree.snapshot()).catch(err => ({ rules: [], error: `_redirects could not be read: ${err.code ?? 'ERROR'}: ${err.message}` }))
+    tell({ type: 'info', navigate: true, info: tree.info, mirrors: tree.stats.mirrors, redirects: { rules: rules.rules.length, error: rules.error } })
+  }
   return tree
+}
+
+let redirects = { root: null, p: null }
+
+/**
+ * The _redirects rules of a view's root: { rules, error }, read and parsed
+ * once per root (redirects.js; bounded in size and count). A file that is
+ * not there is no rules; one that cannot be read now (every mirror failed) is
+ * tried again by the next request.
+ */
+function redirectsOf (view) {
+  const root = view.info.root
+  if (redirects.root !== root) {
+    const p = (async () => {
+      let st
+      try { st = await view.stat(REDIRECTS_PATH) } catch (err) {
+        if (ABSENT_CODES.has(err?.code)) return { rules: [], error: null }
+        throw err
+      }
+      if (st.type !== 'file') return { rules: [], error: '_redirects ignored: it is not a file' }
+      if (st.size > REDIRECTS_MAX) return { rules: [], error: `_redirects ignored: ${st.size} bytes, over the limit of ${REDIRECTS_MAX}` }
+      return parseRedirects(await view.readFile(REDIRECTS_PATH))
+    })()
+    redirects = { root, p }
+    p.catch(() => { if (redirects.p === p) redirects = { root: null, p: null } })
+  }
+  return redirects.p
 }
 
 /** Post to every window of this origin: the bar shows it above the site (site-boot.html relays it there). */
@@ -133,17 +167,45 @@ async function handle (req, url) {
       throw new BadPathError(`malformed %-escape in ${url.pathname}`, { cause: err })
     }
     const tree = await getTree(navigate)
-    const view = tree.snapshot() // one root for the stat and the read (trust rule 6)
-    let st = await view.stat(path)
-    if (st.type === 'dir') {
-      if (!url.pathname.endsWith('/')) return Response.redirect(url.origin + url.pathname + '/' + url.search, 301)
-      path = path.replace(/\/?$/, '/index.html')
+    const view = tree.snapshot() // one root for the stat, the rules and the read (trust rule 6)
+    let st
+    try {
       st = await view.stat(path)
+      if (st.type === 'dir') {
+        if (!url.pathname.endsWith('/')) return Response.redirect(url.origin + url.pathname + '/' + url.search, 301)
+        st = await view.stat(path.replace(/\/?$/, '/index.html'))
+        path = path.replace(/\/?$/, '/index.html')
+      }
+    } catch (err) {
+      // only a path the signed tree proves absent (trust rule 5) may be redirected or rewritten
+      if (!ABSENT_CODES.has(err?.code)) throw err
+      const answer = await redirected(view, req, path)
+      if (answer) return answer
+      throw err
     }
     return await respond(view, req, path, st, 200)
   } catch (err) {
     return failure(err, path, req, navigate)
   }
+}
+
+/** The answer _redirects gives for an absent path, or null when no rule matches. */
+async function redirected (view, req, path) {
+  const { rules } = await redirectsOf(view)
+  const hit = matchRedirect(rules, path)
+  if (!hit) return null
+  if (hit.status !== 200 && hit.status !== 404) {
+    // a path on this site only: each segment is one encoded name, so the URL
+    // stays in this scope (no '//host', no '..'); checked again all the same
+    const to = new URL(hit.to.map(encodeURIComponent).join('/'), SCOPE)
+    if (to.origin !== SCOPE.origin || !to.pathname.startsWith(SCOPE.pathname)) return null
+    return Response.redirect(to.href, hit.status)
+  }
+  // a rewrite (200) or a custom not-found page (404): the target's verified bytes
+  let target = '/' + hit.to.join('/')
+  let st = await view.stat(target)
+  if (st.type === 'dir') { target = target.replace(/\/?$/, '/index.html'); st = await view.stat(target) }
+  return respond(view, req, target, st, hit.status)
 }
 
 async function respond (view, req, path, st, status) {
@@ -159,29 +221,25 @@ async function respond (view, req, path, st, status) {
   }
   let start = 0
   let end = st.size - 1
-  // one range (media elements ask for them); anything else is ignored, as RFC 9110 allows
-  const m = status === 200 ? /^bytes=(\d*)-(\d*)$/.exec(req.headers.get('range')?.trim() ?? '') : null
-  if (m && (m[1] || m[2])) {
-    if (m[1]) { start = Number(m[1]); if (m[2]) end = Math.min(Number(m[2]), st.size - 1) } else start = Math.max(st.size - Number(m[2]), 0)
-    if (start > end) return new Response(null, { status: 416, headers: { 'content-range': `bytes */${st.size}`, 'content-security-policy': CSP } })
+  // one range (media elements ask for them), as `rotree serve` and the gateway
+  // answer it (range.js): an invalid one is ignored, an unsatisfiable one is a 416
+  const range = status === 200 ? parseRange(req.headers.get('range'), st.size) : null
+  if (range === 'unsatisfiable') {
+    return new Response(null, { status: 416, headers: { 'content-range': `bytes */${st.size}`, 'accept-ranges': 'bytes', 'cache-control': 'no-cache', 'content-security-policy': CSP } })
+  }
+  if (range) {
+    ({ start, end } = range)
     status = 206
     headers['content-range'] = `bytes ${start}-${end}/${st.size}`
   }
   const length = Math.max(end - start + 1, 0)
   headers['content-length'] = String(length)
   if (req.method === 'HEAD' || length === 0) return new Response(null, { status, headers })
-  if (length <= WHOLE_MAX) {
-    const bytes = status === 206 ? await collect(view.readRange(path, { start, end })) : await view.readFile(path)
-    return new Response(bytes, { status, headers })
-  }
+  if (status !== 206 && length <= WHOLE_MAX) return new Response(await view.readFile(path), { status, headers })
+  // only the chunks covering [start, end] are fetched and verified, and the
+  // first goes out as soon as it has: a video starts at once, and seeks
   const body = view.createReadStream(path, { start, end })
   return new Response(reportErrors(body, path, req), { status, headers })
-}
-
-async function collect (iter) {
-  const parts = []
-  for await (const b of iter) parts.push(b)
-  return new Blob(parts)
 }
 
 /** A streamed body that fails mid-way is reported like any other blocked resource. */

@@ -162,14 +162,14 @@ test('a lie about the same path stays a red failure, and a mirror\'s 404 is no p
     const hash = `#${K()}/notes/nope.txt`
     await page.goto(front.url + hash)
     assert.equal(await settled(page, hash), 'error', pageLogs(page))
-    // the lone mirror's own fault, inside ROTREE_ALL_MIRRORS_FAILED
-    assert.match(await page.textContent('#error-title') + await page.textContent('#error-mirrors'), /ROTREE_HASH_MISMATCH/)
+    // the lone mirror's own fault (inside ROTREE_ALL_MIRRORS_FAILED) is what the title says
+    assert.match(await page.textContent('#error-title'), /Tampered or corrupted data \(ROTREE_HASH_MISMATCH\)/)
     assert.match(await page.getAttribute('#status', 'class'), /\bbad\b/)
     assert.equal(await page.isVisible('#absent'), false)
     liar.set({ blob: (h) => h === notes ? { status: 404 } : 'honest' })
     await page.reload()
     assert.equal(await settled(page, hash), 'error', pageLogs(page))
-    assert.match(await page.textContent('#error-title'), /ROTREE_ALL_MIRRORS_FAILED/)
+    assert.match(await page.textContent('#error-title'), /Mirror error \(ROTREE_MIRROR_HTTP\)/)
     assert.match(await page.getAttribute('#status', 'class'), /\bbad\b/)
     await page.setViewportSize({ width: 390, height: 844 })
     assert.match(await page.innerText('#panel-summary'), /^✗ /)

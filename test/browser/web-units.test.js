@@ -1,0 +1,113 @@
+// The pure modules of web/ (no DOM), in Node: the Service Worker's Range
+// parser agrees with rotree-client's on every row (they are one table, kept
+// in two files until the bundle exports it), the _redirects parser and
+// matcher, expiry in words, and what the key field makes of a pasted address.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { parseRange as sharedParseRange } from 'rotree-client/http'
+import { parseRange } from '../../web/range.js'
+import { parseRedirects, matchRedirect, MAX_RULES, MAX_BYTES } from '../../web/redirects.js'
+import { expiry, untilText } from '../../web/dates.js'
+import { parseFragment, parseKeyInput } from '../../web/address.js'
+
+test('web/range.js answers every Range header as the shared parser does', () => {
+  const headers = [
+    undefined, null, '', 'bytes=0-0', 'bytes=0-', 'bytes=5-3', 'bytes=-0', 'bytes=-5', 'bytes=-500',
+    'bytes=99-', 'bytes=100-', 'bytes=100-200', 'bytes=0-999999999999999999999999999999', 'bytes=999999999999999999999999999999-',
+    'BYTES=1-2', 'Bytes=1-2', 'items=0-1', 'bytes=0-1,5-9', 'bytes=0-1, ', 'bytes= 0-1', 'bytes=0 -1', 'bytes=-', 'bytes=a-b',
+    ' bytes=2-3 ', 'bytes=,0-4', 'bytes', 'bytes=1-2;x', '=0-1', 'bytes=0-1,', 'bytes=00-01', 'bytes=1-1'
+  ]
+  for (const size of [0, 1, 100, 4 << 20]) {
+    for (const h of headers) assert.deepEqual(parseRange(h, size), sharedParseRange(h, size), `${JSON.stringify(h)} of ${size} bytes`)
+  }
+  // the rows the old Service Worker answered otherwise
+  assert.equal(parseRange('bytes=5-3', 100), null, 'an invalid range is ignored: 200, not 416')
+  assert.equal(parseRange('bytes=0-1', 0), null, 'an empty file ignores ranges')
+  assert.deepEqual(parseRange('BYTES=1-2', 100), { start: 1, end: 2 }, 'the unit is case-insensitive')
+})
+
+test('_redirects: the subset it reads', () => {
+  const { rules, error } = parseRedirects(new TextEncoder().encode(`# an SPA
+/old/:year/:slug  /posts/:year/:slug   301
+/go               /docs/start.html     302   # trailing comment
+/api/*            /api-down.html       404
+/files/*          /store/:splat        200
+
+/*                /index.html          200
+`))
+  assert.equal(error, null)
+  assert.equal(rules.length, 5)
+  assert.deepEqual(matchRedirect(rules, '/old/2024/hello'), { status: 301, to: ['posts', '2024', 'hello'] })
+  assert.deepEqual(matchRedirect(rules, '/go'), { status: 302, to: ['docs', 'start.html'] })
+  assert.deepEqual(matchRedirect(rules, '/go/'), { status: 302, to: ['docs', 'start.html'] })
+  assert.deepEqual(matchRedirect(rules, '/api/v1/users'), { status: 404, to: ['api-down.html'] })
+  assert.deepEqual(matchRedirect(rules, '/files/a/b.txt'), { status: 200, to: ['store', 'a', 'b.txt'] })
+  assert.deepEqual(matchRedirect(rules, '/app/deep/link'), { status: 200, to: ['index.html'] })
+  assert.deepEqual(matchRedirect(rules, '/old/2024'), { status: 200, to: ['index.html'] }, 'a placeholder is one whole segment')
+  // a splat that would climb out of the tree never matches
+  assert.equal(matchRedirect(parseRedirects('/f/* /store/:splat 200').rules, '/f/../../etc'), null)
+  assert.deepEqual(parseRedirects('/a /b').rules[0].status, 301, 'a redirect by default')
+  assert.deepEqual(parseRedirects('').rules, [])
+})
+
+test('_redirects: a file that breaks the rules is ignored as a whole, and says why', () => {
+  const cases = {
+    '/a https://evil.example/ 302': /TO must be a path starting with one "\/"/,
+    '/a //evil.example/x 301': /TO must be a path/,
+    '/a /b 418': /status 418 is not one of/,
+    '/a /b 200!': /status "200!"/,
+    '/a /b 301 Country=au': /expected "FROM TO \[STATUS\]", got 4 fields/,
+    '/a': /got 1 field$/,
+    'a /b': /FROM must be a path/,
+    '/a/*/b /c 200': /`\*` only as its last segment/,
+    '/a* /c 200': /`\*` only as a whole last segment/,
+    '/:x /y/:z 301': /TO uses :z, which FROM does not define/,
+    '/a /:splat 200': /TO uses :splat/,
+    '/a /../etc 200': /"\." or "\.\." segments/,
+    '/a /b?x=1 301': /may not hold "\?"/,
+    '/a /%zz 301': /malformed %-escape/
+  }
+  for (const [text, why] of Object.entries(cases)) {
+    const r = parseRedirects(`/ok /fine 301\n${text}\n`)
+    assert.deepEqual(r.rules, [], text)
+    assert.match(r.error, /^_redirects ignored: line 2: /, text)
+    assert.match(r.error, why, text)
+  }
+  assert.match(parseRedirects(new Uint8Array([0x2f, 0xff, 0x20, 0x2f])).error, /not UTF-8/)
+  assert.match(parseRedirects(new Uint8Array(MAX_BYTES + 1)).error, /over the limit of 65536/)
+  const many = Array.from({ length: MAX_RULES + 1 }, (_, i) => `/r${i} /t 301`).join('\n')
+  assert.match(parseRedirects(many).error, /more than 1000 rules/)
+  assert.equal(parseRedirects(many.split('\n').slice(0, MAX_RULES).join('\n')).rules.length, MAX_RULES)
+})
+
+test('expiry in words, and when to warn', () => {
+  const DAY = 864e5
+  const now = Date.parse('2030-01-10T00:00:00Z')
+  const info = (issuedDaysAgo, lifeDays) => ({ issued: new Date(now - issuedDaysAgo * DAY).toISOString(), expires: new Date(now - issuedDaysAgo * DAY + lifeDays * DAY).toISOString() })
+  assert.deepEqual(expiry(info(0, 7), now), { text: 'in 7 days', warn: false, left: 7 * DAY })
+  assert.equal(expiry(info(5, 7), now).warn, false) // 2 days of 7 left: more than a day and a seventh
+  assert.deepEqual([expiry(info(6.5, 7), now).text, expiry(info(6.5, 7), now).warn], ['in 12 hours', true])
+  assert.deepEqual([expiry(info(27, 30), now).text, expiry(info(27, 30), now).warn], ['in 3 days', true]) // under a seventh of 30 days
+  assert.equal(expiry(info(0, 0.5), now).warn, true) // a 12-hour tree is always within a day
+  assert.equal(untilText(90e3), 'in 2 minutes')
+  assert.equal(untilText(60e3), 'in 1 minute')
+  assert.equal(untilText(5e3), 'in under a minute')
+  assert.equal(untilText(-1), 'expired')
+})
+
+test('the address: a fragment, and what a reader pastes', () => {
+  const key = 'ab'.repeat(32)
+  assert.equal(parseFragment(''), null)
+  assert.equal(parseFragment('#'), null)
+  assert.deepEqual(parseFragment(`#${key.toUpperCase()}/a/b%20c`), { key, path: '/a/b c' })
+  assert.match(parseFragment('#abc/x').error, /"abc" is not a public key: a key is 64 hex digits \(0-9, a-f\), and this has 3\./)
+  assert.match(parseFragment(`#${key.slice(1)}z`).error, /other characters \(z\)/)
+  assert.deepEqual(parseKeyInput(`  ${key}  `), { key, path: '/', mirrors: [] })
+  assert.deepEqual(parseKeyInput(`http://127.0.0.1:8080/pub/#${key}`), { key, path: '/', mirrors: ['http://127.0.0.1:8080/pub/'] })
+  assert.deepEqual(parseKeyInput(`https://m.example/pub#${key}:docs`), { key, path: '/', mirrors: ['https://m.example/pub/'] })
+  assert.deepEqual(parseKeyInput(`http://app.example/index.html?mirror=https%3A%2F%2Fm2.example%2F#${key}/notes/a.txt`),
+    { key, path: '/notes/a.txt', mirrors: ['http://app.example/', 'https://m2.example/'] })
+  assert.deepEqual(parseKeyInput(`x#y#${key}`), { key, path: '/', mirrors: [] }, 'the part after the last #')
+  assert.match(parseKeyInput('').error, /Paste a public key/)
+  assert.match(parseKeyInput('http://m.example/#deadbeef:docs').error, /"deadbeef" is not a public key/)
+})
