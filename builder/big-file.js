@@ -149,15 +149,15 @@ export function stitch (starts, chains, cutAt) {
  * @param {{ task: (msg: object) => Promise<any> }} pool runs one big-file task on a worker
  * @param {{ fd: number, st: import('./chunk-file.js').FileStat, readStart: number }} big what chunkFileSync handed back
  * @param {string} rel the file's path in the tree, for errors
- * @param {(n: number) => void} [progress] bytes done
+ * @param {number} [segment] bytes per segment
  * @returns {Promise<import('./chunk-file.js').FileResult>}
  */
-export async function chunkBig (pool, big, rel, progress = () => {}) {
+export async function chunkBig (pool, big, rel, segment = SEGMENT) {
   const { fd, st } = big
   try {
     const size = st.size
     const starts = []
-    for (let p = 0; p < size; p += SEGMENT) starts.push(p)
+    for (let p = 0; p < size; p += segment) starts.push(p)
     // the whole-file hash is the longest task: it goes first
     const whole = pool.task({ type: 'whole', fd, size, rel })
     const chains = await Promise.all(starts.map((s, k) => pool.task({ type: 'cuts', fd, from: s, to: starts[k + 1] ?? size, size, rel })))
@@ -171,14 +171,10 @@ export async function chunkBig (pool, big, rel, progress = () => {}) {
     if (ends[ends.length - 1] !== size) throw changed({ rel })
     // the true chunks, grouped by segment for the threads that hash and store them
     const groups = starts.map(() => [])
-    for (let i = 0, p = 0; i < ends.length; p = ends[i++]) groups[Math.min(starts.length - 1, Math.floor(p / SEGMENT))].push(p, ends[i] - p)
+    for (let i = 0, p = 0; i < ends.length; p = ends[i++]) groups[Math.min(starts.length - 1, Math.floor(p / segment))].push(p, ends[i] - p)
     const stored = await Promise.all(groups.map(async pairs => {
       if (!pairs.length) return { hashes: [], written: [] }
-      const r = await pool.task({ type: 'write', fd, pairs, rel })
-      let bytes = 0
-      for (let i = 1; i < pairs.length; i += 2) bytes += pairs[i]
-      progress(bytes)
-      return r
+      return pool.task({ type: 'write', fd, pairs, rel })
     }))
     const sha256 = await whole
     const after = fstatSync(fd)

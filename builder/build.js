@@ -45,7 +45,8 @@ import { signFields, encodeUnsigned } from './sign-root.js'
  *   before anything in it is opened (tests change SRC at exactly that moment)
  * @param {(f: { path: string, size: number, sha256: string }) => void} [o.onFile] called for every
  *   file of the tree with its whole-file SHA-256 (from the build index for files not read)
- * @param {number} [o.bigAt] files of at least this many bytes are chunked on several threads
+ * @param {number} [o.bigAt] files of at least this many bytes are chunked on several threads (big-file.js)
+ * @param {number} [o.segment] in segments of this many bytes
  */
 export async function build (o) {
   const { src, out, key, onBad = 'fail', warn = () => {}, unsigned = false } = o
@@ -64,7 +65,7 @@ export async function build (o) {
     const store = new StatBlobStore(out, { fsync: o.fsync ?? true }).open()
     // a killed writer's temporary files: only possible if h/ changed since the last build committed
     const swept = index.trusted ? 0 : store.sweep()
-    pool = new ChunkPool(store, { threads: o.threads ?? o.jobs ?? defaultThreads(), workersAfter: o.workersAfter, bigAt: o.bigAt })
+    pool = new ChunkPool(store, { threads: o.threads ?? o.jobs ?? defaultThreads(), workersAfter: o.workersAfter, bigAt: o.bigAt, segment: o.segment })
     clock.phase('open')
 
     const total = index.totals?.bytes ?? 0

@@ -38,7 +38,7 @@ import path from 'node:path'
 import * as errors from 'rotree-client/errors'
 import { readBuffer } from './chunk-file.js'
 import { runBatch, readResults, SAME, FILE, BIG, ERROR } from './file-batch.js'
-import { chunkBig, BIG_FILE } from './big-file.js'
+import { chunkBig, BIG_FILE, SEGMENT } from './big-file.js'
 import { TMP_PREFIX } from '../lib/published/blob-store.js'
 
 /** More threads than this only contend for the disk and the h/ directory. */
@@ -68,13 +68,15 @@ export class ChunkPool {
    * @param {{ threads?: number, workersAfter?: number, bigAt?: number }} [o]
    *   threads: worker threads (0: everything on the main thread);
    *   workersAfter: bytes asked for before they start (0: at the first file);
-   *   bigAt: files of this size or more are chunked on several threads (with ≥ 2 of them)
+   *   bigAt: files of this size or more are chunked on several threads (with ≥ 2 of them),
+   *   in segments of `segment` bytes
    */
-  constructor (store, { threads = defaultThreads(), workersAfter = WORKERS_AFTER, bigAt = BIG_FILE } = {}) {
+  constructor (store, { threads = defaultThreads(), workersAfter = WORKERS_AFTER, bigAt = BIG_FILE, segment = SEGMENT } = {}) {
     this.store = store
     this.threads = threads
     this.workersAfter = workersAfter
     this.bigAt = threads >= 2 ? bigAt : Infinity
+    this.segment = segment
     this.queue = []; this.head = 0 // of file items
     this.tasks = [] // big-file tasks, before any file
     this.inFlight = 0 // files given to a thread and not answered
@@ -287,7 +289,7 @@ export class ChunkPool {
   _big (e, big) {
     this.stats.bigFiles++
     this.inFlight++
-    chunkBig(this, big, e.dir.rel + e.name).then(r => {
+    chunkBig(this, big, e.dir.rel + e.name, this.segment).then(r => {
       for (let j = 0; j < r.chunks.length; j++) this.store.count(r.written[j], r.chunks[j].size)
       delete r.written
       return r

@@ -7,10 +7,11 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { rmSync } from 'node:fs'
+import { createHash } from 'node:crypto'
 import { tmpdir, writeTree, makeKey, prng } from '../helpers/fixtures.js'
 import { checkPublished } from '../helpers/check-tree.js'
 import { build } from '../../builder/build.js'
-import { BlobStore } from '../../lib/published/blob-store.js'
+import { StatBlobStore } from '../../lib/published/blob-store.js'
 import { ChunkPool, encodeError, decodeError } from '../../builder/chunk-pool.js'
 import { chunkFileSync, readBuffer, READ_SIZE } from '../../builder/chunk-file.js'
 import { chunkLengths } from 'rotree-client/src/format/cdc.js'
@@ -44,16 +45,18 @@ test('the tree and every blob in h/ are the same for 0, 1 and 3 worker threads',
   const src = path.join(dir, 'src')
   await bigTree(src)
   const key = makeKey()
+  // bigAt 2 MiB in segments of 1 MiB: huge.bin and zeros are cut on several threads when there are two or more
+  const big = { bigAt: 2 << 20, segment: 1 << 20 }
   const runs = [
     { name: 'main thread only', threads: 0 },
     { name: '1 worker', threads: 1, workersAfter: 0 },
-    { name: '3 workers', threads: 3, workersAfter: 0 },
-    { name: 'default pool, workers started on demand', threads: undefined, workersAfter: 1 << 20 }
+    { name: '3 workers', threads: 3, workersAfter: 0, ...big },
+    { name: 'default pool, workers started on demand', threads: undefined, workersAfter: 1 << 20, ...big }
   ]
   const results = []
   for (const r of runs) {
     const out = path.join(dir, `out-${results.length}`)
-    const res = await build(opts(src, out, key, { threads: r.threads, workersAfter: r.workersAfter }))
+    const res = await build(opts(src, out, key, { threads: r.threads, workersAfter: r.workersAfter, bigAt: r.bigAt, segment: r.segment }))
     await checkPublished(out, key.publicKey, { now: NOW })
     results.push({ ...r, res, h: await listH(out) })
   }
@@ -62,8 +65,9 @@ test('the tree and every blob in h/ are the same for 0, 1 and 3 worker threads',
   for (const r of rest) {
     assert.equal(r.res.root, zero.res.root, `${r.name}: root`)
     assert.deepEqual(r.h, zero.h, `${r.name}: h/ listing`)
-    assert.deepEqual(r.res.blobs, zero.res.blobs, `${r.name}: blobs written and reused`)
+    assert.equal(r.res.blobs.written + r.res.blobs.reused, zero.res.blobs.written + zero.res.blobs.reused, `${r.name}: blobs stored`)
   }
+  assert.equal(results[2].res.pool.bigFiles, 2, 'huge.bin and zeros on several threads')
   // the workers did read: with workersAfter 0 every file goes to them
   assert.equal(results[1].res.pool.mainFiles, 0); assert.ok(results[1].res.pool.workerFiles > 300)
   assert.equal(results[2].res.pool.mainFiles, 0); assert.equal(results[2].res.pool.threads, 3)
@@ -87,13 +91,14 @@ test('chunkFileSync cuts a file read in several buffers where chunkLengths cuts 
   const r = chunkFileSync({ abs: file, rel: '/f', size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino }, (h, b) => { stored.set(h, Buffer.from(b)); return true }, readBuffer())
   assert.deepEqual(r.chunks.map(c => c.size), chunkLengths(data))
   assert.deepEqual(Buffer.concat(r.chunks.map(c => stored.get(c.hash))), data)
+  assert.equal(r.sha256, createHash('sha256').update(data).digest('hex'), 'the whole file\'s SHA-256, in the same pass')
 })
 
-// what a task becomes with 0 or 2 threads: the settled value, or the error's observable shape
-async function outcome (store, threads, task) {
+// what a file becomes with 0 or 2 threads: the settled value, or the error's observable shape
+async function outcome (store, threads, file) {
   const pool = new ChunkPool(store, { threads, workersAfter: 0 })
   try {
-    const r = await pool.chunk(task)
+    const r = await pool.chunk(file.dir, file.name, file.expect ?? null)
     return { ok: r, pool: pool.stats }
   } catch (err) {
     return {
@@ -106,36 +111,55 @@ async function outcome (store, threads, task) {
 test('a file\'s error from a worker is the error the main thread gives: class, code, message, fields', async t => {
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
   await writeTree(dir, { 'src/small': 'twelve bytes', 'src/big.bin': prng(300_000, 'b'), 'src/sub/x': 'x', 'src/ln': { symlink: 'small' } })
-  const store = await new BlobStore(path.join(dir, 'out'), { fsync: false }).open()
+  const store = new StatBlobStore(path.join(dir, 'out'), { fsync: false }).open()
+  const at = { open: path.join(dir, 'src') + '/', rel: '/' }
   const st = async p => fs.lstat(path.join(dir, 'src', p))
-  const id = async p => { const s = await st(p); return { dev: s.dev, ino: s.ino } }
+  const was = async p => { const s = await st(p); return { size: s.size, mtimeMs: s.mtimeMs, ctimeMs: s.ctimeMs, ino: s.ino, dev: s.dev } }
   const cases = {
-    vanished: { abs: path.join(dir, 'src/gone'), rel: '/gone', size: 10, mtimeMs: 1, dev: 0, ino: 0 },
-    'grew since the scan': { abs: path.join(dir, 'src/big.bin'), rel: '/big.bin', size: 1000, mtimeMs: (await st('big.bin')).mtimeMs, ...await id('big.bin') },
-    'shrank since the scan': { abs: path.join(dir, 'src/small'), rel: '/small', size: 20, mtimeMs: (await st('small')).mtimeMs, ...await id('small') },
-    'touched since the scan': { abs: path.join(dir, 'src/big.bin'), rel: '/big.bin', size: 300_000, mtimeMs: 5, ...await id('big.bin') },
-    'a directory now': { abs: path.join(dir, 'src/sub'), rel: '/sub', size: 4096, mtimeMs: (await st('sub')).mtimeMs, ...await id('small') },
-    'a symlink now': { abs: path.join(dir, 'src/ln'), rel: '/ln', size: 5, mtimeMs: (await st('ln')).mtimeMs, ...await id('small') },
-    'another file now': { abs: path.join(dir, 'src/small'), rel: '/small', size: 12, mtimeMs: (await st('small')).mtimeMs, ...await id('big.bin') }
+    vanished: { dir: at, name: 'gone' },
+    'vanished, known to the index': { dir: at, name: 'gone', expect: await was('small') },
+    'a directory now': { dir: at, name: 'sub' },
+    'a directory now, known to the index as a file': { dir: at, name: 'sub', expect: await was('small') },
+    'a symlink now': { dir: at, name: 'ln' },
+    'a symlink now, known to the index as a file': { dir: at, name: 'ln', expect: await was('small') }
   }
-  for (const [name, task] of Object.entries(cases)) {
-    const main = await outcome(store, 0, task)
-    const worker = await outcome(store, 2, task)
+  for (const [name, file] of Object.entries(cases)) {
+    const main = await outcome(store, 0, file)
+    const worker = await outcome(store, 2, file)
     assert.ok(main.err, `${name}: fails`)
     assert.equal(main.err.code, 'ROTREE_BUILD_INPUT', `${name}: ${main.err.message}`)
     assert.equal(main.err.class, 'BuildInputError')
-    assert.ok(main.err.message.startsWith(task.rel + ': '), `${name}: names the path: ${main.err.message}`)
+    assert.ok(main.err.message.startsWith('/' + file.name + ': '), `${name}: names the path: ${main.err.message}`)
     assert.deepEqual(worker.err, main.err, name)
     assert.equal(worker.pool.workerFiles + worker.pool.mainFiles, 0)
   }
   assert.equal((await outcome(store, 0, cases.vanished)).err.cause, 'ENOENT')
   assert.equal((await outcome(store, 0, cases['a symlink now'])).err.cause, 'ELOOP') // never followed out of the tree
-  assert.equal((await outcome(store, 2, cases['grew since the scan'])).err.changed, true)
-  // and a good file is the same from both
-  const ok = { abs: path.join(dir, 'src/big.bin'), rel: '/big.bin', size: 300_000, mtimeMs: (await st('big.bin')).mtimeMs, ...await id('big.bin') }
+  assert.equal((await outcome(store, 2, cases['a directory now'])).err.changed, true)
+  // and a good file is the same from both; known and unchanged, it is not read
+  const ok = { dir: at, name: 'big.bin' }
   const [m, w] = [await outcome(store, 0, ok), await outcome(store, 2, ok)]
-  assert.deepEqual(w.ok, m.ok)
+  assert.deepEqual({ ...w.ok, readStart: 0 }, { ...m.ok, readStart: 0 })
   assert.equal(w.pool.workerFiles, 1)
+  const same = { dir: at, name: 'big.bin', expect: await was('big.bin') }
+  assert.equal((await outcome(store, 2, same)).ok, null)
+  assert.equal((await outcome(store, 0, { ...same, expect: { ...same.expect, ctimeMs: 1 } })).ok.size, 300_000, 'changed: read')
+})
+
+test('chunkFileSync: a file that is not what its lstat said fails, naming it', async t => {
+  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  await writeTree(dir, { small: 'twelve bytes', 'big.bin': prng(300_000, 'b') })
+  const st = async p => fs.lstat(path.join(dir, p))
+  const task = async (p, over = {}) => { const s = await st(p); return { abs: path.join(dir, p), rel: '/' + p, size: s.size, mtimeMs: s.mtimeMs, dev: s.dev, ino: s.ino, ...over } }
+  const cases = {
+    'grew since the scan': await task('big.bin', { size: 1000 }),
+    'shrank since the scan': await task('small', { size: 20 }),
+    'touched since the scan': await task('big.bin', { mtimeMs: 5 }),
+    'another file now': await task('small', { ino: (await st('big.bin')).ino })
+  }
+  for (const [name, t] of Object.entries(cases)) {
+    assert.throws(() => chunkFileSync(t, () => true, readBuffer()), err => err instanceof BuildInputError && err.changed === true && err.message.startsWith(t.rel + ': '), name)
+  }
 })
 
 test('system errors keep their code, errno, syscall and path across the thread boundary', () => {
@@ -157,19 +181,18 @@ test('a file that vanishes while workers read the tree fails the build naming it
   await writeTree(src, tree)
   const key = makeKey()
   const before = process.getActiveResourcesInfo().filter(r => r === 'Worker' || r === 'MessagePort').length
-  // build.js reads a directory's files only after its subdirectories': the
-  // first file done (in sub/) is done before any file of the root is read
-  const onProgressOnce = () => { let once = false; return () => { if (!once) { once = true; rmSync(path.join(src, 'victim.bin'), { force: true }) } } }
+  // listed, not yet opened: gone (the root's mtime is fsinfo's, not in a page: a clean build after it is the same tree)
+  const vanish = async rel => { if (rel === '/') rmSync(path.join(src, 'victim.bin'), { force: true }) }
 
   const out = path.join(dir, 'out')
-  await assert.rejects(build(opts(src, out, key, { threads: 2, workersAfter: 0, onProgress: onProgressOnce() })),
+  await assert.rejects(build(opts(src, out, key, { threads: 2, workersAfter: 0, onListed: vanish })),
     err => err instanceof BuildInputError && err.code === 'ROTREE_BUILD_INPUT' && err.message === '/victim.bin: cannot open (ENOENT)' && err.cause?.code === 'ENOENT')
   await assert.rejects(fs.access(path.join(out, 'fsinfo.json')), { code: 'ENOENT' }) // nothing published
   assert.deepEqual((await fs.readdir(path.join(out, 'h'))).filter(n => !/^[0-9a-f]{64}$/.test(n)), [])
 
   await writeTree(src, { 'victim.bin': prng(200_000, 'v') })
   const warnings = []
-  const skipped = await build(opts(src, out, key, { threads: 2, workersAfter: 0, onBad: 'skip', warn: m => warnings.push(m), onProgress: onProgressOnce() }))
+  const skipped = await build(opts(src, out, key, { threads: 2, workersAfter: 0, onBad: 'skip', warn: m => warnings.push(m), onListed: vanish }))
   assert.deepEqual(warnings, ['skipping /victim.bin: cannot open (ENOENT)'])
   assert.equal(skipped.pool.mainFiles, 0)
   const clean = await build(opts(src, path.join(dir, 'clean'), key, { threads: 0 })) // victim.bin is gone now
@@ -183,16 +206,15 @@ test('a file that vanishes while workers read the tree fails the build naming it
 test('a worker that dies fails what it held and the pool, without hanging', async t => {
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
   await writeTree(dir, { 'src/a.bin': prng(3 * READ_SIZE, 'a') })
-  const st = await fs.stat(path.join(dir, 'src/a.bin'))
-  const store = await new BlobStore(path.join(dir, 'out'), { fsync: false }).open()
+  const store = new StatBlobStore(path.join(dir, 'out'), { fsync: false }).open()
   const pool = new ChunkPool(store, { threads: 1, workersAfter: 0 })
-  const task = { abs: path.join(dir, 'src/a.bin'), rel: '/a.bin', size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino }
-  const p = pool.chunk(task)
+  const at = { open: path.join(dir, 'src') + '/', rel: '/' }
+  const p = pool.chunk(at, 'a.bin')
   // once it is working on the file, kill its thread
   while (!pool.workers[0]?.inflight) await new Promise(resolve => setImmediate(resolve))
   await pool.workers[0].w.terminate()
   await assert.rejects(p, /chunk worker thread exited unexpectedly/)
-  await assert.rejects(pool.chunk(task), /chunk worker thread exited unexpectedly/)
+  await assert.rejects(pool.chunk(at, 'a.bin'), /chunk worker thread exited unexpectedly/)
   await pool.close()
 })
 
@@ -203,14 +225,13 @@ test('a pool left open does not keep the process alive', async t => {
   await fs.writeFile(script, `
     import fs from 'node:fs'
     import path from 'node:path'
-    import { BlobStore } from ${JSON.stringify(new URL('../../lib/published/blob-store.js', import.meta.url).href)}
+    import { StatBlobStore } from ${JSON.stringify(new URL('../../lib/published/blob-store.js', import.meta.url).href)}
     import { ChunkPool } from ${lib('chunk-pool.js')}
     const dir = ${JSON.stringify(dir)}
     fs.writeFileSync(path.join(dir, 'f'), 'x'.repeat(100000))
-    const st = fs.statSync(path.join(dir, 'f'))
-    const store = await new BlobStore(path.join(dir, 'out'), { fsync: false }).open()
+    const store = new StatBlobStore(path.join(dir, 'out'), { fsync: false }).open()
     const pool = new ChunkPool(store, { threads: 2, workersAfter: 0 })
-    const r = await pool.chunk({ abs: path.join(dir, 'f'), rel: '/f', size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino })
+    const r = await pool.chunk({ open: dir + '/', rel: '/' }, 'f')
     console.log(r.chunks.length, pool.stats.workerFiles)
     // no pool.close(): the process must end all the same
   `)
