@@ -51,12 +51,15 @@ export function parseRedirects (input) {
 
 function bad (why) { return { rules: [], error: `_redirects ignored: ${why}` } }
 
+/** A piece of the file, quoted, and short: the bar shows it, and a line may be 64 KiB long. */
+function show (v) { return JSON.stringify(v.length > 80 ? v.slice(0, 77) + '…' : v) }
+
 /** One rule, or why the line is not one. */
 function parseRule (line) {
   const f = line.split(/\s+/)
   if (f.length < 2 || f.length > 3) return `expected "FROM TO [STATUS]", got ${f.length} field${f.length === 1 ? '' : 's'}`
   const [from, to, code = '301'] = f
-  if (!/^[0-9]{3}$/.test(code)) return `status ${JSON.stringify(code)} is not one of 200, 301, 302, 303, 307, 308, 404`
+  if (!/^[0-9]{3}$/.test(code)) return `status ${show(code)} is not one of 200, 301, 302, 303, 307, 308, 404`
   const status = Number(code)
   if (!REDIRECT.has(status) && !SERVE.has(status)) return `status ${status} is not one of 200, 301, 302, 303, 307, 308, 404`
   const src = pathSegments(from, 'FROM')
@@ -66,7 +69,7 @@ function parseRule (line) {
     const s = src[i]
     if (s === '*') { if (i !== src.length - 1) return 'FROM may have `*` only as its last segment'; names.add(':splat'); continue }
     if (s.startsWith(':')) {
-      if (!NAME.test(s) || s === ':splat') return `FROM has a malformed placeholder ${JSON.stringify(s)}`
+      if (!NAME.test(s) || s === ':splat') return `FROM has a malformed placeholder ${show(s)}`
       if (names.has(s)) return `FROM names ${s} twice`
       names.add(s)
     } else if (s.includes('*')) return 'FROM may have `*` only as a whole last segment'
@@ -82,12 +85,12 @@ function parseRule (line) {
 /** '/a/:b/*' → ['a', ':b', '*']; a string says why it is not a path of this site. */
 function pathSegments (p, what) {
   // only a path from the site's root: a URL or '//host' could lead off this origin
-  if (!p.startsWith('/') || p.startsWith('//')) return `${what} must be a path starting with one "/" (no URL of another origin), got ${JSON.stringify(p)}`
-  if (/[?#\\]/.test(p)) return `${what} may not hold "?", "#" or "\\": ${JSON.stringify(p)}`
+  if (!p.startsWith('/') || p.startsWith('//')) return `${what} must be a path starting with one "/" (no URL of another origin), got ${show(p)}`
+  if (/[?#\\]/.test(p)) return `${what} may not hold "?", "#" or "\\": ${show(p)}`
   const segs = p.split('/').filter(s => s !== '')
   let decoded
-  try { decoded = segs.map(s => decodeURIComponent(s)) } catch { return `${what} has a malformed %-escape: ${JSON.stringify(p)}` }
-  if (decoded.some(s => s === '.' || s === '..' || s.includes('/') || s.includes('\0'))) return `${what} may not hold "." or ".." segments: ${JSON.stringify(p)}`
+  try { decoded = segs.map(s => decodeURIComponent(s)) } catch { return `${what} has a malformed %-escape: ${show(p)}` }
+  if (decoded.some(s => s === '.' || s === '..' || s.includes('/') || s.includes('\0'))) return `${what} may not hold "." or ".." segments: ${show(p)}`
   return decoded
 }
 

@@ -73,6 +73,8 @@ test('_redirects: a file that breaks the rules is ignored as a whole, and says w
     assert.match(r.error, /^_redirects ignored: line 2: /, text)
     assert.match(r.error, why, text)
   }
+  const long = parseRedirects(`/a https://${'x'.repeat(60000)} 302`).error
+  assert.ok(long.length < 300, 'what the bar shows of a line is short')
   assert.match(parseRedirects(new Uint8Array([0x2f, 0xff, 0x20, 0x2f])).error, /not UTF-8/)
   assert.match(parseRedirects(new Uint8Array(MAX_BYTES + 1)).error, /over the limit of 65536/)
   const many = Array.from({ length: MAX_RULES + 1 }, (_, i) => `/r${i} /t 301`).join('\n')
