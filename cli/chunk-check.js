@@ -4,9 +4,16 @@
 // rule 3; the handles come from a verified directory page or chunk index).
 // `rotree get` uses it to keep a verified prefix of an interrupted download
 // and, with --checksum, to skip a file whose content is already right.
+//
+// A version-2 chunk stored compressed (FORMAT.md §12.6) has a handle over
+// its stored bytes, which a local copy of the file bytes cannot be checked
+// against: such a chunk ends a verified prefix, and a version-2 file is
+// compared by the whole-file SHA-256 its entry carries (FORMAT.md §12.7).
 import { verifyBlob } from 'rotree-client/verify'
-import { equalBytes } from 'rotree-client/internal'
+import { equalBytes, createSha256 } from 'rotree-client/internal'
 import { DAMAGE_CODES } from 'rotree-client/errors'
+
+const READ = 1 << 20 // bytes read at a time when hashing a whole local file
 
 /**
  * The chunks of file entry `e` overlapping [start, end): { ref, offset }.
@@ -28,6 +35,7 @@ export async function verifiedPrefix (tree, e, fh, limit) {
   let good = 0
   for await (const { ref, offset } of chunkSpans(tree, e, 0, limit)) {
     if (offset !== good || offset + ref.size > limit) break
+    if (ref.codec !== undefined && ref.codec !== 'none') break // handle over compressed bytes
     if (!(await chunkMatches(fh, ref, offset))) break
     good = offset + ref.size
   }
@@ -42,7 +50,21 @@ export async function sameContent (tree, e, fh, size) {
     const b = Buffer.alloc(e.size)
     return (await readFully(fh, b, 0)) === e.size && equalBytes(b, e.inline)
   }
+  if (typeof e.sha256 === 'string') return (await fileSha256(fh, e.size)) === e.sha256
   return (await verifiedPrefix(tree, e, fh, e.size)) === e.size
+}
+
+/** SHA-256 (hex) of the first `size` bytes of `fh`, or null when it holds fewer. */
+async function fileSha256 (fh, size) {
+  const h = createSha256()
+  const b = Buffer.alloc(Math.min(READ, size))
+  for (let off = 0; off < size;) {
+    const n = await readFully(fh, b.subarray(0, Math.min(b.length, size - off)), off)
+    if (n === 0) return null
+    h.update(b.subarray(0, n))
+    off += n
+  }
+  return h.hex()
 }
 
 async function chunkMatches (fh, ref, offset) {
