@@ -132,10 +132,11 @@ export class RootStore {
         await this.trust.reach(info.trust.seq)
       } catch (err) {
         if (err.code !== 'ROTREE_ALL_MIRRORS_FAILED') throw err
-        // no mirror serves the document this answer names, so its signatures
-        // cannot be counted: a fault of this answer (docs/TRUST.md rule 4),
-        // not a reason to stop reading the other mirrors' answers
-        throw new ThresholdError(`fsinfo.json names trust document ${info.trust.seq}, which no mirror serves: ${err.message}`, { cause: err })
+        // no mirror serves a chain from the address to the document this
+        // answer names, so its signatures cannot be counted: a fault of this
+        // answer (docs/TRUST.md rule 4), not a reason to stop reading the
+        // other mirrors' answers
+        throw new ThresholdError(`fsinfo.json names trust document ${info.trust.seq}, which no mirror serves as a chain this reader accepts: ${err.message}`, { cause: err })
       }
     }
     const trust = this.trust.doc

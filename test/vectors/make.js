@@ -5,6 +5,8 @@
 //   vectors.json                     what a reader must see in it (keys, root, every path)
 //   tampered/<name>.json             variants that must fail, with the expected error code
 //
+//   v2/…                             the same for format version 2 (make-v2.js)
+//
 //   node test/vectors/make.js [DEST]      (DEST defaults to this folder)
 //
 // Everything is deterministic: fixed contents, fixed mtimes (utimes/lutimes), a
@@ -425,4 +427,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   const dest = path.resolve(process.argv[2] ?? path.dirname(new URL(import.meta.url).pathname))
   const r = await makeVectors(dest)
   console.log(`wrote ${dest}: root ${r.root}, ${r.blobs} blobs, public key ${PUBLIC_KEY}`)
+  const { makeVectorsV2 } = await import('./make-v2.js')
+  const r2 = await makeVectorsV2(path.join(dest, 'v2'))
+  console.log(`wrote ${path.join(dest, 'v2')}: root ${r2.root}, ${r2.blobs} blobs, address #${r2.fragment}`)
 }
