@@ -66,7 +66,8 @@ async function _readInPage ({ addr, mirrors, seenAddr, timeoutMs, path }) {
     const tree = await openTree(addr, { mirrors, timeoutMs })
     try { bytes = await tree.readFile(path) } finally { tree.close() }
   } catch (err) {
-    return { ok: false, code: err?.code ?? `${err?.name}: ${err?.message}`, message: String(err?.message ?? err), b64: '' }
+    const code = err?.code === 'ROTREE_ALL_MIRRORS_FAILED' && err.errors?.length ? err.errors[0].code : err?.code // as readers.js codeOf
+    return { ok: false, code: code ?? `${err?.name}: ${err?.message}`, message: String(err?.message ?? err), b64: '' }
   }
   const url = await new Promise((resolve, reject) => {
     const r = new FileReader()

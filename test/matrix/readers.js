@@ -27,7 +27,15 @@ export function runCli (args, env = {}) {
   })
 }
 
-const cliCode = stderr => /^rotree: (ROTREE_[A-Z_]+):/.exec(stderr)?.[1] ?? null
+// When every mirror failed the reader says ROTREE_ALL_MIRRORS_FAILED and names
+// what each mirror did (docs/TRUST.md rule 4); the matrix reports the lone
+// liar's own code, which is what the lie must produce.
+const cliCode = stderr => {
+  const top = /^rotree: (ROTREE_[A-Z_]+):/.exec(stderr)?.[1] ?? null
+  if (top !== 'ROTREE_ALL_MIRRORS_FAILED') return top
+  return /: (ROTREE_[A-Z_]+) \(/.exec(stderr.slice(stderr.indexOf(':', 8)))?.[1] ?? top
+}
+export const codeOf = err => err?.code === 'ROTREE_ALL_MIRRORS_FAILED' && err.errors?.length ? err.errors[0].code : err?.code
 
 async function listLeft (dir) { return (await fs.readdir(dir).catch(() => [])).sort() }
 
@@ -38,7 +46,7 @@ export const READERS = [
       try {
         const tree = await openTree(addr, { mirrors, stateDir, timeoutMs: timeoutS * 1000 })
         try { return { ok: true, out: Buffer.from(await tree.readFile(p)) } } finally { tree.close() }
-      } catch (err) { return { ok: false, code: err.code, out: Buffer.alloc(0) } }
+      } catch (err) { return { ok: false, code: codeOf(err), out: Buffer.alloc(0) } }
     }
   },
   {
@@ -49,7 +57,7 @@ export const READERS = [
         const tree = await openTree(addr, { mirrors, stateDir, timeoutMs: timeoutS * 1000 })
         try { for await (const b of tree.createReadStream(p)) parts.push(b) } finally { tree.close() }
         return { ok: true, out: Buffer.concat(parts) }
-      } catch (err) { return { ok: false, code: err.code, out: Buffer.concat(parts) } }
+      } catch (err) { return { ok: false, code: codeOf(err), out: Buffer.concat(parts) } }
     }
   },
   {
@@ -71,7 +79,7 @@ export const READERS = [
           }
         } finally { tree.close() }
         return { ok: true, out: Buffer.concat(parts) }
-      } catch (err) { return { ok: false, code: err.code, out: Buffer.concat(parts), message: err.message } }
+      } catch (err) { return { ok: false, code: codeOf(err), out: Buffer.concat(parts), message: err.message } }
     }
   },
   {
