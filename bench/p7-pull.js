@@ -7,7 +7,7 @@
 // each followed by a rebuild and a `rotree pull --json`. The bytes the pull
 // received are set against the target's bound (the blobs the rebuild added —
 // the changed chunks, the chunk index and directory pages on the path — plus
-// fsinfo.json) and against the changed file's size (the issue's baseline).
+// fsinfo.json) and against the changed file's size (what a plain file copy would move).
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'

@@ -1,5 +1,5 @@
 // Server-side cost of a load run: CPU seconds and RSS of a process, read from
-// /proc (DESIGN.md: report CPU time per request beside req/s, because the load
+// /proc (docs/BENCHMARKS.md reports CPU time per request beside req/s, because the load
 // generator is often the limit on 2 cores).
 import fs from 'node:fs'
 import { procStat } from '../../lib/proc-stat.js'
