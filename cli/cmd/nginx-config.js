@@ -2,10 +2,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { UsageError } from 'rotree-client/errors'
-import { serverBlock, fullConfig } from '../../server/nginx-config.js'
+import { serverBlock, fullConfig, webServerBlocks } from '../../server/nginx-config.js'
 
 export default {
-  usage: 'nginx-config OUT --listen HOST:PORT [--full --prefix DIR]',
+  usage: 'nginx-config OUT --listen HOST:PORT [--full --prefix DIR] [--web --app-host NAME]',
   summary: 'print an nginx config serving OUT (a server block; --full: a whole nginx.conf)',
   positionals: [1, 1],
   options: {
@@ -14,7 +14,10 @@ export default {
     prefix: { type: 'string', arg: 'DIR', help: 'with --full: where nginx keeps its pid file, logs and temporary files' },
     base: { type: 'string', arg: 'PATH', help: 'URL path the tree is served under (default /; e.g. /pub/)' },
     'fsinfo-max-age': { type: 'string', arg: 'SECONDS', help: 'Cache-Control max-age of fsinfo.json (default 30)' },
-    workers: { type: 'string', arg: 'N', help: 'with --full: worker_processes (default auto)' }
+    workers: { type: 'string', arg: 'N', help: 'with --full: worker_processes (default auto)' },
+    web: { type: 'boolean', help: 'also serve the verifying web app, each site on its own per-key host (docs/WEB.md); needs --app-host' },
+    'app-host': { type: 'string', arg: 'NAME', help: 'with --web: the app\'s host name; sites are served from <key label>.NAME' },
+    'web-root': { type: 'string', arg: 'DIR', help: 'with --web: the web app\'s files (default: this checkout\'s web/)' }
   },
   async run ([out], v, io) {
     if (!v.listen) throw new UsageError('--listen HOST:PORT is required')
@@ -26,14 +29,19 @@ export default {
       maxAge = Number(v['fsinfo-max-age'])
       if (!Number.isInteger(maxAge) || maxAge < 0) throw new UsageError('--fsinfo-max-age must be a whole number of seconds')
     }
-    let text
-    try {
-      const o = { out, listen: v.listen, base: v.base, fsinfoMaxAge: maxAge }
-      text = v.full ? fullConfig({ ...o, prefix: v.prefix, workers: v.workers }) : serverBlock(o)
-    } catch (err) {
-      if (err instanceof RangeError) throw new UsageError(err.message)
-      throw err
+    if (!v.web && (v['app-host'] || v['web-root'])) throw new UsageError('--app-host and --web-root go with --web')
+    let web = null
+    if (v.web) {
+      if (!v['app-host']) throw new UsageError('--web needs --app-host NAME')
+      const webRoot = v['web-root'] ?? new URL('../../web/', import.meta.url).pathname
+      if (!fs.existsSync(path.join(webRoot, 'rotree-client.js'))) throw new UsageError(`--web: ${webRoot} has no rotree-client.js (run npm run build:browser)`)
+      web = { appHost: v['app-host'], webRoot }
     }
+    const o = { out, listen: v.listen, base: v.base, fsinfoMaxAge: maxAge }
+    const warn = m => io.stderr.write(`rotree: warning: ${m}\n`)
+    const text = v.full
+      ? fullConfig({ ...o, prefix: v.prefix, workers: v.workers, warn, web })
+      : web ? webServerBlocks({ ...o, ...web }) : serverBlock(o)
     io.stdout.write(text)
   }
 }
