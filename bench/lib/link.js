@@ -41,7 +41,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 const SELF = fileURLToPath(import.meta.url)
 export const MSS = 1448
 export const IW = 10 * MSS // Linux's initial congestion window (RFC 6928)
-// Debian's stock net.ipv4.tcp_rmem maximum: the most receive window a stock
+// Linux's default net.ipv4.tcp_rmem maximum: the most receive window a stock
 // Linux reader's autotuning advertises. At 1 Gbit/s it covers an RTT of ~50 ms.
 export const DEFAULT_WINDOW = 6 << 20
 const RTO_MIN_MS = 200 // Linux's TCP_RTO_MIN
