@@ -1,5 +1,6 @@
 // What several commands share: reader options, turning ADDR [PATH] or
 // NAME:PATH into a tree, opening it, formatting.
+import fs from 'node:fs'
 import { openTree } from 'rotree-client'
 import { UsageError } from 'rotree-client/errors'
 import { defaultStateDir } from 'rotree-client/internal'
@@ -9,7 +10,9 @@ import { expiryWarning } from './expiry.js'
 export const READER_OPTIONS = {
   mirror: { type: 'string', multiple: true, arg: 'URL', help: 'another mirror of the same tree (repeatable)' },
   timeout: { type: 'string', arg: 'SECONDS', help: 'per-request timeout: seconds (0.5) or 500ms, 2s, 1m (default 30)' },
-  'state-dir': { type: 'string', arg: 'DIR', help: 'reader state and remotes (default $ROTREE_STATE, $XDG_STATE_HOME/rotree, ~/.local/state/rotree)' }
+  'state-dir': { type: 'string', arg: 'DIR', help: 'reader state and remotes (default $ROTREE_STATE, $XDG_STATE_HOME/rotree, ~/.local/state/rotree)' },
+  ca: { type: 'string', arg: 'FILE', help: 'PEM certificate(s) to trust for https mirrors, besides the system\'s' },
+  'allow-redirect': { type: 'string', multiple: true, arg: 'ORIGIN', help: 'let mirrors redirect to ORIGIN (scheme://host:port); by default only to their own origin' }
 }
 
 export function positiveInt (v, name) {
@@ -34,6 +37,10 @@ export function readerOptions (v, remoteMirrors = []) {
   const opts = { mirrors: [...new Set([...remoteMirrors, ...(v.mirror ?? [])])] }
   if (v.timeout !== undefined) opts.timeoutMs = parseDuration(v.timeout, 'timeout')
   if (v['state-dir'] !== undefined) opts.stateDir = v['state-dir']
+  if (v.ca !== undefined) {
+    try { opts.ca = fs.readFileSync(v.ca) } catch (err) { throw new UsageError(`--ca ${v.ca}: ${err.code ?? err.message}`) }
+  }
+  if (v['allow-redirect']) opts.allowRedirectOrigins = v['allow-redirect']
   return opts
 }
 

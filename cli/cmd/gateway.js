@@ -1,7 +1,7 @@
 // rotree gateway
 import path from 'node:path'
 import { UsageError } from 'rotree-client/errors'
-import { READER_OPTIONS, positiveInt, parseDuration, stateDirOf, treeAddress } from '../common.js'
+import { READER_OPTIONS, positiveInt, parseDuration, stateDirOf, treeAddress, readerOptions } from '../common.js'
 import { expiryWarning } from '../expiry.js'
 
 export default {
@@ -19,7 +19,10 @@ export default {
     'memory-cache': { type: 'string', arg: 'BYTES', help: 'verified blobs kept in memory per tree (default 64M)' },
     concurrency: { type: 'string', arg: 'N', help: 'upstream blob fetches at once, per tree (default 16)' },
     'mirror-penalty': { type: 'string', arg: 'SECONDS', help: 'a mirror that failed is asked last for this long (default 30)' },
-    'no-index': { type: 'boolean', help: 'list directories even when they hold an index.html' }
+    'no-index': { type: 'boolean', help: 'list directories even when they hold an index.html' },
+    'allow-host': { type: 'string', multiple: true, arg: 'NAME', help: 'also answer for Host NAME (or NAME:PORT) on a loopback bind; * answers any (docs/GATEWAY.md)' },
+    'no-sandbox': { type: 'boolean', help: 'send HTML/SVG/XML without the CSP sandbox: tree pages then run with this host\'s origin' },
+    'access-log': { type: 'string', arg: 'FILE', help: 'one line per request to FILE (- for stderr)' }
   },
   async run ([addr], v, io) {
     const { createGatewayServer } = await import('../../gateway/index.js')
@@ -44,6 +47,7 @@ export default {
     const cacheSize = v['cache-size'] === undefined ? 1 << 30 : bytes(v['cache-size'], 'cache-size')
     const cacheDir = cacheSize === 0 ? null : path.resolve(v['cache-dir'] ?? path.join(stateDir, `gateway-cache-${port}`))
     let checkExpiry = () => {}
+    const transportOptions = () => { const r = readerOptions(v); return { ...(r.ca ? { ca: r.ca } : {}), ...(r.allowRedirectOrigins ? { allowRedirectOrigins: r.allowRedirectOrigins } : {}) } }
     const opts = {
       tree: main?.address,
       trees,
@@ -53,6 +57,10 @@ export default {
       cacheDir,
       cacheSize: cacheSize || undefined,
       index: !v['no-index'],
+      allowHosts: v['allow-host'] ?? null,
+      sandbox: !v['no-sandbox'],
+      ...(v['access-log'] !== undefined ? { accessLog: v['access-log'] } : {}),
+      treeOptions: transportOptions(),
       // each log line may follow a root change: the expiry check runs after it
       log: { info: m => { io.stderr.write(m + '\n'); checkExpiry() }, error: m => io.stderr.write(m + '\n') }
     }

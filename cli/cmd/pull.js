@@ -2,7 +2,7 @@
 import { UsageError } from 'rotree-client/errors'
 import { pull } from '../../mirror/pull.js'
 import { progressBar, fmtBytes } from '../progress.js'
-import { READER_OPTIONS, readerOptions, positiveInt } from '../common.js'
+import { READER_OPTIONS, positiveInt, treeAddress } from '../common.js'
 
 export default {
   usage: 'pull ADDR DIR [--gc] [--keep N]',
@@ -22,7 +22,7 @@ export default {
     const keep = v.keep === undefined ? 2 : positiveInt(v.keep, 'keep')
     const bar = progressBar({ label: 'pull', stream: io.stderr })
     const r = await pull({
-      address: addr, dir, reader: readerOptions(v), gc: !!v.gc, keep, rehash: !!v.rehash, fsync: !v['no-fsync'],
+      ...(await treeAddress(addr, v)), dir, gc: !!v.gc, keep, rehash: !!v.rehash, fsync: !v['no-fsync'],
       jobs: v.jobs ? positiveInt(v.jobs, 'jobs') : undefined,
       onProgress: p => bar.update(p.done, p.total, `fetched ${fmtBytes(p.fetched)}`),
       warn: m => io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}rotree: warning: ${m}\n`)
