@@ -11,7 +11,7 @@
 //   const d1 = await w.trust({ seq: 1, root: role([A]), release: role([R]), timestamp: role([T]) }, [A, K])
 //   await w.publish({ name: 'stable', trust: d1, root, release: { seq: 1 }, relSigners: [R], tsSigners: [T] })
 //
-// Entry specs: { name, file: string|Uint8Array, exec?, mtime? }
+// Entry specs: { name, file: string|Uint8Array, exec?, mtime?, chunkSize? }
 //              { name, symlink: target, mtime? }
 //              { name, dir: [specs] | ref from w.dir(), mtime? }
 //              { name, entry: raw entry fields for writeEntry() }
@@ -63,13 +63,19 @@ export class V2Writer {
     return { hash: await this.putStored(stored), size: bytes.length, storedSize: stored.length, codec }
   }
 
-  /** A file's entry fields: inline, a chunk list or a chunk index, and its SHA-256 (FORMAT.md §12.7). */
-  async fileBody (data) {
+  /**
+   * A file's entry fields: inline, a chunk list or a chunk index, and its
+   * SHA-256 (FORMAT.md §12.7). `chunkSize` cuts fixed-size chunks instead of
+   * FastCDC's (readers do not check the builder's cut points, §1.6): many
+   * small chunks make a chunk index without megabytes of test data.
+   */
+  async fileBody (data, { chunkSize } = {}) {
     data = typeof data === 'string' ? Buffer.from(data) : data
     if (data.length <= INLINE_MAX) return { size: data.length, inline: new Uint8Array(data) }
     const chunks = []
     let o = 0
-    for (const n of chunkLengths(data)) { chunks.push(await this.put(data.subarray(o, o + n))); o += n }
+    const lengths = chunkSize ? Array.from({ length: Math.ceil(data.length / chunkSize) }, (_, i) => Math.min(chunkSize, data.length - i * chunkSize)) : chunkLengths(data)
+    for (const n of lengths) { chunks.push(await this.put(data.subarray(o, o + n))); o += n }
     return { size: data.length, sha256: sha256hex(data), ...(await buildFileBody(chunks, b => this.put(b), V2)) }
   }
 
@@ -81,7 +87,7 @@ export class V2Writer {
       const ref = Array.isArray(s.dir) ? await this.dir(s.dir) : s.dir
       return { name: s.name, type: 'dir', mtime, exec: false, size: ref.entries, dir: { hash: ref.hash, size: ref.size, storedSize: ref.storedSize, codec: ref.codec } }
     }
-    return { name: s.name, type: 'file', mtime, exec: !!s.exec, ...(await this.fileBody(s.file)) }
+    return { name: s.name, type: 'file', mtime, exec: !!s.exec, ...(await this.fileBody(s.file, s)) }
   }
 
   /** A directory from entry specs: its top page's ref and entry count. */
