@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The long form of the crash-consistency tests (issue 7 §4): `rotree build`
+// The long form of the crash-consistency tests (docs/SECURITY.md, crashes): `rotree build`
 // and `rotree pull` killed with SIGKILL at random points, many times, with
 // the folder checked complete after every kill and fsck clean at the end.
 // The same tests as `npm test` runs (test/crash/build.test.js,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The long soak (issue 7 §5): `npm run soak -- --minutes 10 [--connections 32]`.
+// The long soak (docs/GATEWAY.md#soak): `npm run soak -- --minutes 10 [--connections 32]`.
 // The gateway under autocannon while fsinfo.json is re-published and one of
 // its two mirrors flaps (test/soak/soak.js does the work; the test suite runs
 // the same engine for ~20 s). Prints progress every ~10 s, then the report as

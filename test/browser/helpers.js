@@ -1,5 +1,5 @@
 // Shared pieces of the browser suites: Debian's Chromium through
-// playwright-core (DESIGN.md "Real components"), the browser bundle built
+// playwright-core (README "Tests"), the browser bundle built
 // once per checkout, and the servers a page talks to.
 import fs from 'node:fs/promises'
 import { existsSync, statSync, readdirSync } from 'node:fs'

@@ -1,6 +1,6 @@
 // The browser client as a reader of the matrix: the real bundle
 // (client-js/dist/rotree-client.browser.js) in Debian's Chromium through
-// playwright-core (DESIGN.md "Real components"), reading with openTree() and
+// playwright-core (README "Tests"), reading with openTree() and
 // readFile() in a page. The page has its own origin (a tiny local server that
 // serves one HTML page and the bundle), so both mirrors are cross-origin and
 // answer with CORS headers, as `rotree serve` and `rotree nginx-config` do.

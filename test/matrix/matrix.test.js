@@ -1,4 +1,4 @@
-// Issue 7 §2: every lie × every reader. With only the lying mirror, the read
+// docs/SECURITY.md, the matrix: every lie × every reader. With only the lying mirror, the read
 // fails with the documented code and hands out no unverified byte (a stream
 // or stdout may have carried a verified prefix; nothing else), and leaves no
 // file behind; with an honest mirror beside the liar, it succeeds with the

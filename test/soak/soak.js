@@ -1,4 +1,4 @@
-// The soak (issue 7 §5): the gateway under autocannon for a bounded time
+// The soak (docs/GATEWAY.md#soak): the gateway under autocannon for a bounded time
 // while fsinfo.json is re-published and one of its two mirrors flaps. What
 // must hold: no wrong byte, no 5xx while an honest mirror is up, memory flat.
 // test/soak/soak.test.js runs it short; scripts/soak.js runs it long.

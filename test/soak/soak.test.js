@@ -1,4 +1,4 @@
-// The soak, short form (issue 7 §5): ~20 s of autocannon against `rotree
+// The soak, short form (docs/GATEWAY.md#soak): ~20 s of autocannon against `rotree
 // gateway` (its own process) while fsinfo.json is re-published every ~3 s and
 // one of its two mirrors flaps every ~2 s between honest, down and lying.
 // `npm run soak` is the long form (scripts/soak.js). Nothing here asserts on
