@@ -135,9 +135,9 @@ export class FetchScheduler {
       if (job.done) { this.queue.shift(); continue }
       const pick = this._pick(job)
       if (pick === null) {
-        // nobody untried is left: the job has failed everywhere
+        // nobody untried is left: failed everywhere, unless a probe is still out (its answer decides)
         this.queue.shift()
-        this._finish(job, allFailed(job.path, job.errors))
+        if (job.attempts.size === 0) this._finish(job, allFailed(job.path, job.errors))
         continue
       }
       if (pick === undefined) break // every candidate's window is full: wait for an answer
@@ -162,12 +162,25 @@ export class FetchScheduler {
     if (fast.length) group = fast
     else group = [...group].sort((a, b) => (a.win.p50() ?? 0) - (b.win.p50() ?? 0))
     const budget = this.inflightBytes === 0 || this.inflightBytes + job.cap <= this.o.maxInflightBytes
+    // a reader consumes in order: a chunk sent where it would arrive far later
+    // than on another mirror holds the reader up, so such a mirror waits too
+    let soonest = Infinity
+    for (const m of group) soonest = Math.min(soonest, this._eta(m, job.cap))
     for (const m of group) {
       if (m.win.inflight === 0) return m
-      if (budget && m.win.inflight < this.o.maxRequests && m.win.fits(job.cap)) return m
+      if (!budget || m.win.inflight >= this.o.maxRequests || !m.win.fits(job.cap)) { m.win.full(); continue }
+      const eta = this._eta(m, job.cap)
+      if (eta !== Infinity && eta > 2 * soonest + this.o.hedgeFloorMs) continue
+      return m
     }
-    for (const m of group) m.win.full()
     return undefined
+  }
+
+  /** When a request of `size` sent to `m` now would be answered, in ms from now (Infinity: not measured yet). */
+  _eta (m, size) {
+    const rate = m.win.rate()
+    if (rate === 0 || !Number.isFinite(m.win.minRtt)) return Infinity
+    return m.win.minRtt + (m.win.inflightBytes + size) / rate
   }
 
   /** Send a duplicate of `job` to a slow mirror now and then, so it can show it got faster. */

@@ -25,7 +25,9 @@ const GROWTH = 1.25 // start-up goes on while each round delivers this much more
 const STARTUP_GAIN = 4 // start-up's window stays under this × the measured bandwidth × delay
 const STALL_ROUNDS = 3
 const LATE_WEIGHT = 0.2 // of each request in lateScore
-const QUIET_MS = 60_000 // a shortest time older than this gives way to newer quiet samples
+const QUIET_MS = 60_000
+const MIN_RATE_SPAN_MS = 20
+const LOG_MS = 10_000 // answers kept for the rate (the span is at most a round or 2 medians) // a shortest time older than this gives way to newer quiet samples
 
 export class MirrorWindow {
   /** @param {{ initial: number, min: number, max: number, minRequests?: number, now?: () => number }} o bytes */
@@ -50,7 +52,7 @@ export class MirrorWindow {
     this.rates = [] // delivery rate (bytes/ms) of recent full rounds
     this.round = 0
     this.roundStart = this.now()
-    this.roundDelivered = 0
+    this.log = [] // [time, bytes, time, bytes, …] of recent answers, for the delivery rate
     this.roundFull = false
   }
 
@@ -62,7 +64,8 @@ export class MirrorWindow {
 
   /** A request leaves. @returns {object} a ticket for done()/dropped() */
   sent (size) {
-    const t = { size, at: this.now(), round: this.round, quiet: this.inflightBytes < this.min }
+    const now = this.now()
+    const t = { size, at: now, round: this.round, quiet: this.inflightBytes < this.min }
     this.inflight++
     this.inflightBytes += size
     return t
@@ -75,6 +78,7 @@ export class MirrorWindow {
     const ms = Math.max(now - t.at, 0.01)
     this.sample(ms, t.quiet)
     this.delivered += bytes
+    this.log.push(now, bytes)
     if (t.round === this.round) this._endRound(now)
   }
 
@@ -125,11 +129,10 @@ export class MirrorWindow {
 
   _endRound (now) {
     const ms = now - this.roundStart
-    const rate = ms > 0 ? (this.delivered - this.roundDelivered) / ms : 0
+    const rate = this._rateOver(now, Math.max(ms, 2 * (this.p50() ?? 0), MIN_RATE_SPAN_MS))
     const full = this.roundFull
     this.round++
     this.roundStart = now
-    this.roundDelivered = this.delivered
     this.roundFull = false
     if (!full) return // the reader, not the path, set this round's pace
     this.rates.push(rate)
@@ -144,6 +147,21 @@ export class MirrorWindow {
       this.startup = false
     }
     this._set(2 * bdp)
+  }
+
+  /**
+   * Bytes answered in the last `span` ms, per ms. Answers are whole bodies
+   * that were on the wire together and end close together, so a span of a
+   * round or a few request times, not one answer, is what shows the path's rate.
+   */
+  _rateOver (now, span) {
+    const log = this.log
+    let i = 0
+    while (i < log.length && log[i] < now - LOG_MS) i += 2
+    if (i > 0) log.splice(0, i)
+    let bytes = 0
+    for (let j = log.length - 2; j >= 0 && log[j] > now - span; j -= 2) bytes += log[j + 1]
+    return bytes / span
   }
 
   _set (bytes) { this.bytes = Math.min(this.max, Math.max(this.min, Math.round(bytes)))

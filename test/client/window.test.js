@@ -129,7 +129,10 @@ test('the window: slow start while the rate rises, then about twice bandwidth ×
     assert.ok(r.w.bytes >= 1.5 * r.bdp && r.w.bytes <= 3 * r.bdp + 4 * 256 * 1024, `${what}: bandwidth × delay is ${(r.bdp / MiB).toFixed(1)} MiB`)
     assert.ok(r.w.bytes > 8 * 256 * 1024 || r.bdp < 2 * MiB, `${what}: grew past the first 8 chunks`)
     // the first rounds double
-    if (r.bdp > 4 * MiB) assert.deepEqual(r.windows.slice(0, 2), [8 * 256 * 1024, 16 * 256 * 1024], what)
+    if (r.bdp > 4 * MiB) {
+      assert.equal(r.windows[0], 8 * 256 * 1024, what)
+      assert.ok(r.windows[1] >= 1.9 * r.windows[0] && r.windows[2] >= 1.9 * r.windows[1], what)
+    }
     // the path was kept busy, start-up included (~250 MiB)
     assert.ok(1000 * 256 * 1024 / rate / r.ms > 0.8, `${what}: ${(100 * 1000 * 256 * 1024 / rate / r.ms).toFixed(0)}% of the link used`)
   }
