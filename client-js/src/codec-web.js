@@ -3,11 +3,12 @@
 // decompression bomb is cut off at that size, never buffered whole.
 //
 // The stored bytes go in PIECE bytes at a time, each written only once the
-// reader has asked for more: a browser inflates one written piece in one go
-// and queues all its output (Chromium loops until the piece is consumed), so
-// feeding a whole 1 MiB bomb at once would queue about 1 GB before the first
-// read could stop it. Deflate expands at most ~1032:1, so with 4 KiB pieces
-// at most ~4 MiB is ever queued past the bound.
+// reader has asked for more: a decompression stream may inflate one written
+// piece in one go and queue all its output before the reader sees any (the
+// standard does not bound it), so feeding a whole 1 MiB bomb at once could
+// queue about 1 GB before the first read could stop it. Deflate expands at
+// most ~1032:1, so with 4 KiB pieces at most ~4 MiB is ever queued past the
+// bound.
 import { BadFormatError } from './errors.js'
 
 const PIECE = 4096

@@ -11,9 +11,14 @@ import { decodeDirPage, buildDirectory, encodeLeaf, encodeEntry } from 'rotree-c
 import { decodeChunkIndex, buildFileBody } from 'rotree-client/src/format/chunkindex.js'
 import { decodeFsinfo, encodeFsinfo, fsinfoMessage } from 'rotree-client/src/format/fsinfo.js'
 import { chunkLengths } from 'rotree-client/src/format/cdc.js'
-import { verifyBlob, verifyFsinfo } from 'rotree-client/verify'
+import { verifyBlob, verifyFsinfo, verifyDecoded, VERIFIERS } from 'rotree-client/verify'
+import { deflateRawSync } from 'node:zlib'
+import * as nodeCodec from 'rotree-client/src/codec-node.js'
+import * as webCodec from 'rotree-client/src/codec-web.js'
+import { decodeFsinfoV2, fsinfoVersion } from 'rotree-client/src/format/fsinfo-v2.js'
+import { decodeTrustDoc } from 'rotree-client/src/format/trust-doc.js'
 import { generateKeyPair, sign } from 'rotree-client/src/ed25519.js'
-import { CHUNK_MIN, CHUNK_MAX } from 'rotree-client/src/format/limits.js'
+import { CHUNK_MIN, CHUNK_MAX, MAX_BLOB } from 'rotree-client/src/format/limits.js'
 import { prng } from '../helpers/fixtures.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS || 300)
@@ -139,4 +144,121 @@ test('a leaf with a mutated name order is always refused', () => {
     const swapped = [...sorted]; [swapped[0], swapped[1]] = [swapped[1], swapped[0]]
     assert.throws(() => decodeDirPage(encodeLeaf(swapped.map(e))), { code: 'ROTREE_BAD_FORMAT' })
   }), { numRuns: RUNS })
+})
+
+// ---- format version 2 (FORMAT.md §12.6, §12.7) -----------------------------
+
+const V2 = { version: 2 }
+const v2RefArb = max => fc.oneof(
+  fc.record({ hash: h32, size: fc.integer({ min: 1, max }) }).map(r => ({ ...r, storedSize: r.size, codec: 'none' })),
+  fc.record({ hash: h32, size: fc.integer({ min: 1, max }), storedSize: fc.integer({ min: 1, max: MAX_BLOB }) }).map(r => ({ ...r, codec: 'deflate-raw' }))
+)
+const v2EntryArb = fc.oneof(
+  fc.record({ type: fc.constant('file'), inline: fc.uint8Array({ maxLength: 64 }), exec: fc.boolean(), mtime: fc.integer({ min: -1e12, max: 4e12 }) }).map(e => ({ ...e, size: e.inline.length })),
+  fc.record({ type: fc.constant('file'), chunks: fc.array(v2RefArb(CHUNK_MAX), { minLength: 1, maxLength: 4 }), sha256: h32, exec: fc.boolean(), mtime: fc.integer() }).map(e => ({ ...e, size: e.chunks.reduce((n, c) => n + c.size, 0) })),
+  fc.record({ type: fc.constant('file'), index: fc.tuple(v2RefArb(MAX_BLOB), fc.integer({ min: 1, max: 6 })).map(([r, levels]) => ({ ...r, levels })), size: fc.integer({ min: 1, max: 2 ** 40 }), sha256: h32, exec: fc.boolean(), mtime: fc.integer() }),
+  fc.record({ type: fc.constant('dir'), dir: v2RefArb(MAX_BLOB), size: fc.nat(1e6), mtime: fc.integer(), exec: fc.constant(false) }),
+  fc.record({ type: fc.constant('symlink'), target: nameArb, mtime: fc.integer(), exec: fc.constant(false) }).map(e => ({ ...e, size: Buffer.byteLength(e.target) }))
+)
+const v2DirArb = fc.uniqueArray(fc.tuple(nameArb, v2EntryArb), { selector: ([n]) => n, maxLength: 30 }).map(xs => xs.map(([name, e]) => ({ name, ...e })))
+
+async function v2PageOf (entries) {
+  const store = new Map()
+  const ref = await buildDirectory(entries, async b => { const h = hex(b); store.set(h, b); return { hash: h, size: b.length, storedSize: b.length, codec: 'none' } }, V2)
+  return store.get(ref.hash)
+}
+
+test('v2 directory pages: encode → decode round-trips any entries, refs with their codec, files with their SHA-256', async () => {
+  await fc.assert(fc.asyncProperty(v2DirArb, async entries => {
+    const page = decodeDirPage(await v2PageOf(entries), V2)
+    const byName = new Map(entries.map(e => [e.name, e]))
+    assert.equal(page.entries.length, entries.length)
+    for (const got of page.entries) {
+      const want = byName.get(got.name)
+      assert.equal(got.type, want.type); assert.equal(got.size, want.size); assert.equal(got.mtime, want.mtime)
+      if (want.chunks) assert.deepEqual(got.chunks, want.chunks)
+      if (want.index) assert.deepEqual(got.index, want.index)
+      if (want.dir) assert.deepEqual(got.dir, want.dir)
+      if (want.type === 'file') assert.equal(got.sha256, want.sha256 ?? null)
+    }
+  }), { numRuns: RUNS })
+})
+
+test('v2 directory pages and chunk indexes: random and mutated bytes decode or are refused, never crash', async () => {
+  const valid = await v2PageOf([
+    { name: 'a', type: 'file', size: 1, mtime: 1, exec: false, inline: Uint8Array.of(1) },
+    { name: 'b', type: 'file', size: 70000, mtime: 1, exec: false, sha256: 'cd'.repeat(32), chunks: [{ hash: 'ab'.repeat(32), size: 70000, storedSize: 900, codec: 'deflate-raw' }] },
+    { name: 'c', type: 'dir', size: 3, mtime: 2, exec: false, dir: { hash: 'ab'.repeat(32), size: 9, storedSize: 9, codec: 'none' } }
+  ])
+  for (const magic of [[0x72, 0x74, 0x44, 0x02], [0x72, 0x74, 0x58, 0x02]]) {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 512 }), b => { decodesOrRefuses(b => decodeDirPage(b, V2), Uint8Array.of(...magic, ...b)) }), { numRuns: RUNS })
+  }
+  fc.assert(fc.property(fc.uint8Array({ maxLength: 1024 }), b => { decodesOrRefuses(b => decodeChunkIndex(b, V2), Uint8Array.of(0x72, 0x74, 0x43, 0x02, ...b)) }), { numRuns: RUNS })
+  fc.assert(fc.property(fc.nat(valid.length - 1), fc.integer({ min: 1, max: 255 }), (i, x) => {
+    const m = Uint8Array.from(valid); m[i] ^= x
+    const page = decodesOrRefuses(b => decodeDirPage(b, V2), m)
+    // whatever decodes keeps every bound: decoded sizes within their kind's limit, stored sizes within MAX_BLOB
+    for (const e of page?.entries ?? []) {
+      for (const c of e.chunks ?? []) assert.ok(c.size >= 1 && c.size <= CHUNK_MAX && c.storedSize >= 1 && c.storedSize <= MAX_BLOB)
+      for (const r of [e.dir, e.index].filter(Boolean)) assert.ok(r.size >= 1 && r.size <= MAX_BLOB && r.storedSize <= MAX_BLOB)
+    }
+    decodesOrRefuses(decodeDirPage, m) // a version-1 reader refuses it, never misreads it
+  }), { numRuns: RUNS })
+  // every codec byte: 0 and 1 are codecs, bit 0x10 is a version matter (private trees), the rest malformed
+  for (let c = 0; c < 256; c++) {
+    const m = Uint8Array.from(valid)
+    const at = Buffer.from(m).indexOf(Buffer.from('ab'.repeat(32), 'hex')) + 32 + 2 // past hash and uint(900)
+    assert.equal(m[at], 1)
+    m[at] = c
+    const code = c === 1 ? null : c & 0x10 ? 'ROTREE_UNSUPPORTED_VERSION' : c === 0 ? null : 'ROTREE_BAD_FORMAT'
+    if (code) assert.throws(() => decodeDirPage(m, V2), { code }, `codec byte ${c}`)
+    else decodesOrRefuses(b => decodeDirPage(b, V2), m)
+  }
+})
+
+for (const [name, codec] of [['node', nodeCodec], ['web', webCodec]]) {
+  test(`codec (${name}): random bytes and decoded sizes give exactly that many bytes or ROTREE_BAD_FORMAT`, async () => {
+    const text = Buffer.from('all work and no play makes a tree dull. '.repeat(200))
+    const packed = deflateRawSync(text)
+    await fc.assert(fc.asyncProperty(fc.uint8Array({ minLength: 1, maxLength: 512 }), fc.integer({ min: 1, max: 1 << 16 }), async (b, n) => {
+      try { assert.equal((await codec.decodeBlob(b, 'deflate-raw', n)).length, n) } catch (err) { assert.equal(err.code, 'ROTREE_BAD_FORMAT', err.message) }
+    }), { numRuns: RUNS })
+    await fc.assert(fc.asyncProperty(fc.nat(packed.length - 1), fc.integer({ min: 1, max: 255 }), async (i, x) => {
+      const m = Buffer.from(packed); m[i] ^= x
+      try {
+        const out = await codec.decodeBlob(m, 'deflate-raw', text.length)
+        assert.equal(out.length, text.length)
+      } catch (err) { assert.equal(err.code, 'ROTREE_BAD_FORMAT', err.message) }
+    }), { numRuns: RUNS })
+  })
+
+  test(`codec (${name}): bombs stop at the recorded size`, async () => {
+    for (const [zeros, bound] of [[64 << 20, 1 << 20], [8 << 20, 4096], [1 << 20, (1 << 20) - 1]]) {
+      const bomb = deflateRawSync(Buffer.alloc(zeros))
+      const before = process.memoryUsage().arrayBuffers
+      await assert.rejects(codec.decodeBlob(bomb, 'deflate-raw', bound), { code: 'ROTREE_BAD_FORMAT' })
+      // nothing near the bomb's size was ever held (a few MiB of the last piece at most)
+      assert.ok(process.memoryUsage().arrayBuffers - before < 32 << 20, `${zeros} zeros held in memory`)
+    }
+  })
+}
+
+test('v2 blobs: the verifier never hands out bytes that are not the stored bytes decoded', async () => {
+  const data = Buffer.from('a compressible chunk of a version-2 tree. '.repeat(100))
+  const stored = new Uint8Array(deflateRawSync(data))
+  const ref = { hash: hex(stored), size: data.length, storedSize: stored.length, codec: 'deflate-raw' }
+  assert.ok(Buffer.from(await VERIFIERS.data(stored, ref)).equals(data))
+  await fc.assert(fc.asyncProperty(fc.nat(), fc.integer({ min: 1, max: 255 }), fc.integer({ min: -3, max: 3 }), async (i, x, d) => {
+    const m = Uint8Array.from(stored); m[i % m.length] ^= x
+    await assert.rejects(verifyDecoded(m, ref), { code: 'ROTREE_HASH_MISMATCH' })
+    if (d !== 0) await assert.rejects(verifyDecoded(stored, { ...ref, size: ref.size + d }), { code: 'ROTREE_BAD_FORMAT' })
+  }), { numRuns: RUNS })
+})
+
+test('v2 fsinfo.json and trust documents: any text decodes or is refused with a format code', () => {
+  for (const f of [decodeFsinfoV2, decodeTrustDoc, fsinfoVersion]) {
+    fc.assert(fc.property(fc.string({ maxLength: 600 }), s => { decodesOrRefuses(f, s) }), { numRuns: RUNS })
+    fc.assert(fc.property(fc.jsonValue(), v => { decodesOrRefuses(f, JSON.stringify(v)) }), { numRuns: RUNS })
+    fc.assert(fc.property(fc.jsonValue(), v => { decodesOrRefuses(f, JSON.stringify({ version: 2, type: 'rotree-trust', ...(typeof v === 'object' && v) })) }), { numRuns: RUNS })
+  }
 })

@@ -3,16 +3,27 @@
 // at random (flip, truncate, extend, swap, replace with random bytes). For
 // every lie, a read returns exactly the true bytes (the lie missed what the
 // read needed) or fails with a typed mirror-fault error (inside
-// ROTREE_ALL_MIRRORS_FAILED: there is one mirror); never other bytes.
+// ROTREE_ALL_MIRRORS_FAILED: there is one mirror); never other bytes. Run on
+// a version-1 tree the builder wrote and on a version-2 tree (compressed
+// blobs, a trust chain the lies reach too).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import fc from 'fast-check'
-import { Tree, MIRROR_FAULT_CODES, TooLargeError } from 'rotree-client'
+import { Tree, MIRROR_FAULT_CODES, TooLargeError, MirrorHttpError } from 'rotree-client'
 import { tmpdir, makeKey, writeTree, buildTree, prng } from '../helpers/fixtures.js'
+import { Publisher, role } from '../client/v2-publisher.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS || 300)
+
+/** Every file a reader asks for in `out`, by its request path. */
+async function published (out) {
+  const served = new Map([['fsinfo.json', await fs.readFile(path.join(out, 'fsinfo.json'))]])
+  for (const n of await fs.readdir(path.join(out, 'h'))) served.set('h/' + n, await fs.readFile(path.join(out, 'h', n)))
+  for (const n of await fs.readdir(path.join(out, 'trust')).catch(() => [])) served.set('trust/' + n, await fs.readFile(path.join(out, 'trust', n)))
+  return served
+}
 
 test('random lies never yield wrong bytes', { timeout: 600_000 }, async t => {
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
@@ -20,10 +31,30 @@ test('random lies never yield wrong bytes', { timeout: 600_000 }, async t => {
   await writeTree(path.join(dir, 'src'), { ...files, 'ln': { symlink: 'sub/deep/x.txt' } })
   const key = makeKey()
   const { out } = await buildTree(path.join(dir, 'src'), { key })
-  const blobs = new Map()
-  for (const n of await fs.readdir(path.join(out, 'h'))) blobs.set(n, await fs.readFile(path.join(out, 'h', n)))
-  const fsinfo = await fs.readFile(path.join(out, 'fsinfo.json'))
-  const names = [...blobs.keys()]
+  await lies(await published(out), `http://mirror.invalid/#${key.publicKey}`, files)
+})
+
+test('random lies never yield wrong bytes: a version-2 tree', { timeout: 600_000 }, async t => {
+  const p = await Publisher.create({ name: 'fuzz' }); t.after(() => p.close())
+  const text = Buffer.from(Array.from({ length: 30_000 }, (_, i) => `line ${i} of a compressible file\n`).join(''))
+  const files = {
+    'small.txt': Buffer.from('small file\n'),
+    'text.txt': text, // compressed chunks
+    'one.bin': prng(100_000, 'one'), // a raw chunk
+    'indexed.bin': { data: prng(300_000, 'indexed'), chunkSize: 8192 }, // 37 raw chunks under a chunk index
+    'sub/deep/x.txt': prng(5000, 'x'),
+    ln: { symlink: 'sub/deep/x.txt' }
+  }
+  const k = p.k
+  await p.rotate({ root: role([k.A, k.B, k.D], 2), release: role([k.R2]), timestamp: role([k.T2]) })
+  await p.publish(files)
+  const want = { ...files, 'indexed.bin': files['indexed.bin'].data }
+  delete want.ln
+  await lies(await published(p.out), p.address('http://mirror.invalid/'), want)
+})
+
+async function lies (served, address, files) {
+  const names = [...served.keys()].filter(n => n !== 'fsinfo.json')
 
   const lieArb = fc.record({
     target: fc.nat(names.length - 1),
@@ -40,15 +71,16 @@ test('random lies never yield wrong bytes', { timeout: 600_000 }, async t => {
       close () {},
       async get (url, o) {
         this.stats.requests++
-        const name = url.slice(url.lastIndexOf('/') + 1)
-        let b = name === 'fsinfo.json' ? fsinfo : blobs.get(name)
+        const name = url.slice('http://mirror.invalid/'.length)
+        let b = served.get(name)
+        if (b === undefined) throw new MirrorHttpError(`404 for ${name}`)
         if (name === victim) {
           const m = Buffer.from(b)
           switch (lie.kind) {
             case 'flip': m[lie.pos % m.length] ^= lie.x; b = m; break
             case 'truncate': b = m.subarray(0, lie.pos % m.length); break
             case 'extend': b = Buffer.concat([m, lie.extra]); break
-            case 'swap': b = blobs.get(names[lie.other]); break
+            case 'swap': b = served.get(names[lie.other]); break
             case 'random': b = Buffer.from(lie.extra); break
             case 'empty': b = Buffer.alloc(0)
           }
@@ -57,7 +89,7 @@ test('random lies never yield wrong bytes', { timeout: 600_000 }, async t => {
         return new Uint8Array(b)
       }
     }
-    const tree = new Tree(`http://mirror.invalid/#${key.publicKey}`, { stateDir: null, transport })
+    const tree = new Tree(address, { stateDir: null, transport })
     try {
       await tree.refresh()
       const got = Buffer.from(await tree.readFile('/' + p))
@@ -70,4 +102,4 @@ test('random lies never yield wrong bytes', { timeout: 600_000 }, async t => {
       assert.ok(err.errors.length === 1 && MIRROR_FAULT_CODES.has(err.errors[0].code), `unexpected ${JSON.stringify(err.errors)}`)
     }
   }), { numRuns: RUNS })
-})
+}
