@@ -57,7 +57,7 @@ export async function makeFixture () {
       future: signed({ ...fields, seq: fields.seq + 1, issued: iso(now + 86400e3), expires: iso(now + 8 * 86400e3) }, key.secretKey),
       fork: signed({ ...fields, root: JSON.parse(old).root, rootSize: JSON.parse(old).rootSize }, key.secretKey),
       malformed: Buffer.from('{"version": 1, "key": '),
-      version2: Buffer.from(JSON.stringify({ ...current, version: 2 })),
+      version3: Buffer.from(JSON.stringify({ ...current, version: 3 })),
       oversized: Buffer.from(JSON.stringify({ ...current, pad: 'x'.repeat(8000) })),
       badTree: signed({ ...fields, seq: fields.seq + 1, root: garbageHash, rootSize: garbage.length }, key.secretKey)
     },

@@ -40,7 +40,7 @@ export const LIES = [
   { id: 'truncated-chunk', threat: 'malicious-mirror', what: 'a chunk cut in half', lie: blob(f => f.middle, () => 'truncate'), codes: ['ROTREE_TRUNCATED'] },
   { id: 'reset', threat: 'malicious-mirror', what: 'the connection reset mid-body', lie: blob(f => f.middle, () => 'reset-mid'), codes: ['ROTREE_MIRROR_NETWORK'] },
   { id: 'fsinfo-malformed', threat: 'malformed-metadata', what: 'fsinfo.json that is not JSON', lie: fsinfo(f => f.fsinfo.malformed), codes: ['ROTREE_BAD_FORMAT'] },
-  { id: 'fsinfo-version', threat: 'malformed-metadata', what: 'fsinfo.json of format version 2', lie: fsinfo(f => f.fsinfo.version2), codes: ['ROTREE_UNSUPPORTED_VERSION'] },
+  { id: 'fsinfo-version', threat: 'malformed-metadata', what: 'fsinfo.json of a format version this reader does not know (3)', lie: fsinfo(f => f.fsinfo.version3), codes: ['ROTREE_UNSUPPORTED_VERSION'] },
   { id: 'malformed-tree', threat: 'malformed-metadata', what: 'a validly signed root whose directory blob is malformed', lie: fsinfo(f => f.fsinfo.badTree), codes: ['ROTREE_BAD_FORMAT'] },
   { id: 'future', threat: 'clock', what: 'fsinfo.json issued a day in the future', lie: fsinfo(f => f.fsinfo.future), codes: ['ROTREE_NOT_YET_VALID'] }
 ]

@@ -1,0 +1,46 @@
+// Each actor around a rotree tree, what it can and cannot do, the rules
+// (docs/TRUST.md) that hold it to that, and the suites that show it. Written
+// into docs/SECURITY.md by security-doc.js; test/security-doc.test.js checks
+// that every suite named here exists and that SECURITY.md carries this table.
+export const ACTORS = [
+  {
+    id: 'mirror',
+    who: 'A mirror, CDN, object store, proxy or network path',
+    can: 'refuse service; serve old, stale or partial folders; answer slowly, endlessly, with errors or redirects; see which blobs a reader asks for',
+    cannot: 'make a reader hand out a byte the publisher did not sign for that path, accept an older, forked or expired root, believe a 404 as absence, hang a reader past its deadline, or redirect a reader to another origin (unless the reader allowed it)',
+    rules: [1, 2, 3, 4, 5, 6, 7],
+    tests: ['test/matrix/matrix.test.js', 'test/client/hostile.test.js', 'test/client/transport-redirect.test.js', 'test/client/mirrors.test.js', 'test/fuzz/reader.test.js', 'test/browser/lying.test.js']
+  },
+  {
+    id: 'publisher',
+    who: 'The publisher of a tree you read (its keys sign whatever it likes)',
+    can: 'sign any names, symlink targets, sizes and shapes the format allows; sign a tree that changes, shrinks or disappears; rotate, retire or lose its keys',
+    cannot: 'make `rotree get` or `pull` write, chmod or follow anything outside their destination; make one request do unbounded work (symlink walks, listings, decoded-page memory, walk breadth and depth, file sizes beyond the disk); make a reader hand out more bytes than an entry holds; make a gateway write past its Content-Length',
+    rules: [3, 8, 9],
+    tests: ['test/cli/get-confinement.test.js', 'test/fuzz/get-confinement.test.js', 'test/client/publisher-tricks.test.js', 'test/gateway/hostile-tree.test.js', 'test/mirror/hostile-tree.test.js']
+  },
+  {
+    id: 'other-tree',
+    who: 'Another tree on the same gateway, web app origin or browser',
+    can: 'run its own pages (HTML, SVG, scripts) in the reader\'s browser',
+    cannot: 'run with the rights of the gateway\'s host app or of another tree: read their pages, cookies or APIs, rewrite the verified-site bar or address bar, touch another key\'s rollback state or Service Worker; freeze the requests of other trees on a gateway',
+    rules: [15],
+    tests: ['test/browser/isolation.test.js', 'test/gateway/sandbox.test.js', 'test/gateway/isolation.test.js', 'test/browser/app.test.js']
+  },
+  {
+    id: 'gateway-client',
+    who: 'A client of the gateway (curl, a browser, a WebDAV client, a web page doing DNS rebinding)',
+    can: 'send any path, header, range or XML body; open many connections',
+    cannot: 'read outside the tree, crash the gateway, get a 404 for a blob a mirror lost, reach a loopback gateway through a foreign Host name, expand XML entities, or learn a mirror\'s credentials',
+    rules: [5, 9, 16],
+    tests: ['test/gateway/hostile.test.js', 'test/gateway/host-check.test.js', 'test/gateway/credentials.test.js', 'test/webdav/propfind.test.js', 'test/gateway/ranges.test.js']
+  },
+  {
+    id: 'local-user',
+    who: 'A local user who can write SRC (while a build runs), DEST (between gets) or a reader\'s state directory',
+    can: 'change, swap or link files in SRC or DEST; kill writers; delete or corrupt state',
+    cannot: 'make the builder publish a file from outside SRC (a directory swapped for a link after the scan is refused), make `get` follow a link it finds in DEST, hold a dead writer\'s lock, or make a reader forget the highest root it saw (a state that lost its tables, or a record that is not valid, is refused, not recreated)',
+    rules: [2, 8],
+    tests: ['test/builder/hostile-src.test.js', 'test/cli/get-confinement.test.js', 'test/mirror/lock.test.js', 'test/client/state.test.js']
+  }
+]
