@@ -11,10 +11,13 @@ import * as entry from 'rotree-client'
 import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 
 // The budget stated in client-js/README.md: about 1.2× the size measured when
-// it was set (97,871 bytes minified, 33,001 gzipped). Growing past it should be
-// a decision, not an accident.
-const BUDGET_BYTES = 117_500
-const BUDGET_GZIP_BYTES = 40_000
+// it was set (97,871 bytes minified, 33,001 gzipped), then raised by what
+// format version 2 measured (+18,398 minified, +5,788 gzipped: the trust
+// rules, trust documents, fsinfo.json v2, the trust chain and the web codec),
+// rounded up to the hundred. Growing past it should be a decision, not an
+// accident.
+const BUDGET_BYTES = 135_900
+const BUDGET_GZIP_BYTES = 45_800
 
 before(ensureBundle)
 
