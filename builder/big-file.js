@@ -33,7 +33,7 @@ import { createHash } from 'node:crypto'
 import { nextCut } from 'rotree-client/src/format/cdc.js'
 import { CHUNK_MAX } from 'rotree-client/src/format/limits.js'
 import { BuildInputError } from 'rotree-client/errors'
-import { changed, statOf } from './chunk-file.js'
+import { changed, statOf, sha256Hex } from './chunk-file.js'
 
 /** Files of at least this many bytes are chunked on several threads (when there are ≥ 2). */
 export const BIG_FILE = 64 << 20
@@ -95,7 +95,7 @@ export function hashChunks (fd, pairs, store, buf, rel, aborted) {
       preadFully(fd, buf, len, base, rel)
     }
     const piece = buf.subarray(off - base, off - base + n)
-    const hash = createHash('sha256').update(piece).digest('hex')
+    const hash = sha256Hex(piece)
     written.push(store(hash, piece))
     hashes.push(hash)
   }

@@ -15,7 +15,7 @@
 // handed back (`big`) so that several threads can chunk it at once
 // (big-file.js), with the same cut points.
 import { openSync, readSync, fstatSync, closeSync, lstatSync, constants } from 'node:fs'
-import { createHash } from 'node:crypto'
+import * as crypto from 'node:crypto'
 import { BuildInputError } from 'rotree-client/errors'
 import { nextCut } from 'rotree-client/src/format/cdc.js'
 import { INLINE_MAX, CHUNK_MAX } from 'rotree-client/src/format/limits.js'
@@ -32,6 +32,12 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
 
 export class Aborted extends Error {}
 
+// One-shot SHA-256 in hex: crypto.hash (Node ≥ 20.12) makes no Hash object,
+// ~0.8 µs against ~1.4 µs a file or chunk; createHash where it is missing.
+export const sha256Hex = typeof crypto.hash === 'function'
+  ? bytes => crypto.hash('sha256', bytes, 'hex')
+  : bytes => crypto.createHash('sha256').update(bytes).digest('hex')
+
 /** A read buffer for chunkFileSync; one per thread, reused for every file. */
 export function readBuffer () { return Buffer.allocUnsafe(READ_SIZE) }
 
@@ -44,7 +50,8 @@ export function readBuffer () { return Buffer.allocUnsafe(READ_SIZE) }
  *   Without them the file's own fstat after the open is what it is checked against.
  * @typedef {{ size: number, mtime: number, exec: boolean, st: FileStat, readStart: number,
  *   sha256: string, inline?: Uint8Array, chunks?: { hash: string, size: number }[], written?: boolean[] }} FileResult
- *   inline: the bytes of a file of at most INLINE_MAX bytes (FORMAT.md §4.3);
+ *   inline: the bytes of a file of at most INLINE_MAX bytes (FORMAT.md §4.3), a view of `buf`
+ *   (valid until the next call with it);
  *   chunks: its data chunks in file order; written[i]: chunk i was written by this call;
  *   sha256: of the whole file; readStart: Date.now() just before the open (build-index.js: racy)
  * @param {FileTask} file
@@ -91,15 +98,16 @@ export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity) {
         }
         eof = read === want || end < buf.length
         // FORMAT.md §4.3: a file of at most INLINE_MAX bytes lives in its directory page
-        if (eof && size === 0 && end <= INLINE_MAX) { inline = new Uint8Array(buf.subarray(0, end)); size = end; break }
+        // (a view of buf: the caller copies it before the next file)
+        if (eof && size === 0 && end <= INLINE_MAX) { inline = buf.subarray(0, end); size = end; break }
       }
       if (start === end) break
       const len = nextCut(buf, start, end, eof)
       if (len === 0) throw changed(file) // cannot happen: a refill leaves ≥ CHUNK_MAX bytes or reaches EOF
       const piece = buf.subarray(start, start + len)
-      if (size === 0 && len < want) whole = createHash('sha256')
+      if (size === 0 && len < want) whole = crypto.createHash('sha256')
       whole?.update(piece)
-      const hash = createHash('sha256').update(piece).digest('hex')
+      const hash = sha256Hex(piece)
       written.push(store(hash, piece)) // done with the bytes when it returns: the buffer is reused
       chunks.push({ hash, size: len })
       start += len; size += len
@@ -110,7 +118,7 @@ export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity) {
     const r = { size, mtime: Math.floor(after.mtimeMs), exec: (after.mode & 0o111) !== 0, st: statOf(after), readStart, sha256: '' }
     if (inline) {
       r.inline = inline
-      r.sha256 = createHash('sha256').update(inline).digest('hex')
+      r.sha256 = sha256Hex(inline)
     } else {
       r.chunks = chunks; r.written = written
       // one chunk is the whole file
