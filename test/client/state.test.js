@@ -98,3 +98,38 @@ test('a stored record without a valid seq or root is ROTREE_STATE, never "nothin
     await assert.rejects(s.accept('k', info(1)), { code: 'ROTREE_STATE' }, JSON.stringify(rec))
   }
 })
+
+test('format version 2 records: update() persists across restarts, damaged ones fail closed, a version-1 record gives way but never returns', async t => {
+  const { checkRecord } = await import('rotree-client/src/state.js')
+  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const loc = path.join(dir, 'seq.db')
+  const trustOnly = { v: 2, trust: { seq: 2, hash: hex(2) }, trustDoc: '{"type":"rotree-trust"}', release: null, timestamp: null }
+  const full = { ...trustOnly, release: { id: hex(7), seq: 3, root: hex(3) }, timestamp: { id: hex(8), seq: 10, release: hex(10) } }
+  assert.deepEqual(checkRecord(trustOnly, 'x'), trustOnly)
+  assert.deepEqual(checkRecord({ ...full, trust: null, trustDoc: undefined }, 'x'), { ...full, trust: null, trustDoc: undefined })
+  for (const bad of [
+    { ...trustOnly, trustDoc: 5 }, // not a text
+    { ...trustOnly, trustDoc: undefined }, // a trust document recorded without its bytes
+    { ...full, trust: null }, // bytes without a recorded trust document
+    { ...full, release: { id: hex(7), seq: -1, root: hex(3) } },
+    { ...full, timestamp: { seq: 10 } }
+  ]) assert.throws(() => checkRecord(bad, 'x'), { code: 'ROTREE_STATE' }, JSON.stringify(bad))
+
+  const a = new SeqStore(loc)
+  await a.accept('k', info(5)) // a version-1 tree …
+  const seen = []
+  await a.update('k', s => { seen.push(s); return trustOnly }) // … moves to version 2
+  assert.deepEqual(seen, [{ seq: 5, root: hex(5) }, { seq: 5, root: hex(5) }]) // this process's copy, then the disk's
+  await a.update('k', () => full)
+  const b = new SeqStore(loc) // a restart
+  assert.deepEqual(await b.get('k'), full)
+  assert.equal(await b.update('k', () => null), null) // nothing to write: nothing written
+  assert.deepEqual(await b.get('k'), full)
+  await assert.rejects(b.accept('k', info(99)), { code: 'ROTREE_ROLLBACK' }) // a version-1 fsinfo.json after version 2
+  // a state file another process rewound cannot take this one back: update() asks this process's copy first
+  const db = new Level(loc, { valueEncoding: 'json' }); await db.open(); await db.put('seq:k', trustOnly); await db.close()
+  const { RollbackError } = await import('rotree-client/errors')
+  const behindFull = s => { if (s?.timestamp) throw new RollbackError('behind what this process accepted'); return full }
+  await assert.rejects(a.update('k', behindFull), { code: 'ROTREE_ROLLBACK' }) // a holds `full` in memory
+  assert.deepEqual(await b.update('k', behindFull), full) // b never saw it: the rewound disk is all it has
+})

@@ -168,3 +168,74 @@ test('blobs: exact size and hash, checked before anything parses them', async ()
   await assert.rejects(verifyBlob(Buffer.from('hell'), ref), { code: 'ROTREE_TRUNCATED' })
   await assert.rejects(verifyBlob(Buffer.from('hello!'), ref), { code: 'ROTREE_TOO_LARGE' })
 })
+
+// ---- format version 2 (FORMAT.md §12.6, §12.7) -------------------------------
+
+test('version 2, the bytes of FORMAT.md §12.6: a leaf with an inline file, a compressed chunk, an index and a directory', async () => {
+  const { encodeDirPage } = await import('rotree-client/src/format/dirpage.js')
+  const h = n => String(n).repeat(64).slice(0, 64)
+  const H = n => Buffer.from(h(n), 'hex')
+  // written by hand from the grammar
+  const bytes = Buffer.concat([
+    Buffer.from('rtD\x02', 'latin1'), Buffer.of(4),
+    Buffer.of(1), Buffer.from('a'), Buffer.of(1, 0, 0, 2), Buffer.from('hi'), // inline: no hash stored
+    Buffer.of(1), Buffer.from('b'), Buffer.of(2, 1, 0), Buffer.of(0xa0, 0x8d, 0x06), H(1), // chunk list, exec; size 100000; sha256
+    Buffer.of(1), H(2), Buffer.of(0x90, 0x03, 1, 0xa0, 0x8d, 0x06), //   1 chunk: storedSize 400, deflate-raw, decodedSize 100000
+    Buffer.of(1), Buffer.from('c'), Buffer.of(3, 0, 0), Buffer.of(0x80, 0x80, 0x80, 0x01), H(3), // index; size 2^21; sha256
+    Buffer.of(2), H(4), Buffer.of(0x2a, 0), //   levels 2, the index page: 42 bytes, codec none
+    Buffer.of(1), Buffer.from('d'), Buffer.of(4, 0, 0), Buffer.of(7), H(5), Buffer.of(9, 1, 0x80, 0x02) // dir of 7 entries: 9 bytes stored, 256 decoded
+  ])
+  const page = decodeDirPage(bytes, { version: 2 })
+  const [a, b, c, d] = page.entries
+  assert.deepEqual([Buffer.from(a.inline).toString(), a.sha256], ['hi', null])
+  assert.deepEqual([b.exec, b.size, b.sha256, b.chunks], [true, 100000, h(1), [{ hash: h(2), size: 100000, storedSize: 400, codec: 'deflate-raw' }]])
+  assert.deepEqual([c.size, c.sha256, c.index], [2 ** 21, h(3), { hash: h(4), size: 42, storedSize: 42, codec: 'none', levels: 2 }])
+  assert.deepEqual([d.size, d.dir], [7, { hash: h(5), size: 256, storedSize: 9, codec: 'deflate-raw' }])
+  // and the encoder writes exactly these bytes back
+  assert.ok(Buffer.from(encodeDirPage(page, { version: 2 })).equals(bytes))
+  // the version-1 decoder refuses it; a version-1 page is refused by version 2
+  assert.throws(() => decodeDirPage(bytes), { code: 'ROTREE_BAD_FORMAT' })
+  assert.throws(() => decodeDirPage(Uint8Array.of(0x72, 0x74, 0x44, 0x01, 0), { version: 2 }), { code: 'ROTREE_BAD_FORMAT' })
+})
+
+test('version 2 refs: bounds, codecs and the reserved encrypted bit', async () => {
+  const { readRef, writeRef } = await import('rotree-client/src/format/ref.js')
+  const ref = bytes => readRef(new Reader(Uint8Array.from([...Buffer.alloc(32, 7), ...bytes])), 2, CHUNK_MAX)
+  assert.deepEqual(ref([5, 0]), { hash: '07'.repeat(32), size: 5, storedSize: 5, codec: 'none' })
+  assert.deepEqual(ref([5, 1, 9]), { hash: '07'.repeat(32), size: 9, storedSize: 5, codec: 'deflate-raw' })
+  for (const [bytes, code] of [
+    [[0, 0], 'ROTREE_BAD_FORMAT'], // empty blob
+    [[5, 1, 0], 'ROTREE_BAD_FORMAT'], // empty decoded blob
+    [[5, 2, 9], 'ROTREE_BAD_FORMAT'], // no such codec
+    [[5, 0x10, 9], 'ROTREE_UNSUPPORTED_VERSION'], // an encrypted blob (FORMAT.md §12.8)
+    [[5, 0x11, 9], 'ROTREE_UNSUPPORTED_VERSION'],
+    [[5, 1, 0x81, 0x80, 0x40], 'ROTREE_BAD_FORMAT'], // decodedSize past CHUNK_MAX
+    [[0x81, 0x80, 0x40, 0], 'ROTREE_BAD_FORMAT'] // storedSize past MAX_BLOB
+  ]) assert.throws(() => ref(bytes), { code }, JSON.stringify(bytes))
+  const w = new Writer()
+  assert.throws(() => writeRef(w, { hash: 'ab'.repeat(32), size: 9, storedSize: 5, codec: 'none' }, 2), RangeError)
+  assert.throws(() => writeRef(w, { hash: 'ab'.repeat(32), size: 9, storedSize: 5, codec: 'deflate-raw' }, 1), RangeError)
+})
+
+test('version 2: chunk indexes and whole directories round-trip; a chunked file needs its SHA-256', async () => {
+  const { encodeChunkIndex } = await import('rotree-client/src/format/chunkindex.js')
+  const { m, put } = memStore()
+  const V2 = { version: 2 }
+  const chunks = Array.from({ length: MAX_DIRECT_CHUNKS + 8 }, (_, i) => ({ hash: hex('c' + i), size: 5000 + i, storedSize: 100 + i, codec: 'deflate-raw' }))
+  const body = await buildFileBody(chunks, async b => ({ ...(await put(b)), storedSize: b.length, codec: 'none' }), V2)
+  const leaves = []
+  const walk = hash => {
+    const idx = decodeChunkIndex(m.get(hash), V2)
+    assert.ok(Buffer.from(encodeChunkIndex(idx, V2)).equals(Buffer.from(m.get(hash))))
+    assert.throws(() => decodeChunkIndex(m.get(hash)), { code: 'ROTREE_BAD_FORMAT' })
+    for (const c of idx.children) if (idx.level === 1) leaves.push(c); else walk(c.hash)
+  }
+  walk(body.index.hash)
+  assert.deepEqual(leaves.map(c => [c.hash, c.size, c.storedSize, c.codec, c.bytes]), chunks.map(c => [c.hash, c.size, c.storedSize, c.codec, c.size]))
+  const file = { name: 'f', type: 'file', size: chunks.reduce((n, c) => n + c.size, 0), mtime: 0, exec: false, ...body }
+  assert.throws(() => encodeEntry(file, V2), RangeError) // no sha256
+  const dir = await buildDirectory([{ ...file, sha256: hex('f') }], async b => ({ ...(await put(b)), storedSize: b.length, codec: 'none' }), V2)
+  const page = decodeDirPage(m.get(dir.hash), V2)
+  assert.equal(page.entries[0].sha256, hex('f'))
+  assert.deepEqual(page.entries[0].index, { ...body.index })
+})

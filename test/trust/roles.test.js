@@ -225,3 +225,26 @@ test('fsinfo.json v2 decoding: reserved private-tree member and codec, strict me
   const noneMismatch = { ...json, release: { ...json.release, root: { ...json.release.root, decodedSize: 101 } } }
   assert.throws(() => decodeFsinfoV2(JSON.stringify(noneMismatch)), code('ROTREE_BAD_FORMAT'))
 })
+
+test('the order of the checks: the name first, retirement before anything the answer says, an older trust document is behind', async () => {
+  const { checkTreeName } = await import('rotree-client/src/trust/roles.js')
+  const f = family()
+  const d2 = trustDoc({ seq: 2, root: role([f.A, f.B, f.C], 2), release: role([f.R1, f.R2], 2), timestamp: role([f.T]) }, [f.A, f.B])
+  const retired = trustDoc({ seq: 3, root: role([f.A, f.B, f.C], 2), release: { threshold: 0, keys: [] }, timestamp: role([f.T]) }, [f.A, f.B])
+  walkTrust(f.doc1, [d2, retired], f.anchor)
+  const under1 = fsinfo({ name: 'x', trust: f.doc1 }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  // a reader that has seen the retirement: an fsinfo.json under document 1 is refused as retired, not as behind
+  assert.throws(() => verifyFsinfoV2(under1, { anchor: f.anchor, name: 'x', trust: retired, ...clock }), code('ROTREE_RETIRED'))
+  // even one that is unsigned: retirement comes before the signatures
+  const unsigned = fsinfo({ name: 'x', trust: f.doc1 }, { tsSigners: [], relSigners: [] })
+  assert.throws(() => verifyFsinfoV2(unsigned, { anchor: f.anchor, name: 'x', trust: retired, ...clock }), code('ROTREE_RETIRED'))
+  // but another tree's name is refused first, before any document is fetched for it
+  assert.throws(() => checkTreeName(under1, 'y'), code('ROTREE_WRONG_NAME'))
+  assert.throws(() => verifyFsinfoV2(under1, { anchor: f.anchor, name: 'y', trust: retired, ...clock }), code('ROTREE_WRONG_NAME'))
+  // not retired: an answer under an older document than the newest trusted is behind
+  assert.throws(() => verifyFsinfoV2(under1, { anchor: f.anchor, name: 'x', trust: d2, ...clock }), code('ROTREE_ROLLBACK'))
+  // and one that names a document the chain did not reach is malformed
+  const under2 = fsinfo({ name: 'x', trust: d2 }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  assert.throws(() => verifyFsinfoV2(under2, { anchor: f.anchor, name: 'x', trust: f.doc1, ...clock }), code('ROTREE_BAD_FORMAT'))
+  verifyFsinfoV2(under2, { anchor: f.anchor, name: 'x', trust: d2, ...clock })
+})
