@@ -110,10 +110,17 @@ function busy (out, err) {
   return new LockedError(`${out} is in use by another rotree build, gc, sign or resign (${INDEX_DIR} is locked)`, { cause: err })
 }
 
+// LevelDB maps the tables it has open into memory, and the pages a full walk
+// reads stay resident (and counted in the process's RSS) while they are
+// mapped: with its defaults (1,000 open tables of 2 MiB) a 10-million-file
+// index (~600 MB) would all be. Smaller tables, and LevelDB's minimum of
+// open ones, keep what is mapped at once to ~40 MB whatever the index's size.
+const DB_OPTIONS = { keyEncoding: 'utf8', valueEncoding: 'view', maxFileSize: 512 << 10, maxOpenFiles: 74 }
+
 async function openDb (out, warn) {
   const location = path.join(out, INDEX_DIR)
   for (let attempt = 0; ; attempt++) {
-    const db = new Level(location, { keyEncoding: 'utf8', valueEncoding: 'view' })
+    const db = new Level(location, DB_OPTIONS)
     try {
       await db.open()
       return db
@@ -164,13 +171,14 @@ export class BuildIndex {
     this.rehash = rehash
     this.racyMs = racyMs
     this.warn = warn
-    this.trusted = false // h/ unchanged since the last commit (see above)
-    this.totals = null // { files, bytes } of the last build
+    this.trusted = false // h/ unchanged since the last commit (see above); set by begin()
+    this.committed = null // { id, at }: h/ at the last commit (hIdentity), and when
+    this.totals = null // { files, bytes } of the last full build
     this.pending = []; this.pendingBytes = 0
     this.queued = 0 // writes this build, for commit()
     this.flushing = Promise.resolve()
     this.iter = null // the forward pass over "d:" records (records())
-    this.stats = { hits: 0, hitBytes: 0, misses: 0, reread: 0, recorded: 0, racy: 0, dirHits: 0, dirsEncoded: 0, pruned: 0, invalidated: false, trusted: false }
+    this.stats = {}
   }
 
   async _load () {
@@ -178,20 +186,35 @@ export class BuildIndex {
     const [stored, h, totals] = await this.db.getMany([PARAMS_KEY, H_KEY, TOTALS_KEY])
     if (stored === undefined || Buffer.from(stored).toString() !== fp) {
       // new index, or built with other parameters: nothing in it can be trusted
-      if (stored !== undefined) this.stats.invalidated = true
+      if (stored !== undefined) this.invalidated = true
       await this.db.clear()
       await this.db.put(PARAMS_KEY, Buffer.from(fp))
       return
     }
     if (totals) try { this.totals = JSON.parse(Buffer.from(totals).toString()) } catch {}
     if (h) {
-      const [id, committed] = Buffer.from(h).toString().split('|')
-      const now = hIdentity(this.out)
+      const [id, at] = Buffer.from(h).toString().split('|')
+      this.committed = { id, at: Number(at) }
+    }
+  }
+
+  /** Start a build (Builder.run): fresh counts, and whether h/ is as the last commit left it. */
+  begin () {
+    if (this.iter && !this.iter.done) this.iter.it.close().catch(() => {})
+    this.iter = null
+    this.stats = { hits: 0, hitBytes: 0, misses: 0, reread: 0, racy: 0, dirHits: 0, dirsEncoded: 0, pruned: 0, invalidated: false, trusted: false }
+    this.trusted = false
+    if (this.committed) {
+      const { id, at } = this.committed
       const ctimeNs = BigInt(id.split(' ')[2])
-      const coarse = ctimeNs % 1_000_000_000n === 0n && BigInt(committed) * 1_000_000n - ctimeNs < 2_000_000_000n
-      this.trusted = now === id && !coarse
+      // a file system that keeps whole seconds could hide a change made in the same second
+      const coarse = ctimeNs % 1_000_000_000n === 0n && BigInt(at) * 1_000_000n - ctimeNs < 2_000_000_000n
+      this.trusted = hIdentity(this.out) === id && !coarse
     }
     this.stats.trusted = this.trusted
+    // reported once, by the first build after the fingerprint changed
+    this.stats.invalidated = this.invalidated === true
+    this.invalidated = false
   }
 
   /** Is a file too fresh to be trusted by its stat (changed within racyMs of `at`)? */
@@ -255,10 +278,12 @@ export class BuildIndex {
 
   /**
    * Write what is pending; after a full walk, delete the records of
-   * directories after the last one visited; and remember h/ as it is now.
-   * @param {{ full: boolean, totals?: { files: number, bytes: number } }} o
+   * directories after the last one visited; after a partial one, the records
+   * of directories that left the tree (and of everything below them); and
+   * remember h/ as it is now.
+   * @param {{ full: boolean, gone?: string[], totals?: { files: number, bytes: number } | null }} o
    */
-  async commit ({ full, totals }) {
+  async commit ({ full, gone = [], totals = null }) {
     if (full && this.iter && !this.iter.done) {
       for (;;) {
         for (; this.iter.at < this.iter.buf.length; this.iter.at++) { this._queue({ type: 'del', key: this.iter.buf[this.iter.at][0] }); this.stats.pruned++ }
@@ -267,25 +292,23 @@ export class BuildIndex {
       }
       this.iter.done = true
       await this.iter.it.close()
-    } else if (full && !this.iter) {
-      // nothing was walked (an empty SRC cannot happen: the root is a directory); keep the records
     }
-    if (totals) this._queue({ type: 'put', key: TOTALS_KEY, value: Buffer.from(JSON.stringify(totals)) })
+    for (const key of gone) { this._queue({ type: 'del', key }); this.stats.pruned++ }
+    if (totals) { this.totals = totals; this._queue({ type: 'put', key: TOTALS_KEY, value: Buffer.from(JSON.stringify(totals)) }) }
     await this._flush()
+    for (const key of gone) await this.db.clear({ gte: key + '\0', lt: key + '\x01' })
     // After many writes (a first build), leave them in a table rather than in
     // LevelDB's log: the next open would replay the log, ~45 ms for 10,000
     // files in the next rebuild, against ~20 ms for the flush here. A range
     // of one key compacts little beyond the flushed memtable.
     if (this.queued >= FLUSH_OPS) await this.db.compactRange(PARAMS_KEY, PARAMS_KEY)
+    this.queued = 0
     // last, after every record it vouches for is written
     const id = hIdentity(this.out)
-    if (id) await this.db.put(H_KEY, Buffer.from(`${id}|${Date.now()}`))
-    this.trusted = id !== null
-  }
-
-  /** Forget h/'s identity: the next build checks every blob it reuses (a build that failed). */
-  async distrust () {
-    try { await this.db.del(H_KEY) } catch {}
+    if (id) {
+      this.committed = { id, at: Date.now() }
+      await this.db.put(H_KEY, Buffer.from(`${id}|${this.committed.at}`))
+    }
   }
 
   async close () {

@@ -49,35 +49,72 @@ import { signFields, encodeUnsigned } from './sign-root.js'
  * @param {number} [o.segment] in segments of this many bytes
  */
 export async function build (o) {
-  const { src, out, key, onBad = 'fail', warn = () => {}, unsigned = false } = o
-  const clock = phaseClock()
-  const now = o.now ?? Date.now() // issued: when the build started
-  const srcAbs = path.resolve(src)
-  const outAbs = path.resolve(out)
-  if (outAbs === srcAbs || outAbs.startsWith(srcAbs + path.sep)) throw new UsageError(`OUT (${out}) must not be inside SRC (${src})`)
-  if (!unsigned && !key.secretKey) throw new UsageError('a secret key is needed to sign (or build with --unsigned)')
+  const b = await Builder.open(o)
+  try { return await b.run() } finally { await b.close() }
+}
 
-  await fs.mkdir(out, { recursive: true })
-  // held to the end: it is also OUT's lock against a concurrent build, gc or resign
-  const index = await BuildIndex.open(out, { rehash: o.rehash, racyMs: o.racyMs, warn })
-  let pool = null
-  try {
-    const store = new StatBlobStore(out, { fsync: o.fsync ?? true }).open()
+/**
+ * A build that can run again (watch.js): OUT's lock, the build index and the
+ * worker threads are held from open() to close(), and each run() publishes
+ * a new root. A run is full (SRC walked whole, as `build` does) or partial
+ * (only the directories named dirty, and their ancestors: walk.js).
+ */
+export class Builder {
+  /** @param {object} o the options of build() */
+  static async open (o) {
+    const { src, out, key, unsigned = false, warn = () => {} } = o
+    const srcAbs = path.resolve(src)
+    const outAbs = path.resolve(out)
+    if (outAbs === srcAbs || outAbs.startsWith(srcAbs + path.sep)) throw new UsageError(`OUT (${out}) must not be inside SRC (${src})`)
+    if (!unsigned && !key.secretKey) throw new UsageError('a secret key is needed to sign (or build with --unsigned)')
+    const clock = phaseClock()
+    await fs.mkdir(out, { recursive: true })
+    // held to the end: it is also OUT's lock against a concurrent build, gc or resign
+    const index = await BuildIndex.open(out, { rehash: o.rehash, racyMs: o.racyMs, warn })
+    try {
+      const store = new StatBlobStore(out, { fsync: o.fsync ?? true }).open()
+      const pool = new ChunkPool(store, { threads: o.threads ?? o.jobs ?? defaultThreads(), workersAfter: o.workersAfter, bigAt: o.bigAt, segment: o.segment })
+      return new Builder(o, srcAbs, index, store, pool, clock)
+    } catch (err) {
+      await index.close()
+      throw err
+    }
+  }
+
+  constructor (o, srcAbs, index, store, pool, clock) {
+    Object.assign(this, { o, srcAbs, index, store, pool, clock })
+  }
+
+  /**
+   * @param {{ dirty?: Set<string> | null, onDir?: (rel: string, abs: string, st: object) => void,
+   *   onGone?: (rel: string) => void }} [r] dirty: a partial run (paths in the tree, '/' for SRC itself)
+   * @returns {Promise<object>} what build() returns; `partial` when only some directories were looked at
+   */
+  async run ({ dirty = null, onDir, onGone } = {}) {
+    const o = this.o
+    const { src, out, key, onBad = 'fail', warn = () => {}, unsigned = false } = o
+    const { index, store, pool } = this
+    const clock = this.clock ?? phaseClock()
+    this.clock = null
+    const now = this.runs ? Date.now() : o.now ?? Date.now() // issued: when the build started
+    this.runs = (this.runs ?? 0) + 1
+    index.begin()
+    store.stats = { written: 0, writtenBytes: 0, reused: 0, reusedBytes: 0 }
     // a killed writer's temporary files: only possible if h/ changed since the last build committed
     const swept = index.trusted ? 0 : store.sweep()
-    pool = new ChunkPool(store, { threads: o.threads ?? o.jobs ?? defaultThreads(), workersAfter: o.workersAfter, bigAt: o.bigAt, segment: o.segment })
+    // a partial run takes most of the tree from the index: only while the index vouches for h/
+    if (dirty && !index.trusted) dirty = null
     clock.phase('open')
 
     const total = index.totals?.bytes ?? 0
     const walker = new TreeWalker({
-      src, srcAbs, index, store, pool, onBad, warn, onListed: o.onListed, onFile: o.onFile,
+      src, srcAbs: this.srcAbs, index, store, pool, onBad, warn, dirty, onDir, onGone, onListed: o.onListed, onFile: o.onFile,
       progress: (() => {
         let done = 0; let files = 0
         return (bytes, n) => { done += bytes; files += n; o.onProgress?.({ phase: 'build', done, total: Math.max(total, done), files }) }
       })()
     })
     const root = await walker.run()
-    await pool.close()
     await store.sync()
     clock.phase('tree')
 
@@ -85,18 +122,20 @@ export async function build (o) {
     clock.phase('publish')
     const t = walker.totals
     // after the publish: a failure here costs only re-reading next time
-    try { await index.commit({ full: true, totals: { files: t.files, bytes: t.bytes } }) } catch (err) { warn(`build index not updated: ${err.message}`) }
+    try {
+      await index.commit({ full: !dirty, gone: walker.gone, totals: dirty ? null : { files: t.files, bytes: t.bytes } })
+    } catch (err) { warn(`build index not updated: ${err.message}`) }
     clock.phase('commit')
     return {
       root: root.dir.hash, rootSize: root.dir.size, seq: published.seq, publicKey: key.publicKey, expires: published.expires, unsigned,
-      files: t.files, dirs: t.dirs, symlinks: t.symlinks, bytes: t.bytes, skipped: t.skipped,
-      blobs: { ...store.stats, swept }, index: index.stats, pool: pool.stats, ...clock.result()
+      files: t.files, dirs: t.dirs, symlinks: t.symlinks, bytes: t.bytes, skipped: t.skipped, partial: !!dirty,
+      blobs: { ...store.stats, swept }, index: { ...index.stats }, pool: { ...pool.stats }, memory: { busyDirs: walker.peakBusy }, ...clock.result()
     }
-  } finally {
+  }
+
+  async close () {
     // a failed build: the workers stop at their next read, and no thread outlives the call
-    try { await pool?.close() } finally {
-      await index.close()
-    }
+    try { await this.pool.close() } finally { await this.index.close() }
   }
 }
 

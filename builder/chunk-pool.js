@@ -37,7 +37,7 @@ import { readdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import * as errors from 'rotree-client/errors'
 import { readBuffer } from './chunk-file.js'
-import { runBatch, readResults, SAME, FILE, BIG, ERROR } from './file-batch.js'
+import { runBatch, walkResults, fileAt, bigAt, encodeFile, eachChunkAt, SAME, FILE, BIG, ERROR } from './file-batch.js'
 import { chunkBig, BIG_FILE, SEGMENT } from './big-file.js'
 import { TMP_PREFIX } from '../lib/published/blob-store.js'
 
@@ -45,6 +45,7 @@ import { TMP_PREFIX } from '../lib/published/blob-store.js'
 export const MAX_THREADS = 4
 export const WORKERS_AFTER = 16 << 20 // bytes
 const WORKERS_AFTER_FILES = 256
+const WORKERS_AFTER_CHECKS = 4096 // lstat only: ~5 µs each, so many more before a worker pays
 const BATCH_BYTES = 4 << 20 // a batch: up to this many bytes of files (when their size is known) or BATCH_FILES files
 const BATCH_FILES = 128
 const IN_FLIGHT = 2 // messages per worker: the next one waits in its port while it works
@@ -59,8 +60,10 @@ export function defaultThreads () {
 
 /**
  * @typedef {{ open: string, rel: string }} DirRef where a directory's files are opened, and its path in the tree
- * @typedef {(err: Error | null, r?: import('./chunk-file.js').FileResult | null) => void} FileCallback
- *   r null: checked and unchanged (SAME)
+ * @typedef {(i: number, err: Error | null, buf?: Buffer | null, pos?: number) => void} FileCallback
+ *   buf null: checked and unchanged (SAME); else the file's FILE record in buf at pos (file-batch.js fileAt)
+ * @typedef {{ statInto: (row: number, out: Float64Array, at: number) => void }} StatSource
+ *   where a file's expected stat comes from (a build index record, dir-record.js)
  */
 export class ChunkPool {
   /**
@@ -80,7 +83,7 @@ export class ChunkPool {
     this.queue = []; this.head = 0 // of file items
     this.tasks = [] // big-file tasks, before any file
     this.inFlight = 0 // files given to a thread and not answered
-    this.asked = 0; this.askedFiles = 0
+    this.asked = 0; this.askedFiles = 0; this.askedChecks = 0
     this.workers = [] // of { w, ready, inflight, jobs: Map<id, job>, drained }
     this.nextId = 0
     this.scheduled = false
@@ -92,24 +95,37 @@ export class ChunkPool {
   }
 
   /**
-   * Look at one file: read, chunk and store it; or, with `expect` (the build
-   * index's record of it), lstat it first and read it only if it changed.
+   * Look at one file: read, chunk and store it; or, with an expected stat
+   * (the build index's record of it), lstat it first and read it only if it changed.
    * @param {DirRef} dir @param {string} name
-   * @param {import('./chunk-file.js').FileStat | null} expect
+   * @param {StatSource | null} src @param {number} row the file's row in src (its expected stat)
    * @param {number} size what the file is thought to be (for batching; 0 unknown)
-   * @param {FileCallback} cb called once
+   * @param {FileCallback} cb called once, with `i`
+   * @param {number} i
    */
-  file (dir, name, expect, size, cb) {
-    if (this.failed) return cb(this.failed)
-    if (this.closed) return cb(stopped())
-    this.queue.push({ dir, name, expect, size, cb })
-    if (!expect) { this.asked += size; this.askedFiles++ }
+  file (dir, name, src, row, size, cb, i) {
+    if (this.failed) return cb(i, this.failed)
+    if (this.closed) return cb(i, stopped())
+    this.queue.push({ dir, name, src, row, size, cb, i })
+    if (!src) { this.asked += size; this.askedFiles++ } else this.askedChecks++
     this._schedule()
   }
 
-  /** The same as a promise (tests, and the odd single file). @returns {Promise<import('./chunk-file.js').FileResult | null>} */
+  /**
+   * The same as a promise (tests, and the odd single file).
+   * @param {import('./chunk-file.js').FileStat | null} [expect]
+   * @returns {Promise<import('./chunk-file.js').FileResult | null>} null: unchanged
+   */
   chunk (dir, name, expect = null, size = 0) {
-    return new Promise((resolve, reject) => this.file(dir, name, expect, size, (err, r) => err ? reject(err) : resolve(r)))
+    const src = expect && { statInto: (row, out, at) => { out[at] = expect.size; out[at + 1] = expect.mtimeMs; out[at + 2] = expect.ctimeMs; out[at + 3] = expect.ino; out[at + 4] = expect.dev } }
+    const settle = (resolve, reject) => (i, err, buf, pos) => {
+      if (err) return reject(err)
+      if (!buf) return resolve(null)
+      const r = fileAt(buf, pos)
+      delete r.written // the store has counted them
+      resolve(r)
+    }
+    return new Promise((resolve, reject) => this.file(dir, name, src, 0, size, settle(resolve, reject), 0))
   }
 
   /** Files asked for and not yet answered. */
@@ -157,7 +173,7 @@ export class ChunkPool {
   _pump () {
     if (this.closed || this.failed) return
     if (this.workers.length === 0 && this.threads > 0 && this._pending() > 0 &&
-        (this.asked >= this.workersAfter || this.askedFiles >= WORKERS_AFTER_FILES || this._pending() >= WORKERS_AFTER_FILES * 4)) this._start()
+        (this.asked >= this.workersAfter || this.askedFiles >= WORKERS_AFTER_FILES || this.askedChecks >= WORKERS_AFTER_CHECKS)) this._start()
     if (this.workers.some(s => s.ready)) this._dispatch()
     else if (this.workersAfter > 0 || this.threads === 0) this._runHere()
     // else: the workers are starting, and will take everything (_pump again on 'ready')
@@ -187,11 +203,7 @@ export class ChunkPool {
       let k = index.get(e.dir)
       if (k === undefined) { k = dirs.length; index.set(e.dir, k); dirs.push({ open: e.dir.open, rel: e.dir.rel }) }
       batch.dir[i] = k; batch.names[i] = e.name
-      if (e.expect) {
-        batch.check[i] = 1
-        const x = e.expect; const o = 5 * i
-        batch.expect[o] = x.size; batch.expect[o + 1] = x.mtimeMs; batch.expect[o + 2] = x.ctimeMs; batch.expect[o + 3] = x.ino; batch.expect[o + 4] = x.dev
-      }
+      if (e.src) { batch.check[i] = 1; e.src.statInto(e.row, batch.expect, 5 * i) }
     }
     this.inFlight += n
     return { items, batch }
@@ -216,7 +228,9 @@ export class ChunkPool {
     for (let i = 0; i < n; i++) {
       const w = new Worker(new URL('./chunk-worker.js', import.meta.url), {
         workerData: { dir: this.store.dir, fsync: this.store.fsync, abort, bigAt: this.bigAt },
-        stdout: false, stderr: false
+        stdout: false, stderr: false,
+        // a worker holds one batch at a time: a small young generation keeps its memory small
+        resourceLimits: { maxYoungGenerationSizeMb: 8 }
       })
       const slot = { w, ready: false, refd: true, inflight: 0, jobs: new Map(), drained: null, exited: false }
       w.on('message', m => m === 'ready' ? (slot.ready = true, this._pump()) : this._done(slot, m))
@@ -269,18 +283,17 @@ export class ChunkPool {
 
   _results (items, data, errs, who) {
     this.inFlight -= items.length
-    readResults(data, items.length, (i, status, v) => {
+    walkResults(data, items.length, (i, status, buf, pos) => {
       const e = items[i]
-      if (status === SAME) return e.cb(null, null)
+      if (status === SAME) return e.cb(e.i, null, null, 0)
       if (status === FILE) {
-        if (v.chunks) for (let j = 0; j < v.chunks.length; j++) this.store.count(v.written[j], v.chunks[j].size)
-        delete v.written
+        eachChunkAt(buf, pos, (size, written) => this.store.count(written, size))
         this.stats[who]++
-        return e.cb(null, v)
+        return e.cb(e.i, null, buf, pos)
       }
-      if (status === BIG) return this._big(e, v)
-      if (status === ERROR) return e.cb(decodeError(errs[v]))
-      e.cb(stopped())
+      if (status === BIG) return this._big(e, bigAt(buf, pos))
+      if (status === ERROR) return e.cb(e.i, decodeError(errs[buf.readUInt32LE(pos)]))
+      e.cb(e.i, stopped())
     })
     this._wake()
   }
@@ -291,9 +304,9 @@ export class ChunkPool {
     this.inFlight++
     chunkBig(this, big, e.dir.rel + e.name, this.segment).then(r => {
       for (let j = 0; j < r.chunks.length; j++) this.store.count(r.written[j], r.chunks[j].size)
-      delete r.written
-      return r
-    }).then(r => { this.inFlight--; this._wake(); e.cb(null, r) }, err => { this.inFlight--; this._wake(); e.cb(err) })
+      const { buf, pos } = encodeFile(r)
+      this.inFlight--; this._wake(); e.cb(e.i, null, buf, pos)
+    }, err => { this.inFlight--; this._wake(); e.cb(e.i, err) })
   }
 
   // a worker died (not a file's error: those come back as results); the
@@ -302,7 +315,7 @@ export class ChunkPool {
     if (this.failed || this.closed) return
     this.failed = err
     for (const s of this.workers) for (const job of s.jobs.values()) this._reject(job, err)
-    while (this._pending() > 0) this._take().cb(err)
+    while (this._pending() > 0) { const e = this._take(); e.cb(e.i, err) }
     for (const t of this.tasks.splice(0)) t.reject(err)
     this._wake()
     this.close().catch(() => {})
@@ -310,7 +323,7 @@ export class ChunkPool {
 
   _reject (job, err) {
     if (job.task) job.task.reject(err)
-    else { this.inFlight -= job.items.length; for (const e of job.items) e.cb(err) }
+    else { this.inFlight -= job.items.length; for (const e of job.items) e.cb(e.i, err) }
   }
 
   /**
@@ -321,7 +334,7 @@ export class ChunkPool {
     if (this.closing) return this.closing
     this.closed = true
     if (this.abort) Atomics.store(this.abort, 0, 1)
-    while (this._pending() > 0) this._take().cb(stopped())
+    while (this._pending() > 0) { const e = this._take(); e.cb(e.i, stopped()) }
     for (const t of this.tasks.splice(0)) t.reject(stopped())
     this._wake()
     this.closing = (async () => {

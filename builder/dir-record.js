@@ -12,7 +12,7 @@
 //               (n = 0: an inlined file; its bytes are read again when its directory is encoded)
 //     racy file 4 | the same: never taken as unchanged (build-index.js: racy entries)
 //     symlink   2 | mtimeMs 0 0 0 0 0 | at → u32 len, target (UTF-8)
-//     dir       3 | mtimeMs ref.size ref.entries 0 0 0 | at → ref.hash[32]
+//     dir       3 | mtimeMs ref.size ref.entries ino dev 0 | at → ref.hash[32]
 //   names, UTF-8, each followed by NUL (names hold no NUL)
 //   blobs × hash[32]: the directory's own pages and its files' chunk-index blobs
 //   the variable parts the children point at (`at`: offset from the record's start)
@@ -76,6 +76,9 @@ export class DirRecord {
 
   target (i) { const at = this._at(i); return this.b.toString('utf8', at + 4, at + 4 + this.b.readUInt32LE(at)) }
   dirRef (i) { const at = this._at(i); return { hash: this.b.toString('hex', at, at + 32), size: this.f(i, 2), entries: this.f(i, 3) } }
+
+  /** Is child i still the directory it was (same inode and device, same mtime to the ms)? */
+  sameDir (i, st) { return this.type(i) === T_DIR && this.f(i, 4) === st.ino && this.f(i, 5) === st.dev && Math.floor(this.f(i, 1)) === Math.floor(st.mtimeMs) }
 }
 
 /**
@@ -83,7 +86,7 @@ export class DirRecord {
  * @param {string[]} blobs
  * @param {({ name: string, type: 1|4, st: object, sha256: string, chunks: { hash: string, size: number }[] | null }
  *   | { name: string, type: 2, mtimeMs: number, target: string }
- *   | { name: string, type: 3, mtimeMs: number, ref: object })[]} children in name order
+ *   | { name: string, type: 3, mtimeMs: number, ino: number, dev: number, ref: object })[]} children in name order
  * @returns {Buffer}
  */
 export function encodeRecord (ref, blobs, children) {
@@ -121,6 +124,7 @@ export function encodeRecord (ref, blobs, children) {
       b.writeUInt32LE(targets[i].length, v); b.set(targets[i], v + 4); v += 4 + targets[i].length
     } else {
       b.writeDoubleLE(c.mtimeMs, row + 8); b.writeDoubleLE(c.ref.size, row + 16); b.writeDoubleLE(c.ref.entries, row + 24)
+      b.writeDoubleLE(c.ino, row + 32); b.writeDoubleLE(c.dev, row + 40)
       b.write(c.ref.hash, v, 32, 'hex'); v += 32
     }
   }

@@ -9,9 +9,11 @@ import { BadFormatError } from 'rotree-client/errors'
 import { buildDirectory } from 'rotree-client/src/format/dirpage.js'
 import { buildFileBody } from 'rotree-client/src/format/chunkindex.js'
 import { encodeRecord, T_FILE, T_RACY, T_SYMLINK, T_DIR } from './dir-record.js'
+import { fileAt } from './file-batch.js'
+import { READ, SAME, SUBDIR, LINK } from './walk.js'
 
 /**
- * @param {import('./walk.js').Dir} d every child settled
+ * @param {import('./walk.js').Dir} d every child settled (its state, walk.js)
  * @param {(bytes: Uint8Array) => Promise<{ hash: string, size: number }>} put stores a blob
  * @param {(st: object, at: number) => boolean} racy
  * @returns {Promise<{ ref: { hash: string, size: number, entries: number }, record: Buffer, racy: number }>}
@@ -22,24 +24,23 @@ export async function encodeDir (d, put, racy) {
   const entries = []; const children = []
   let racyFiles = 0
   for (let i = 0; i < d.names.length; i++) {
-    const name = d.names[i]; const v = d.res[i]
-    if (v === null || v === undefined) continue // skipped (--skip-bad)
-    if (v.kind === 'file') {
-      const r = v.r
+    const name = d.names[i]; const state = d.state[i]
+    if (state === READ || state === SAME) {
       let e, child
-      if (r) {
+      if (state === READ) {
+        const r = fileAt(d.rbuf[i], d.rpos[i])
         const isRacy = racy(r.st, r.readStart)
         if (isRacy) racyFiles++
         e = { name, type: 'file', size: r.size, mtime: r.mtime, exec: r.exec }
         if (r.inline) e.inline = r.inline; else e.chunks = r.chunks
         child = { name, type: isRacy ? T_RACY : T_FILE, st: r.st, sha256: r.sha256, chunks: r.inline ? null : r.chunks }
       } else {
-        // unchanged, chunked, from its record (an unchanged inlined file was read again: it has r)
+        // unchanged, chunked, from its record (an unchanged inlined file was read again: it is READ)
         const rec = d.record; const ri = d.recIdx[i]
         const st = { size: rec.f(ri, 1), mtimeMs: rec.f(ri, 2), ctimeMs: rec.f(ri, 3), ino: rec.f(ri, 4), dev: rec.f(ri, 5), mode: rec.mode(ri) }
         const chunks = rec.chunks(ri)
         e = { name, type: 'file', size: st.size, mtime: Math.floor(st.mtimeMs), exec: (st.mode & 0o111) !== 0, chunks }
-        child = { name, type: T_FILE, st, sha256: rec.sha256(ri), chunks }
+        child = { name, type: rec.type(ri), st, sha256: rec.sha256(ri), chunks }
       }
       checkFileEntry(e, relOf(d, name))
       if (e.chunks) {
@@ -47,13 +48,16 @@ export async function encodeDir (d, put, racy) {
         e = { ...rest, ...(await buildFileBody(chunks, putOwn)) }
       }
       entries.push(e); children.push(child)
-    } else if (v.kind === 'dir') {
+    } else if (state === SUBDIR) {
+      const v = d.extra[i]
       entries.push({ name, type: 'dir', size: v.ref.entries, mtime: Math.floor(v.mtimeMs), dir: { hash: v.ref.hash, size: v.ref.size } })
-      children.push({ name, type: T_DIR, mtimeMs: v.mtimeMs, ref: v.ref })
-    } else {
+      children.push({ name, type: T_DIR, mtimeMs: v.mtimeMs, ino: v.ino, dev: v.dev, ref: v.ref })
+    } else if (state === LINK) {
+      const v = d.extra[i]
       entries.push({ name, type: 'symlink', target: v.target, mtime: Math.floor(v.mtimeMs), size: 0 })
       children.push({ name, type: T_SYMLINK, mtimeMs: v.mtimeMs, target: v.target })
     }
+    // SKIPPED (--skip-bad): left out
   }
   const top = await buildDirectory(entries, putOwn)
   const ref = { hash: top.hash, size: top.size, entries: top.entries }

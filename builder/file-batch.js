@@ -69,11 +69,7 @@ export function runBatch (batch, store, buf, aborted, bigAt, encodeError) {
         out.u8(BIG); out.f64(r.big.fd); out.stat(r.big.st, r.big.readStart)
         continue
       }
-      out.u8(FILE); out.stat(r.st, r.readStart); out.hex(r.sha256)
-      if (r.inline) { out.u32(0); out.u32(r.inline.length); out.bytes(r.inline) } else {
-        out.u32(r.chunks.length)
-        for (let j = 0; j < r.chunks.length; j++) { out.hex(r.chunks[j].hash); out.u32(r.chunks[j].size); out.u8(r.written[j] ? 1 : 0) }
-      }
+      writeFile(out, r)
     } catch (err) {
       if (err instanceof Aborted) { out.u8(ABORTED); continue }
       out.u8(ERROR); out.u32(errors.length); errors.push(encodeError(err))
@@ -83,42 +79,79 @@ export function runBatch (batch, store, buf, aborted, bigAt, encodeError) {
 }
 
 /**
- * Walk a batch's results (main thread).
+ * Walk a batch's results (main thread) without decoding them: a file read
+ * stays a position in the batch's buffer until its directory is encoded
+ * (fileAt), so the main thread keeps no object per file for the directories
+ * being worked on (and the garbage collector has none to promote).
  * @param {ArrayBuffer} data @param {number} n files in the batch
- * @param {(i: number, status: number, value: any) => void} each value: FILE → a FileResult (with
- *   `written`), BIG → { fd, st, readStart }, ERROR → the error's index, else undefined
+ * @param {(i: number, status: number, buf: Buffer, pos: number) => void} each pos: where the
+ *   file's record starts after its status byte (FILE: fileAt(buf, pos); BIG: bigAt(buf, pos);
+ *   ERROR: buf.readUInt32LE(pos), the error's index)
  */
-export function readResults (data, n, each) {
+export function walkResults (data, n, each) {
   const b = Buffer.from(data)
   let p = 0
-  const f64 = () => { const v = b.readDoubleLE(p); p += 8; return v }
-  const u32 = () => { const v = b.readUInt32LE(p); p += 4; return v }
-  const hex = () => { const v = b.toString('hex', p, p + 32); p += 32; return v }
-  const stat = () => {
-    const st = { size: f64(), mtimeMs: f64(), ctimeMs: f64(), ino: f64(), dev: f64(), mode: f64() }
-    return { st, readStart: f64() }
-  }
   for (let i = 0; i < n; i++) {
     const status = b[p++]
+    each(i, status, b, p)
     if (status === FILE) {
-      const { st, readStart } = stat()
-      const r = { size: st.size, mtime: Math.floor(st.mtimeMs), exec: (st.mode & 0o111) !== 0, st, readStart, sha256: hex() }
-      const k = u32()
-      if (k === 0) {
-        const len = u32()
-        r.inline = new Uint8Array(b.buffer, b.byteOffset + p, len); p += len
-      } else {
-        r.chunks = new Array(k); r.written = new Array(k)
-        for (let j = 0; j < k; j++) { r.chunks[j] = { hash: hex(), size: u32() }; r.written[j] = b[p++] === 1 }
-      }
-      each(i, FILE, r)
-    } else if (status === BIG) {
-      const fd = f64()
-      each(i, BIG, { fd, ...stat() })
-    } else if (status === ERROR) {
-      each(i, ERROR, u32())
-    } else {
-      each(i, status, undefined)
-    }
+      p += 7 * 8 + 32
+      const k = b.readUInt32LE(p); p += 4
+      p += k === 0 ? 4 + b.readUInt32LE(p) : k * 37
+    } else if (status === BIG) p += 8 * 8
+    else if (status === ERROR) p += 4
+  }
+}
+
+/** A FILE record as a FileResult (with `written`). */
+export function fileAt (b, p) {
+  const st = { size: b.readDoubleLE(p), mtimeMs: b.readDoubleLE(p + 8), ctimeMs: b.readDoubleLE(p + 16), ino: b.readDoubleLE(p + 24), dev: b.readDoubleLE(p + 32), mode: b.readDoubleLE(p + 40) }
+  const r = { size: st.size, mtime: Math.floor(st.mtimeMs), exec: (st.mode & 0o111) !== 0, st, readStart: b.readDoubleLE(p + 48), sha256: b.toString('hex', p + 56, p + 88) }
+  p += 88
+  const k = b.readUInt32LE(p); p += 4
+  if (k === 0) {
+    const len = b.readUInt32LE(p); p += 4
+    r.inline = new Uint8Array(b.buffer, b.byteOffset + p, len)
+  } else {
+    r.chunks = new Array(k); r.written = new Array(k)
+    for (let j = 0; j < k; j++, p += 37) { r.chunks[j] = { hash: b.toString('hex', p, p + 32), size: b.readUInt32LE(p + 32) }; r.written[j] = b[p + 36] === 1 }
+  }
+  return r
+}
+
+/** A FILE record's size, stat and read time, without the rest. */
+export const fileSizeAt = (b, p) => b.readDoubleLE(p)
+export const fileStatAt = (b, p) => ({ size: b.readDoubleLE(p), mtimeMs: b.readDoubleLE(p + 8), ctimeMs: b.readDoubleLE(p + 16) })
+export const readStartAt = (b, p) => b.readDoubleLE(p + 48)
+
+/** Each chunk of a FILE record: fn(size, written). */
+export function eachChunkAt (b, p, fn) {
+  p += 88
+  const k = b.readUInt32LE(p); p += 4
+  if (k === 0) return
+  for (let j = 0; j < k; j++, p += 37) fn(b.readUInt32LE(p + 32), b[p + 36] === 1)
+}
+
+/** A BIG record: the open handle and the stat it was opened with. */
+export function bigAt (b, p) {
+  return {
+    fd: b.readDoubleLE(p),
+    st: { size: b.readDoubleLE(p + 8), mtimeMs: b.readDoubleLE(p + 16), ctimeMs: b.readDoubleLE(p + 24), ino: b.readDoubleLE(p + 32), dev: b.readDoubleLE(p + 40), mode: b.readDoubleLE(p + 48) },
+    readStart: b.readDoubleLE(p + 56)
+  }
+}
+
+/** One FileResult as a FILE record of its own (a large file's, chunked by big-file.js): { buf, pos }. */
+export function encodeFile (r) {
+  const out = new Out()
+  writeFile(out, r)
+  return { buf: Buffer.from(out.result()), pos: 1 }
+}
+
+function writeFile (out, r) {
+  out.u8(FILE); out.stat(r.st, r.readStart); out.hex(r.sha256)
+  if (r.inline) { out.u32(0); out.u32(r.inline.length); out.bytes(r.inline) } else {
+    out.u32(r.chunks.length)
+    for (let j = 0; j < r.chunks.length; j++) { out.hex(r.chunks[j].hash); out.u32(r.chunks[j].size); out.u8(r.written[j] ? 1 : 0) }
   }
 }

@@ -9,7 +9,9 @@
 // directories on the path being walked and those whose files are being read
 // (at most BUSY_DIRS, with at most BACKLOG files asked for and not answered),
 // never the whole tree: it grows with the widest directory, not with the
-// number of files.
+// number of files. Per child a directory keeps its name, a state byte and,
+// for a file read, where its result lies in the batch buffer the pool
+// answered with (file-batch.js); objects are made only while it is encoded.
 //
 // A directory with a build index record (build-index.js) is compared with
 // it: a file whose lstat matches its record is not read (the pool's workers
@@ -17,13 +19,21 @@
 // still in h/, gives back its ref without being encoded. An unchanged
 // inlined file of a directory that did change is read again for its bytes
 // (≤ 4 KiB, cheaper than keeping every inlined byte in the index).
+//
+// A partial walk (`dirty`: `rotree build --watch`, watch.js) looks only at
+// the directories the file system reported changes in ('dirty': listed and
+// checked like any other) and at their ancestors ('path': taken from their
+// records, except the subdirectory on the way down); every other directory
+// is its record. A subdirectory of a dirty directory that is another
+// directory now (inode, device or mtime) is walked whole ('full').
+import path from 'node:path'
 import { BuildInputError } from 'rotree-client/errors'
 import { checkName } from 'rotree-client/src/format/entry.js'
 import { MAX_SYMLINK, MAX_DEPTH, MAX_PATH, MAX_NAME } from 'rotree-client/src/format/limits.js'
-import path from 'node:path'
 import { openRoot, openChild, listDir, listDirBytes, lstatChild, readlinkChild, closeHandle } from './src-dirs.js'
-import { T_FILE, T_SYMLINK, T_DIR } from './dir-record.js'
+import { T_FILE, T_RACY, T_SYMLINK, T_DIR } from './dir-record.js'
 import { encodeDir, relOf } from './encode-dir.js'
+import { fileSizeAt } from './file-batch.js'
 import { compareNames } from './names.js'
 
 const BACKLOG = 4096 // files asked of the pool and not answered
@@ -31,19 +41,26 @@ const BUSY_DIRS = 256 // directories with files being read (each holds a handle)
 const YIELD_MS = 10
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 const F = 1; const D = 2; const L = 3
+// what became of each child
+export const PENDING = 0; export const READ = 1; export const SAME = 2; export const SKIPPED = 3
+export const SUBDIR = 4; export const LINK = 5; const AGAIN_MISSING = 6; const AGAIN_BYTES = 7
 
 /** A directory being walked. */
 export class Dir {
-  constructor (parent, slot, name, rel, depth, key) {
+  constructor (parent, slot, name, rel, depth, key, mode) {
     this.parent = parent; this.slot = slot; this.name = name; this.rel = rel; this.depth = depth; this.key = key
+    this.mode = mode // 'full' | 'dirty' | 'path'
     this.h = null // its handle (src-dirs.js)
     this.seen = null // the lstat its parent's listing took of it
     this.names = null; this.kinds = null
-    this.res = null // per child: undefined (pending), null (skipped), { kind, ... }
+    this.state = null // per child, PENDING …
+    this.rbuf = null; this.rpos = null // READ: the file's record in a batch buffer
+    this.extra = null // SUBDIR: { ref, mtimeMs, ino, dev }; LINK: { target, mtimeMs }
     this.record = null; this.recIdx = null
     this.waiting = 0; this.files = 0 // children not settled; of them, files
     this.changed = true // anything differs from the record (no record: yes)
     this.round = 0
+    this.cb = null
   }
 }
 
@@ -56,26 +73,36 @@ export class TreeWalker {
    * @param {import('./chunk-pool.js').ChunkPool} o.pool
    * @param {'fail'|'skip'} o.onBad @param {(m: string) => void} o.warn
    * @param {(bytes: number, files: number) => void} o.progress
+   * @param {Set<string> | null} [o.dirty] a partial walk: the directories to look at (paths in the tree)
    * @param {(rel: string) => (void|Promise<void>)} [o.onListed] after a directory was listed, before
    *   anything in it is opened (tests change SRC at exactly that moment)
-   * @param {(f: { path: string, size: number, sha256: string }) => void} [o.onFile] every file of the tree
+   * @param {(rel: string, abs: string, st: object) => void} [o.onDir] a directory was opened, before it is listed (watch.js watches it)
+   * @param {(rel: string) => void} [o.onGone] a directory (and what was below it) is gone
+   * @param {(f: { path: string, size: number, sha256: string }) => void} [o.onFile] every file looked at
    */
   constructor (o) {
     Object.assign(this, o)
+    this.dirty ??= null
     this.totals = { files: 0, bytes: 0, dirs: 0, symlinks: 0, skipped: [] }
+    this.gone = [] // index keys of directories that left the tree (a partial walk)
     this.handles = new Set()
     this.busy = 0
+    this.peakBusy = 0
     this.failed = null
     this.wake = null
     this.result = null
+    // a partial walk: every directory above one to look at is on the way down to it
+    this.onPath = new Set()
+    if (this.dirty) for (const rel of this.dirty) for (let p = rel; p !== '/'; p = path.posix.dirname(p)) this.onPath.add(path.posix.dirname(p))
   }
 
   /** @returns {Promise<{ mtime: number, dir: { hash: string, size: number } }>} the root entry of fsinfo.json */
   async run () {
-    const root = new Dir(null, -1, '', '/', 0, 'd:')
+    const root = new Dir(null, -1, '', '/', 0, 'd:', this.dirty ? (this.dirty.has('/') ? 'dirty' : 'path') : 'full')
     root.h = openRoot(this.src, this.srcAbs)
     this.viaProc = root.h.viaProc
     this.handles.add(root.h)
+    this.onDir?.('/', root.h.abs, root.h.st)
     this.result = deferred()
     const stack = [root]
     let last = performance.now()
@@ -127,6 +154,7 @@ export class TreeWalker {
     try {
       d.h = openChild(d.parent.h, d.name, d.rel, d.seen, this.viaProc)
       this.handles.add(d.h)
+      this.onDir?.(d.rel, d.h.abs, d.h.st)
       return true
     } catch (err) {
       try { this.bad(d.rel, err) } catch (e) { this.fail(e); return false }
@@ -136,17 +164,94 @@ export class TreeWalker {
   }
 
   async list (d, stack) {
+    try {
+      d.record = this.dirty ? await this.index.get(d.key) : await this.index.next(d.key)
+    } catch (err) { return this.fail(err) }
+    if (this.failed) return
+    // a directory on the way down is its record, unless there is none or a child of it is racy
+    if (d.mode === 'path' && !this.fromRecord(d)) d.mode = 'dirty'
+    if (d.mode !== 'path' && !this.listed(d)) return
     const prefix = d.rel === '/' ? '/' : d.rel + '/'
+    const { names, kinds } = d
+    const n = names.length
+    this.totals.dirs++
+    const rec = d.record
+    const files = []; const subdirs = []
+    for (let i = 0; i < n; i++) {
+      if (d.state[i] !== PENDING) continue // from the record (a directory on the way down)
+      let kind = kinds[i]
+      const name = names[i]; const rel = prefix + name
+      let st = null
+      try {
+        if (kind !== F) {
+          try { st = lstatChild(d.h, name) } catch (err) { this.bad(rel, `cannot stat (${err.code})`, err); this.skip(d, i); continue }
+          kind = st.isFile() ? F : st.isDirectory() ? D : st.isSymbolicLink() ? L : 0
+        }
+        if (kind === F) { files.push(i); continue }
+        if (kind === D) {
+          const ri = d.recIdx[i]
+          const mode = this.childMode(d, rel, ri, st)
+          if (mode === null) {
+            // unchanged, and nothing under it to look at: its record's ref
+            d.state[i] = SUBDIR
+            d.extra[i] = { ref: rec.dirRef(ri), mtimeMs: rec.f(ri, 1), ino: st.ino, dev: st.dev }
+            continue
+          }
+          const c = new Dir(d, i, name, rel, d.depth + 1, d.key + '\0' + name, mode)
+          c.seen = st
+          subdirs.push(c)
+          continue
+        }
+        if (kind === L) { this.symlink(d, i, rel, st); continue }
+        this.bad(rel, `is ${st.isFIFO() ? 'a fifo' : st.isSocket() ? 'a socket' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : 'a special file'}`)
+        this.skip(d, i)
+      } catch (err) {
+        if (err.code !== 'ROTREE_BUILD_INPUT' || this.failed) return this.fail(err)
+        this.skip(d, i)
+      }
+    }
+    // the listing is taken (and its subdirectories' lstat): nothing in it is opened yet
+    try { await this.onListed?.(d.rel) } catch (err) { return this.fail(err) }
+    d.waiting = files.length + subdirs.length
+    d.files = files.length
+    if (d.files) { this.busy++; if (this.busy > this.peakBusy) this.peakBusy = this.busy }
+    for (let k = subdirs.length - 1; k >= 0; k--) stack.push(subdirs[k])
+    const dirRef = { open: d.h.prefix, rel: prefix }
+    d.cb = (i, err, buf, pos) => this.fileDone(d, i, err, buf, pos)
+    for (let k = 0; k < files.length; k++) {
+      const i = files[k]
+      const ri = d.recIdx[i]
+      const known = ri >= 0 && rec.type(ri) === T_FILE
+      if (!known) d.changed = true
+      this.pool.file(dirRef, names[i], known ? rec : null, ri, known ? rec.f(ri, 1) : 0, d.cb, i)
+      // a wide directory is fed to the pool as it drains, not all at once
+      if ((k & 255) === 255 && this.pool.backlog() > BACKLOG) { await this.room(); if (this.failed) return }
+    }
+    if (d.waiting === 0) this.finish(d)
+  }
+
+  // What to do with a subdirectory: walk it (in which mode), or null: take it from the record.
+  childMode (d, rel, ri, st) {
+    if (d.mode === 'full') return 'full'
+    if (this.dirty.has(rel)) return 'dirty'
+    const same = ri >= 0 && d.record.sameDir(ri, st)
+    if (this.onPath.has(rel)) return same ? 'path' : 'full'
+    return same ? null : 'full'
+  }
+
+  // A directory's children from the file system, in byte order; false when it could not be listed.
+  listed (d) {
     let ents
     try {
       ents = listDir(d.h)
     } catch (err) {
-      try { this.bad(d.rel, `cannot read directory (${err.code})`, err) } catch (e) { return this.fail(e) }
+      try { this.bad(d.rel, `cannot read directory (${err.code})`, err) } catch (e) { this.fail(e); return false }
       this.release(d)
       if (d.parent) this.childDone(d.parent, d.slot, null)
       else this.fail(new BuildInputError(`${this.src}: cannot read directory (${err.code})`, { cause: err }))
-      return
+      return false
     }
+    const prefix = d.rel === '/' ? '/' : d.rel + '/'
     // a name that is not UTF-8 comes out with a U+FFFD: only then read the names as bytes
     const badNames = ents.some(e => e.name.includes('\ufffd')) ? notUtf8(d.h) : null
     // names in byte order, each with its type after a NUL (which no name holds, and sorts first)
@@ -157,7 +262,7 @@ export class TreeWalker {
     }
     ents = null
     keyed.sort()
-    if (keyed.some(n => /[\ud800-\uffff]/.test(n))) keyed.sort(compareNames)
+    if (keyed.some(k => /[\ud800-\uffff]/.test(k))) keyed.sort(compareNames)
     const names = []; const kinds = []
     for (const k of keyed) {
       const name = k.slice(0, -2); const kind = k.charCodeAt(k.length - 1) - 48
@@ -169,110 +274,108 @@ export class TreeWalker {
         // (a UTF-16 unit is at most 3 UTF-8 bytes: short strings need no byte count)
         if (rel.length * 3 > MAX_PATH && Buffer.byteLength(rel) > MAX_PATH) { this.bad(rel.slice(0, 80) + '…', `path longer than ${MAX_PATH} bytes`); continue }
         if (name.length * 3 > MAX_NAME && !checkName(name)) { this.bad(rel, 'name cannot be published'); continue }
-      } catch (err) { return this.fail(err) }
+      } catch (err) { this.fail(err); return false }
       names.push(name); kinds.push(kind)
     }
-    const n = names.length
-    d.names = names; d.kinds = kinds; d.res = new Array(n)
-    this.totals.dirs++
-    try {
-      d.record = this.partial ? await this.index.get(d.key) : await this.index.next(d.key)
-    } catch (err) { return this.fail(err) }
-    if (this.failed) return
+    this.setChildren(d, names, Uint8Array.from(kinds))
     const rec = d.record
-    // each child's row in the record, by name (both are in byte order)
-    d.recIdx = new Int32Array(n).fill(-1)
+    d.changed = !rec
     if (rec) {
+      // each child's row in the record, by name (both are in byte order)
       const rn = rec.names
-      let same = rn.length === n
-      for (let i = 0, j = 0; i < n && j < rn.length;) {
+      let same = rn.length === names.length
+      for (let i = 0, j = 0; i < names.length && j < rn.length;) {
         const c = names[i] === rn[j] ? 0 : compareNames(names[i], rn[j])
         if (c === 0) d.recIdx[i++] = j++; else { same = false; if (c < 0) i++; else j++ }
       }
       d.changed = !same
     }
-    const files = []; const subdirs = []
-    for (let i = 0; i < n; i++) {
-      let kind = kinds[i]
-      const name = names[i]; const rel = prefix + name
-      let st = null
-      try {
-        if (kind !== F) {
-          try { st = lstatChild(d.h, name) } catch (err) { this.bad(rel, `cannot stat (${err.code})`, err); d.res[i] = null; d.changed = true; continue }
-          kind = st.isFile() ? F : st.isDirectory() ? D : st.isSymbolicLink() ? L : 0
-        }
-        if (kind === F) { files.push(i); continue }
-        if (kind === D) {
-          const c = new Dir(d, i, name, rel, d.depth + 1, d.key + '\0' + name)
-          c.seen = st
-          subdirs.push(c)
-          continue
-        }
-        if (kind === L) { d.res[i] = this.symlink(d, i, rel, st); continue }
-        this.bad(rel, `is ${st.isFIFO() ? 'a fifo' : st.isSocket() ? 'a socket' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : 'a special file'}`)
-        d.res[i] = null; d.changed = true
-      } catch (err) {
-        if (err.code !== 'ROTREE_BUILD_INPUT' || this.failed) return this.fail(err)
-        d.res[i] = null; d.changed = true // skipped
-      }
-    }
-    // the listing is taken (and its subdirectories' lstat): nothing in it is opened yet
-    try { await this.onListed?.(d.rel) } catch (err) { return this.fail(err) }
-    d.waiting = files.length + subdirs.length
-    d.files = files.length
-    if (d.files) this.busy++
-    for (let k = subdirs.length - 1; k >= 0; k--) stack.push(subdirs[k])
-    const dirRef = { open: d.h.prefix, rel: prefix }
-    for (let k = 0; k < files.length; k++) {
-      const i = files[k]
-      const ri = d.recIdx[i]
-      let expect = null
-      if (ri >= 0 && rec.type(ri) === T_FILE) {
-        expect = { size: rec.f(ri, 1), mtimeMs: rec.f(ri, 2), ctimeMs: rec.f(ri, 3), ino: rec.f(ri, 4), dev: rec.f(ri, 5) }
-      } else d.changed = true
-      this.pool.file(dirRef, names[i], expect, expect ? expect.size : 0, (err, r) => this.fileDone(d, i, err, r))
-      // a wide directory is fed to the pool as it drains, not all at once
-      if ((k & 255) === 255 && this.pool.backlog() > BACKLOG) { await this.room(); if (this.failed) return }
-    }
-    if (d.waiting === 0) this.finish(d)
+    return true
   }
+
+  // A directory on the way down to one that changed: its children are its record's.
+  fromRecord (d) {
+    const rec = d.record
+    if (!rec) return false
+    const names = rec.names
+    const kinds = new Uint8Array(names.length)
+    for (let i = 0; i < names.length; i++) {
+      const t = rec.type(i)
+      if (t === T_RACY) return false // its stat cannot be trusted: list the directory
+      kinds[i] = t === T_FILE ? F : t === T_DIR ? D : L
+    }
+    this.setChildren(d, names, kinds)
+    d.changed = false
+    const prefix = d.rel === '/' ? '/' : d.rel + '/'
+    for (let i = 0; i < names.length; i++) {
+      d.recIdx[i] = i
+      if (kinds[i] === F) {
+        d.state[i] = SAME
+        const size = rec.f(i, 1)
+        this.index.stats.hits++; this.index.stats.hitBytes += size
+        this.totals.files++; this.totals.bytes += size
+      } else if (kinds[i] === L) {
+        d.state[i] = LINK
+        d.extra[i] = { target: rec.target(i), mtimeMs: rec.f(i, 1) }
+        this.totals.symlinks++
+      } else if (!this.dirty.has(prefix + names[i]) && !this.onPath.has(prefix + names[i])) {
+        d.state[i] = SUBDIR
+        d.extra[i] = { ref: rec.dirRef(i), mtimeMs: rec.f(i, 1), ino: rec.f(i, 4), dev: rec.f(i, 5) }
+      }
+      // else PENDING: list() lstat()s it and walks it
+    }
+    return true
+  }
+
+  setChildren (d, names, kinds) {
+    const n = names.length
+    d.names = names; d.kinds = kinds
+    d.state = new Uint8Array(n); d.rbuf = new Array(n); d.rpos = new Int32Array(n); d.extra = new Array(n)
+    d.recIdx = new Int32Array(n).fill(-1)
+  }
+
+  skip (d, i) { d.state[i] = SKIPPED; d.changed = true }
 
   symlink (d, i, rel, st) {
     let tb
-    try { tb = readlinkChild(d.h, d.names[i]) } catch (err) { this.bad(rel, `cannot read symlink (${err.code})`, err); return null }
+    try { tb = readlinkChild(d.h, d.names[i]) } catch (err) { this.bad(rel, `cannot read symlink (${err.code})`, err); return this.skip(d, i) }
     let target
-    try { target = strictUtf8.decode(tb) } catch { this.bad(rel, 'symlink target is not valid UTF-8'); return null }
-    if (tb.length > MAX_SYMLINK) { this.bad(rel, 'symlink target too long'); return null }
-    if (target.startsWith('/')) { this.bad(rel, `symlink to absolute path ${target} leaves the tree`); return null }
+    try { target = strictUtf8.decode(tb) } catch { this.bad(rel, 'symlink target is not valid UTF-8'); return this.skip(d, i) }
+    if (tb.length > MAX_SYMLINK) { this.bad(rel, 'symlink target too long'); return this.skip(d, i) }
+    if (target.startsWith('/')) { this.bad(rel, `symlink to absolute path ${target} leaves the tree`); return this.skip(d, i) }
     // FORMAT.md §4.6: a target resolves lexically from the link's directory and must stay inside
     // normalise relative to the root: posix.normalize clamps '..' at '/' for absolute paths and would hide an escape
     const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(rel.slice(1)), target))
-    if (resolved === '..' || resolved.startsWith('../')) { this.bad(rel, `symlink to ${target} leaves the tree`); return null }
+    if (resolved === '..' || resolved.startsWith('../')) { this.bad(rel, `symlink to ${target} leaves the tree`); return this.skip(d, i) }
     this.totals.symlinks++
     const ri = d.recIdx[i]
     if (ri < 0 || d.record.type(ri) !== T_SYMLINK || d.record.target(ri) !== target || Math.floor(d.record.f(ri, 1)) !== Math.floor(st.mtimeMs)) d.changed = true
-    return { kind: 'link', target, mtimeMs: st.mtimeMs }
+    d.state[i] = LINK
+    d.extra[i] = { target, mtimeMs: st.mtimeMs }
   }
 
-  fileDone (d, i, err, r) {
+  fileDone (d, i, err, buf, pos) {
     if (this.failed) return
+    const stats = this.index.stats
     if (err) {
       try { this.bad(null, err) } catch (e) { return this.fail(e) }
-      d.res[i] = null; d.changed = true
+      this.skip(d, i)
+    } else if (buf) {
+      // read now: in the first round because it changed, or again for its bytes or its chunks
+      const size = fileSizeAt(buf, pos)
+      const was = d.state[i]
+      if (was === PENDING) { stats.misses++; d.changed = true } else if (was === AGAIN_MISSING) stats.misses++
+      else { stats.hits++; stats.reread++; stats.hitBytes += size }
+      d.state[i] = READ; d.rbuf[i] = buf; d.rpos[i] = pos
+      this.totals.files++; this.totals.bytes += size
+      this.progress(size, 1)
     } else {
-      // r null: unchanged since its record (in the first round); a FileResult: read now
-      if (r) {
-        if (d.round === 0) { this.index.stats.misses++; d.changed = true } else if (d.res[i]?.missing) this.index.stats.misses++
-        else { this.index.stats.hits++; this.index.stats.reread++; this.index.stats.hitBytes += r.size }
-        this.totals.files++; this.totals.bytes += r.size
-        this.progress(r.size, 1)
-      } else {
-        const size = d.record.f(d.recIdx[i], 1)
-        this.index.stats.hits++; this.index.stats.hitBytes += size
-        this.totals.files++; this.totals.bytes += size
-        this.progress(size, 1)
-      }
-      d.res[i] = { kind: 'file', r }
+      // unchanged since its record
+      const size = d.record.f(d.recIdx[i], 1)
+      stats.hits++; stats.hitBytes += size
+      d.state[i] = SAME
+      this.totals.files++; this.totals.bytes += size
+      this.progress(size, 1)
     }
     if (--d.files === 0) { this.busy--; this.poke() }
     if (--d.waiting === 0) this.finish(d)
@@ -280,12 +383,15 @@ export class TreeWalker {
 
   childDone (d, i, v) {
     if (this.failed) return
-    d.res[i] = v
-    const ri = d.recIdx[i]
-    if (!v || ri < 0 || d.record.type(ri) !== T_DIR || Math.floor(d.record.f(ri, 1)) !== Math.floor(v.mtimeMs)) d.changed = true
+    if (!v) this.skip(d, i)
     else {
-      const old = d.record.dirRef(ri)
-      if (old.hash !== v.ref.hash || old.size !== v.ref.size || old.entries !== v.ref.entries) d.changed = true
+      d.state[i] = SUBDIR; d.extra[i] = v
+      const ri = d.recIdx[i]; const rec = d.record
+      if (ri < 0 || rec.type(ri) !== T_DIR || Math.floor(rec.f(ri, 1)) !== Math.floor(v.mtimeMs)) d.changed = true
+      else {
+        const old = rec.dirRef(ri)
+        if (old.hash !== v.ref.hash || old.size !== v.ref.size || old.entries !== v.ref.entries) d.changed = true
+      }
     }
     if (--d.waiting === 0) this.finish(d)
   }
@@ -294,44 +400,44 @@ export class TreeWalker {
     this._finish(d).catch(err => this.fail(err))
   }
 
+  // what the record gives must still be in h/ (unless the index vouches for h/ as a whole);
+  // an unchanged inlined file of a directory that changed is read again for its bytes
+  again (d) {
+    const rec = d.record; const stats = this.index.stats
+    const again = []
+    const unread = i => { const size = rec.f(d.recIdx[i], 1); stats.hits--; stats.hitBytes -= size; this.totals.files--; this.totals.bytes -= size }
+    for (let i = 0; i < d.names.length; i++) {
+      if (d.state[i] !== SAME) continue
+      const ri = d.recIdx[i]
+      const chunks = rec.chunks(ri)
+      if (chunks === null) continue
+      let sum = 0
+      for (const c of chunks) sum += c.size
+      // a record whose chunks do not add up (a damaged index), or whose chunks are gone: read the file
+      if (sum !== rec.f(ri, 1) || (!this.index.trusted && !chunks.every(c => this.store.has(c.hash)))) {
+        again.push(i); d.state[i] = AGAIN_MISSING; d.changed = true; unread(i)
+      }
+    }
+    if (!d.changed && !this.index.trusted && !rec.blobs().every(h => this.store.has(h))) d.changed = true
+    if (d.changed) {
+      for (let i = 0; i < d.names.length; i++) {
+        if (d.state[i] === SAME && rec.chunks(d.recIdx[i]) === null) { again.push(i); d.state[i] = AGAIN_BYTES; unread(i) }
+      }
+    }
+    return again.sort((a, b) => a - b)
+  }
+
   async _finish (d) {
     if (this.failed) return
     const rec = d.record
     if (d.round === 0 && rec) {
       d.round = 1
-      // what the record gives must still be in h/ (unless the index vouches for h/ as a whole)
-      const again = []
-      for (let i = 0; i < d.names.length; i++) {
-        const v = d.res[i]
-        if (!v || v.kind !== 'file' || v.r) continue
-        const chunks = rec.chunks(d.recIdx[i])
-        if (chunks === null) continue
-        let sum = 0
-        for (const c of chunks) sum += c.size
-        // a record whose chunks do not add up (a damaged index), or whose chunks are gone: read the file
-        if (sum !== rec.f(d.recIdx[i], 1) || (!this.index.trusted && !chunks.every(c => this.store.has(c.hash)))) {
-          again.push(i); v.missing = true; d.changed = true
-          this.index.stats.hits--; this.index.stats.hitBytes -= rec.f(d.recIdx[i], 1)
-          this.totals.files--; this.totals.bytes -= rec.f(d.recIdx[i], 1)
-        }
-      }
-      if (!d.changed && !this.index.trusted && !rec.blobs().every(h => this.store.has(h))) d.changed = true
-      // an unchanged inlined file: its bytes are in the page being replaced, not in the index
-      if (d.changed) {
-        for (let i = 0; i < d.names.length; i++) {
-          const v = d.res[i]
-          if (v && v.kind === 'file' && !v.r && !v.missing && rec.chunks(d.recIdx[i]) === null) {
-            again.push(i)
-            this.index.stats.hits--; this.index.stats.hitBytes -= rec.f(d.recIdx[i], 1)
-            this.totals.files--; this.totals.bytes -= rec.f(d.recIdx[i], 1)
-          }
-        }
-      }
+      const again = this.again(d)
       if (again.length) {
-        again.sort((a, b) => a - b)
         d.waiting = again.length; d.files = again.length; this.busy++
         const dirRef = { open: d.h.prefix, rel: d.rel === '/' ? '/' : d.rel + '/' }
-        for (const i of again) this.pool.file(dirRef, d.names[i], null, rec.f(d.recIdx[i], 1), (err, r) => this.fileDone(d, i, err, r))
+        d.cb ??= (i, err, buf, pos) => this.fileDone(d, i, err, buf, pos)
+        for (const i of again) this.pool.file(dirRef, d.names[i], null, -1, rec.f(d.recIdx[i], 1), d.cb, i)
         return
       }
     }
@@ -339,20 +445,33 @@ export class TreeWalker {
     if (rec && !d.changed) {
       ref = rec.ref
       this.index.stats.dirHits++
-      this.release(d)
     } else {
       const out = await encodeDir(d, bytes => this.store.put(bytes), (st, at) => this.index.racy(st, at))
       if (this.failed) return
       ref = out.ref
       this.index.stats.racy += out.racy
       this.index.put(d.key, out.record)
-      this.release(d)
+      if (this.dirty && rec) this.forgetGone(d)
     }
+    this.release(d)
     if (this.onFile) this.reportFiles(d)
-    const mtimeMs = d.h.st.mtimeMs
-    d.res = null; d.record = null; d.names = null
-    if (d.parent) this.childDone(d.parent, d.slot, { kind: 'dir', ref, mtimeMs })
+    const v = { ref, mtimeMs: d.h.st.mtimeMs, ino: d.h.st.ino, dev: d.h.st.dev }
+    d.state = d.rbuf = d.rpos = d.extra = d.record = d.names = null
+    if (d.parent) this.childDone(d.parent, d.slot, v)
     else this.result.resolve(ref)
+  }
+
+  // A partial walk: the records of subdirectories that left this directory, and everything below them.
+  forgetGone (d) {
+    const rec = d.record; const rn = rec.names
+    for (let j = 0; j < rn.length; j++) {
+      if (rec.type(j) !== T_DIR) continue
+      const i = d.names.indexOf(rn[j])
+      if (i >= 0 && d.state[i] === SUBDIR && d.kinds[i] === D) continue
+      const key = d.key + '\0' + rn[j]
+      this.gone.push(key)
+      this.onGone?.(relOf(d, rn[j]))
+    }
   }
 
   release (d) {
@@ -362,11 +481,10 @@ export class TreeWalker {
 
   reportFiles (d) {
     for (let i = 0; i < d.names.length; i++) {
-      const v = d.res[i]
-      if (!v || v.kind !== 'file') continue
+      const s = d.state[i]
       const rel = relOf(d, d.names[i])
-      if (v.r) this.onFile({ path: rel, size: v.r.size, sha256: v.r.sha256 })
-      else { const ri = d.recIdx[i]; this.onFile({ path: rel, size: d.record.f(ri, 1), sha256: d.record.sha256(ri) }) }
+      if (s === READ) this.onFile({ path: rel, size: fileSizeAt(d.rbuf[i], d.rpos[i]), sha256: d.rbuf[i].toString('hex', d.rpos[i] + 56, d.rpos[i] + 88) })
+      else if (s === SAME) { const ri = d.recIdx[i]; this.onFile({ path: rel, size: d.record.f(ri, 1), sha256: d.record.sha256(ri) }) }
     }
   }
 }

@@ -71,7 +71,7 @@ test('the tree and every blob in h/ are the same for 0, 1 and 3 worker threads',
   // the workers did read: with workersAfter 0 every file goes to them
   assert.equal(results[1].res.pool.mainFiles, 0); assert.ok(results[1].res.pool.workerFiles > 300)
   assert.equal(results[2].res.pool.mainFiles, 0); assert.equal(results[2].res.pool.threads, 3)
-  assert.ok(results[3].res.pool.workerFiles > 0, 'past workersAfter, workers take over')
+  assert.ok(results[3].res.pool.threads > 0, 'past WORKERS_AFTER_FILES files, workers start (whether they are up before the main thread is done depends on the machine)')
   // and so does an incremental rebuild after an edit, on either side
   await writeTree(src, { 'many/d3/f10': prng(50_000, 'edited'), 'huge.bin': prng(READ_SIZE + 99, 'huge2') })
   const a = await build(opts(src, path.join(dir, 'out-0'), key, { threads: 0 }))
