@@ -97,23 +97,30 @@ export async function * chunkSpans (source, entry, start, end) {
     }
     return
   }
-  async function * walk (ref, level, bytes, base) {
-    const idx = await source.chunkIndex(ref, { level, bytes })
-    const cs = idx.children
+  const page = (ref, level, bytes) => {
+    const p = source.chunkIndex(ref, { level, bytes })
+    p.catch(() => {}) // surfaced when awaited in walk
+    return p
+  }
+  async function * walk (pending, level, base) {
+    const cs = (await pending).children
     let off = base
+    let ahead = null // the next sibling page, asked for early
     for (let i = 0; i < cs.length; i++) {
       const c = cs[i]
       if (off >= end) return
       if (off + c.bytes > start) {
         if (level === 1) yield { ref: { hash: c.hash, size: c.size }, offset: off }
         else {
+          // this page first (it is needed now, and gets the first free connection), then the next
+          const here = ahead ?? page(c, level - 1, c.bytes)
           const next = cs[i + 1]
-          if (next && off + c.bytes < end) source.chunkIndex(next, { level: level - 1, bytes: next.bytes }).catch(() => {})
-          yield * walk(c, level - 1, c.bytes, off)
+          ahead = next && off + c.bytes < end ? page(next, level - 1, next.bytes) : null
+          yield * walk(here, level - 1, off)
         }
       }
       off += c.bytes
     }
   }
-  yield * walk(entry.index, entry.index.levels, entry.size, 0)
+  yield * walk(page(entry.index, entry.index.levels, entry.size), entry.index.levels, 0)
 }
