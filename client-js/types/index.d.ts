@@ -7,7 +7,7 @@ export * from './tree.js'
 export * from './errors.js'
 export {
   verifyFsinfo, verifyBlob, verifyDirPage, verifyChunkIndex, checkRollback, checkPagePlacement, checkChunkIndexPlacement,
-  VerifyFsinfoOptions, VerifiedFsinfo, SeenRecord, PagePlacement
+  VerifyFsinfoOptions, VerifiedFsinfo, SeenRecord, SeenRecordV2, PagePlacement
 } from './verify.js'
 export type { Ref, Entry, DirPage, ChunkIndex } from './format.js'
 

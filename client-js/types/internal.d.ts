@@ -121,7 +121,7 @@ export declare class Mirrors {
   health (): object[]
 }
 /** A persisted record as read back, checked: null, { seq, root } or a version-2 record; anything else throws ROTREE_STATE. */
-export declare function checkRecord (rec: unknown, where: string): { seq: number, root: string } | { v: 2, [k: string]: unknown } | null
+export declare function checkRecord (rec: unknown, where: string): import('./verify.js').SeenRecord | null
 export declare function createTransport (o?: { maxSockets?: number }): Transport
 export declare function defaultStateDir (env?: Record<string, string | undefined>): string
 export declare function stateLocation (dir: string): string

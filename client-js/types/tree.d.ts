@@ -2,7 +2,7 @@
 // walk.js), shared by the browser (index.d.ts) and Node (node.d.ts) entries,
 // which differ only in what createReadStream() returns.
 import type { Ref, Entry, DirPage, ChunkIndex, FsinfoFields } from './format.js'
-import type { SeenRecord } from './verify.js'
+import type { SeenRecord, SeenRecordV2 } from './verify.js'
 import type { RotreeErrorCode } from './errors.js'
 
 /** An AbortSignal (described structurally: these types need neither the DOM lib nor @types/node). */
@@ -212,7 +212,7 @@ export declare class SeqStore {
   /** Check against the highest seen and record if newer; throws ROTREE_ROLLBACK / ROTREE_FORK. */
   accept (key: string, info: { seq: number, root: Ref }): Promise<void>
   /** Format version 2: check-and-write with next(seen) (null: nothing to write), atomically across processes. */
-  update (key: string, next: (seen: SeenRecord | null) => object | null): Promise<object | null>
+  update (key: string, next: (seen: SeenRecord | null) => SeenRecordV2 | null): Promise<SeenRecordV2 | null>
 }
 
 export type BlobKind = 'dir' | 'cindex' | 'data'

@@ -23,8 +23,19 @@ export interface VerifiedFsinfo extends DecodedFsinfo {
   raw: Uint8Array | string
 }
 
-/** The highest accepted sequence number for a key, and the root it was signed over (or a version-2 record, state.js). */
-export type SeenRecord = { seq: number, root: string } | { v: 2, [k: string]: unknown }
+/** Format version 2's persisted state for an address (state.js, trust/roles.js advanceState). */
+export interface SeenRecordV2 {
+  v: 2
+  /** the newest trusted trust document (seq, hash) and its JSON text; null for a single-key tree */
+  trust: { seq: number, hash: string } | null
+  trustDoc?: string
+  /** per role: the id of its key set, its highest sequence and what it was seen with; null until one is accepted */
+  release: { id: string, seq: number, root: string } | null
+  timestamp: { id: string, seq: number, release: string } | null
+}
+
+/** The highest accepted sequence number for a key, and the root it was signed over (or a version-2 record). */
+export type SeenRecord = { seq: number, root: string } | SeenRecordV2
 
 /** docs/TRUST.md rules 1 and 2 (key, signature, expiry, clock skew). Throws a typed RotreeError. */
 export declare function verifyFsinfo (bytes: Uint8Array | string, opts: VerifyFsinfoOptions): VerifiedFsinfo
