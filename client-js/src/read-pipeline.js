@@ -110,7 +110,7 @@ export async function * chunkSpans (source, entry, start, end) {
       const c = cs[i]
       if (off >= end) return
       if (off + c.bytes > start) {
-        if (level === 1) yield { ref: { hash: c.hash, size: c.size }, offset: off }
+        if (level === 1) yield { ref: c, offset: off }
         else {
           // this page first (it is needed now, and gets the first free connection), then the next
           const here = ahead ?? page(c, level - 1, c.bytes)

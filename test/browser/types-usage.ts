@@ -75,7 +75,7 @@ export async function usage (key: string): Promise<void> {
   void c; void all; void table; void isFault
 
   // the address and the pure verifier
-  const { url, publicKey } = parseAddress(`https://m.example/pub#${key}`)
+  const { url, publicKey, id } = parseAddress(`https://m.example/pub#${key}`)
   const m: string = mirrorUrl('https://m.example/pub')
   const fs = verifyFsinfo(new Uint8Array(), { publicKey, now: Date.now() })
   const rootRef: Ref = fs.root
@@ -94,9 +94,9 @@ export async function usage (key: string): Promise<void> {
 
   // rollback state and the tree walker
   const store = new SeqStore('rotree-seq')
-  const seen = await store.get(publicKey)
-  if (seen) { const sq: number = seen.seq; void sq }
-  await store.accept(publicKey, { seq: 2, root: rootRef })
+  const seen = await store.get(id)
+  if (seen && 'seq' in seen) { const sq: number = seen.seq; void sq }
+  await store.accept(id, { seq: 2, root: rootRef })
   await walkTree(rootRef, async (ref, kind) => kind === 'dir' ? verifyDirPage(await fetchBlob(ref), ref) : verifyChunkIndex(await fetchBlob(ref), ref), (ref, kind, path) => { void ref; void kind; void path })
 
   // a custom transport
