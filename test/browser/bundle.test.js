@@ -14,10 +14,12 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // it was set (97,871 bytes minified, 33,001 gzipped), then raised by what
 // format version 2 measured (+18,398 minified, +5,788 gzipped: the trust
 // rules, trust documents, fsinfo.json v2, the trust chain and the web codec),
-// rounded up to the hundred. Growing past it should be a decision, not an
-// accident.
-const BUDGET_BYTES = 135_900
-const BUDGET_GZIP_BYTES = 45_800
+// rounded up to the hundred; then to the measured 136,201 / 46,054 once the
+// fetch scheduler (sched.js 5,829 bytes, window.js 2,343) and the redirect
+// and credential rules (transport-url.js 1,765) had used the 1.2× headroom.
+// Growing past it should be a decision, not an accident.
+const BUDGET_BYTES = 136_300
+const BUDGET_GZIP_BYTES = 46_100
 
 before(ensureBundle)
 
