@@ -1,4 +1,6 @@
-// GET|HEAD /fsinfo.json: the one mutable file (docs/FORMAT.md §6).
+// GET|HEAD /fsinfo.json: the one mutable file (docs/FORMAT.md §6); and, with
+// another `name`, a trust document trust/<seq>.json (§12.2), small JSON read
+// the same way.
 //
 // A rebuild renames a new fsinfo.json into place, so the file behind the path
 // changes without notice. Each request stats the path and compares identity
@@ -18,11 +20,12 @@ import { CORS, sendStatus } from './blob-route.js'
 const READ_MAX = 1 << 20
 
 /**
- * @param {{ dir: string, maxAge: number, log?: { error?: Function } | null }} opts
- * @returns {(req, res) => void} handler for GET/HEAD /fsinfo.json (query ignored)
+ * @param {{ dir: string, maxAge: number, name?: string, log?: { error?: Function } | null }} opts
+ *   name: the file under dir (default fsinfo.json)
+ * @returns {(req, res) => void} handler for GET/HEAD /<name> (query ignored)
  */
-export function createFsinfoRoute ({ dir, maxAge, log = null }) {
-  const file = join(dir, 'fsinfo.json')
+export function createFsinfoRoute ({ dir, maxAge, name = 'fsinfo.json', log = null }) {
+  const file = join(dir, name)
   const cacheControl = `public, max-age=${Math.max(0, Math.floor(maxAge))}`
   let current = null // { key, buf, etag, h200, h304 }
   let loading = null // { key, promise } while a new version is being read
@@ -36,7 +39,7 @@ export function createFsinfoRoute ({ dir, maxAge, log = null }) {
     try {
       const st = await fh.stat()
       if (!st.isFile()) return null
-      if (st.size > READ_MAX) throw new Error(`fsinfo.json is larger than ${READ_MAX} bytes`)
+      if (st.size > READ_MAX) throw new Error(`${name} is larger than ${READ_MAX} bytes`)
       const buf = await fh.readFile()
       const etag = `"${createHash('sha256').update(buf).digest('hex')}"`
       const common = ['ETag', etag, 'Cache-Control', cacheControl, 'X-Content-Type-Options', 'nosniff', ...CORS]
@@ -82,8 +85,32 @@ export function createFsinfoRoute ({ dir, maxAge, log = null }) {
       req.method === 'HEAD' ? res.end() : res.end(v.buf)
     }, (err) => {
       if (err.code === 'ENOENT') return sendStatus(res, 404, 'not found') // renamed away mid-read
-      log?.error?.(`rotree serve: fsinfo.json: ${err.message}`)
-      sendStatus(res, 500, 'cannot read fsinfo.json')
+      log?.error?.(`rotree serve: ${name}: ${err.message}`)
+      sendStatus(res, 500, `cannot read ${name}`)
     })
   }
+}
+
+const TRUST_PATH = /^\/trust\/([1-9][0-9]{0,15})\.json(?:\?|$)/
+
+/**
+ * GET|HEAD /trust/<seq>.json: one fsinfo-style route per trust document asked
+ * for, at most `max` of them kept (a family has few; a client asking for many
+ * numbers only costs a 404 each once the map is full).
+ * @returns {((req, res) => void) & { matches: (url: string) => boolean }}
+ */
+export function createTrustRoute ({ dir, maxAge, log = null, max = 256 }) {
+  const routes = new Map()
+  function trustRoute (req, res) {
+    const seq = TRUST_PATH.exec(req.url)[1]
+    let r = routes.get(seq)
+    if (!r) {
+      if (routes.size >= max) routes.delete(routes.keys().next().value)
+      r = createFsinfoRoute({ dir, maxAge, name: `trust/${seq}.json`, log })
+      routes.set(seq, r)
+    }
+    r(req, res)
+  }
+  trustRoute.matches = url => TRUST_PATH.test(url)
+  return trustRoute
 }

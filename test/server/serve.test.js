@@ -534,3 +534,29 @@ describe('handler', () => {
     await assert.rejects(createRotreeServer({ dir: join(tmpdir(), 'rotree-does-not-exist-' + Date.now()) }), { code: 'ENOENT' })
   })
 })
+
+test('trust documents: /trust/<seq>.json served as JSON with CORS, a missing one is a no-store 404, other names are not served', async () => {
+  const dir = await makeTree()
+  await mkdir(join(dir, 'trust'))
+  await writeFile(join(dir, 'trust', '1.json'), '{"type":"rotree-trust"}\n')
+  await writeFile(join(dir, 'trust', 'notes.txt'), 'private')
+  const srv = await start({ dir })
+  try {
+    const r = await raw(srv.port, '/trust/1.json')
+    assert.equal(r.status, 200)
+    assert.equal(r.headers['content-type'], 'application/json')
+    assert.equal(r.headers['access-control-allow-origin'], '*')
+    assert.equal(r.body.toString(), '{"type":"rotree-trust"}\n')
+    const again = await raw(srv.port, '/trust/1.json', { headers: { 'if-none-match': r.headers.etag } })
+    assert.equal(again.status, 304)
+    const missing = await raw(srv.port, '/trust/2.json')
+    assert.equal(missing.status, 404)
+    assert.equal(missing.headers['cache-control'], 'no-store')
+    for (const p of ['/trust/notes.txt', '/trust/01.json', '/trust/0.json', '/trust/1.json/..', '/trust/%31.json']) {
+      assert.notEqual((await raw(srv.port, p)).status, 200, p)
+    }
+  } finally {
+    await srv.s.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+})
