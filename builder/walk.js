@@ -206,8 +206,7 @@ export class TreeWalker {
         this.bad(rel, `is ${st.isFIFO() ? 'a fifo' : st.isSocket() ? 'a socket' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : 'a special file'}`)
         this.skip(d, i)
       } catch (err) {
-        if (err.code !== 'ROTREE_BUILD_INPUT' || this.failed) return this.fail(err)
-        this.skip(d, i)
+        return this.fail(err) // bad() throws only when the build is to fail
       }
     }
     // the listing is taken (and its subdirectories' lstat): nothing in it is opened yet

@@ -28,7 +28,8 @@ export default {
     jobs: { type: 'string', arg: 'N', help: 'worker threads that read, chunk and hash files (default: one per core, at most 4; 0: none)' },
     rehash: { type: 'boolean', help: 'read every file again, ignoring the build index of unchanged files' },
     'no-fsync': { type: 'boolean', help: 'do not fsync blobs and fsinfo.json (faster; not crash-safe)' },
-    json: { type: 'boolean', help: 'print the result as JSON' }
+    watch: { type: 'boolean', help: 'after building, rebuild and publish each time SRC changes, until interrupted (holds OUT\'s lock)' },
+    json: { type: 'boolean', help: 'print the result as JSON (with --watch: one line per publish)' }
   },
   async run ([src, out], v, io) {
     const ttlMs = parseDuration(v.ttl ?? '7d')
@@ -44,13 +45,14 @@ export default {
       key = await readKeyFile(v.key)
       if (key.warning) io.stderr.write(`rotree: warning: ${key.warning}\n`)
     }
-    const bar = progressBar({ label: 'build', stream: io.stderr })
-    const r = await build({
+    const opts = {
       src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'], unsigned: v.unsigned, rehash: v.rehash,
       threads: v.jobs !== undefined ? threadCount(v.jobs) : undefined,
-      onProgress: p => bar.update(p.done, p.total, `${p.files} files`),
       warn: m => io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}rotree: warning: ${m}\n`)
-    })
+    }
+    if (v.watch) return watchLoop(opts, out, v, io)
+    const bar = progressBar({ label: 'build', stream: io.stderr })
+    const r = await build({ ...opts, onProgress: p => bar.update(p.done, p.total, `${p.files} files`) })
     bar.done()
     if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
     io.stdout.write(`built ${out}: ${r.files} files, ${r.dirs} dirs, ${r.symlinks} symlinks, ${fmtBytes(r.bytes)}\n` +
@@ -63,4 +65,22 @@ export default {
           `  then: rotree sign fsinfo.json --publish ${out}\n`
         : `  address: <mirror-url>#${r.publicKey}\n`))
   }
+}
+
+// --watch: a line (or a JSON object) per publish, until SIGINT or SIGTERM;
+// a run that fails is reported and the watch goes on (builder/watch.js)
+async function watchLoop (opts, out, v, io) {
+  const { watchBuild } = await import('../../builder/watch.js')
+  const ac = new AbortController()
+  const stop = () => ac.abort()
+  process.on('SIGINT', stop); process.on('SIGTERM', stop)
+  try {
+    await watchBuild(opts, {
+      signal: ac.signal,
+      onBuild: r => io.stdout.write(v.json
+        ? JSON.stringify({ at: new Date().toISOString(), ...r }) + '\n'
+        : `${new Date().toISOString()} published ${out}: seq ${r.seq}, root ${r.root}; read ${r.index.misses} files in ${r.ms} ms${r.partial ? '' : ' (full)'}\n`),
+      onError: err => io.stderr.write(`rotree: ${err.code ?? 'error'}: ${err.message} (still watching)\n`)
+    })
+  } finally { process.off('SIGINT', stop); process.off('SIGTERM', stop) }
 }
