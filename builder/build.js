@@ -22,6 +22,7 @@ import { ChunkPool, defaultThreads } from './chunk-pool.js'
 import { BuildIndex } from './build-index.js'
 import { TreeWalker } from './walk.js'
 import { signFields, encodeUnsigned } from './sign-root.js'
+import { peakRss } from '../lib/proc-stat.js'
 
 /**
  * @param {object} o
@@ -129,7 +130,7 @@ export class Builder {
     return {
       root: root.dir.hash, rootSize: root.dir.size, seq: published.seq, publicKey: key.publicKey, expires: published.expires, unsigned,
       files: t.files, dirs: t.dirs, symlinks: t.symlinks, bytes: t.bytes, skipped: t.skipped, partial: !!dirty,
-      blobs: { ...store.stats, swept }, index: { ...index.stats }, pool: { ...pool.stats }, memory: { busyDirs: walker.peakBusy }, ...clock.result()
+      blobs: { ...store.stats, swept }, index: { ...index.stats }, pool: { ...pool.stats }, memory: { busyDirs: walker.peakBusy, peakRss: peakRss() }, ...clock.result()
     }
   }
 

@@ -29,3 +29,16 @@ export function procInfo (pid) {
  * @param {string} state
  */
 export function isDeadState (state) { return state === 'Z' || state === 'X' || state === 'x' }
+
+/**
+ * A process's peak resident set size in bytes so far (VmHWM in
+ * /proc/<pid>/status: the kernel's high-water mark, so a late look still
+ * sees the peak); null where there is no such process or no /proc.
+ * @param {number | 'self'} [pid='self']
+ */
+export function peakRss (pid = 'self') {
+  let s
+  try { s = readFileSync(`/proc/${pid}/status`, 'utf8') } catch { return null }
+  const m = /^VmHWM:\s+(\d+) kB/m.exec(s)
+  return m ? Number(m[1]) * 1024 : null
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+// P13: the build's memory does not grow with the tree. Peak RSS (VmHWM in
+// /proc/<pid>/status, the kernel's high-water mark, sampled while it runs and
+// reported by the build itself at its end) of `rotree build` over generated
+// trees of tiny files (0-200 bytes, 1,000 per directory), at 100,000 and
+// 1,000,000 files: the target is ≤ 256 MB at a million; the ratio of the two
+// is how much a tenfold larger tree costs. Each is a first build (fresh OUT)
+// and then a rebuild with nothing changed (which streams the whole index).
+//
+//   node bench/p13-memory.js [--quick] [--files 1000000] [--bin PATH] [--save]
+//   (or as figure P13 of bench/run.js)
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import os from 'node:os'
+import { spawn, execFileSync } from 'node:child_process'
+import { peakRss } from '../lib/proc-stat.js'
+import { tinyTree } from './p6-trees.js'
+
+export const id = 'P13'
+const ROOT = new URL('../', import.meta.url).pathname
+const MB = 1e6
+
+// run a build, polling its VmHWM; the larger of the last poll and its own report at the end
+async function measured (bin, src, out, key) {
+  const t = Date.now()
+  const p = spawn(process.execPath, [bin, 'build', src, out, '--key', key, '--json', '--no-fsync'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''; let stderr = ''
+  p.stdout.on('data', b => { stdout += b }); p.stderr.on('data', b => { stderr += b })
+  let polled = 0
+  const poll = setInterval(() => { polled = Math.max(polled, peakRss(p.pid) ?? 0) }, 100)
+  const code = await new Promise(resolve => p.on('close', resolve))
+  clearInterval(poll)
+  if (code !== 0) throw new Error(`rotree build failed: ${stderr}`)
+  const r = JSON.parse(stdout)
+  return { ms: Date.now() - t, peak: Math.max(polled, r.memory?.peakRss ?? 0), polled, reported: r.memory?.peakRss, files: r.files, busyDirs: r.memory?.busyDirs }
+}
+
+export async function run ({ quick = false, files = 1_000_000, bin = path.join(ROOT, 'bin/rotree.js') } = {}) {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rotree-bench-p13-'))
+  const log = m => process.stderr.write(m + '\n')
+  try {
+    const key = path.join(dir, 'k')
+    execFileSync(process.execPath, [bin, 'keygen', key], { stdio: 'ignore' })
+    const sizes = [100_000, files]
+    const out = {}
+    for (const n of sizes) {
+      const src = path.join(dir, `t${n}`)
+      const t = Date.now()
+      tinyTree(src, n)
+      log(`P13: ${n} files generated in ${((Date.now() - t) / 1000).toFixed(0)} s`)
+      const first = await measured(bin, src, path.join(dir, `out${n}`), key)
+      const again = quick ? null : await measured(bin, src, path.join(dir, `out${n}`), key)
+      out[n] = { first, again }
+      log(`P13: ${n} files: peak ${(first.peak / MB).toFixed(0)} MB (first build, ${first.ms} ms)` + (again ? `, ${(again.peak / MB).toFixed(0)} MB (no-change rebuild)` : ''))
+    }
+    const [small, large] = sizes.map(n => out[n])
+    const rows = [
+      { label: `${large.first.files.toLocaleString('en-US')} files: first build, peak RSS`, value: large.first.peak / MB, baseline: small.first.peak / MB, baselineLabel: `${small.first.files.toLocaleString('en-US')} files`, unit: 'MB', higherIsBetter: false }
+    ]
+    if (large.again) rows.push({ label: `${large.first.files.toLocaleString('en-US')} files: rebuild, nothing changed, peak RSS`, value: large.again.peak / MB, baseline: small.again.peak / MB, baselineLabel: `${small.first.files.toLocaleString('en-US')} files`, unit: 'MB', higherIsBetter: false })
+    const peak = Math.max(...rows.map(r => r.value))
+    return {
+      id,
+      title: 'build memory: peak RSS against the number of files (tiny files, 1,000 per directory)',
+      command: `node bench/p13-memory.js${quick ? ' --quick' : ''}`,
+      target: '≤ 256 MB peak RSS building 1,000,000 files',
+      met: files >= 1_000_000 ? peak <= 256 : null,
+      rows,
+      raw: out,
+      notes: [
+        'Peak RSS is VmHWM from /proc/<pid>/status (including the ~45 MB of the node binary\'s own pages). ' +
+        'The build walks SRC depth first and encodes each directory once its children are done; what it keeps per file is a name and a few bytes while its directory is open, ' +
+        `and at most ${Math.max(small.first.busyDirs ?? 0, large.first.busyDirs ?? 0)} directories had files being read at once here. ` +
+        'Most of the peak is fixed: three V8 isolates (the main thread and two workers), their read buffers, LevelDB\'s cache and the tables it maps. ' +
+        'A 10,000,000-file tree was not generated here (it would take 10 million of this file system\'s 16 million inodes on a shared machine); ' +
+        'from the ratio of the two rows, the growth per tenfold is what the table shows, and LevelDB maps at most ~40 MB of the index at once whatever its size.'
+      ],
+      gap: peak > 256 ? 'The fixed part (three isolates, LevelDB, the binary\'s pages) is most of it; see the notes.' : undefined
+    }
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true })
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const args = process.argv.slice(2)
+  const opt = n => { const i = args.indexOf(n); return i === -1 ? undefined : args[i + 1] }
+  const fig = await run({ quick: args.includes('--quick'), files: opt('--files') ? Number(opt('--files')) : undefined, bin: opt('--bin') ? path.resolve(opt('--bin')) : undefined })
+  console.log(`${fig.id}: ${fig.title}\n`)
+  for (const r of fig.rows) console.log(`| ${r.label} | ${r.value.toFixed(0)} ${r.unit} | ${r.baseline.toFixed(0)} ${r.unit} (${r.baselineLabel}) | ${(r.value / r.baseline).toFixed(2)}× |`)
+  console.log(`\ntarget: ${fig.target}: ${fig.met ? 'met' : 'NOT met'}\n${fig.notes.join('\n')}`)
+  if (args.includes('--save')) { const { saveFigure } = await import('./lib/report.js'); await saveFigure(fig) }
+}
