@@ -20,9 +20,10 @@
 //
 // Starting a worker costs ~35 ms of CPU (a V8 isolate and its modules): a
 // rebuild that reads a handful of files does them on the main thread and
-// never starts one. Workers start once the files asked for pass
-// `workersAfter` bytes or WORKERS_AFTER_FILES files; until they are ready the
-// main thread keeps going. With workersAfter 0 they start at once and take
+// never starts one. Workers start once the files asked for (or, when their
+// size is not known before they are read, read on this thread) pass
+// `workersAfter` bytes, or WORKERS_AFTER_FILES files, or WORKERS_AFTER_CHECKS
+// lstat() checks; until they are ready the main thread keeps going. With workersAfter 0 they start at once and take
 // every file (the tests use this to know which thread read what).
 //
 // Errors: a file's error (BuildInputError, ENOSPC, ...) comes back from the
@@ -37,14 +38,14 @@ import { readdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import * as errors from 'rotree-client/errors'
 import { readBuffer } from './chunk-file.js'
-import { runBatch, walkResults, fileAt, bigAt, encodeFile, eachChunkAt, SAME, FILE, BIG, ERROR } from './file-batch.js'
+import { runBatch, walkResults, fileAt, fileSizeAt, bigAt, encodeFile, eachChunkAt, SAME, FILE, BIG, ERROR } from './file-batch.js'
 import { chunkBig, BIG_FILE, SEGMENT } from './big-file.js'
 import { TMP_PREFIX } from '../lib/published/blob-store.js'
 
 /** More threads than this only contend for the disk and the h/ directory. */
 export const MAX_THREADS = 4
 export const WORKERS_AFTER = 16 << 20 // bytes
-const WORKERS_AFTER_FILES = 256
+const WORKERS_AFTER_FILES = 1024 // a worker costs ~50 ms to start: a thousand small files are done by then
 const WORKERS_AFTER_CHECKS = 4096 // lstat only: ~5 µs each, so many more before a worker pays
 const BATCH_BYTES = 4 << 20 // a batch: up to this many bytes of files (when their size is known) or BATCH_FILES files
 const BATCH_FILES = 128
@@ -289,6 +290,8 @@ export class ChunkPool {
       if (status === FILE) {
         eachChunkAt(buf, pos, (size, written) => this.store.count(written, size))
         this.stats[who]++
+        // a first build knows a file's size only once it is read: what the main thread has read counts
+        if (who === 'mainFiles') this.asked += fileSizeAt(buf, pos)
         return e.cb(e.i, null, buf, pos)
       }
       if (status === BIG) return this._big(e, bigAt(buf, pos))

@@ -32,10 +32,10 @@ import { Builder } from './build.js'
  * @param {(r: object) => void} w.onBuild after each publish, with build()'s result
  * @param {(err: Error) => void} w.onError a run that failed (nothing was published)
  * @param {AbortSignal} w.signal stops watching (after the run in progress)
- * @param {number} [w.quietMs=100] @param {number} [w.maxWaitMs=1000] @param {number} [w.rescanMs=600000]
+ * @param {number} [w.quietMs=30] @param {number} [w.maxWaitMs=1000] @param {number} [w.rescanMs=600000]
  * @returns {Promise<void>} once stopped
  */
-export async function watchBuild (o, { onBuild, onError = () => {}, signal, quietMs = 100, maxWaitMs = 1000, rescanMs = 600_000 }) {
+export async function watchBuild (o, { onBuild, onError = () => {}, signal, quietMs = 30, maxWaitMs = 1000, rescanMs = 600_000 }) {
   const builder = await Builder.open(o)
   const watchers = new Map() // rel → { w, ino, dev }
   let dirty = new Set()

@@ -55,3 +55,21 @@ test('with part of the data, nextCut gives the same cut, or 0 (more needed) when
     p += l
   }
 })
+
+test('the unrolled loop: the same cuts whatever the alignment of the data and of the window ends', () => {
+  const buf = prng(6 << 20, 'cdc-unrolled')
+  // starting 0-3 bytes in moves every cut to each of the four steps of the loop
+  for (let k = 0; k < 4; k++) assert.deepEqual(chunkLengths(buf.subarray(k)), refLengths(buf.subarray(k)), `offset ${k}`)
+  // windows that end at every remainder mod 4, before, at and after a cut
+  const lens = refLengths(buf)
+  let p = 0
+  for (const l of lens.slice(0, 8)) {
+    for (let extra = -5; extra <= 5; extra++) {
+      const end = p + l + extra
+      if (end - p <= CHUNK_MIN || end > buf.length) continue
+      const want = refCut(buf.subarray(p, end))
+      assert.equal(nextCut(buf, p, end, true), want, `chunk at ${p}, window of ${end - p}`)
+    }
+    p += l
+  }
+})
