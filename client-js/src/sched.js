@@ -27,6 +27,8 @@ import { MIRROR_FAULT_CODES, AbortedError, allFailed } from './errors.js'
 import { MirrorWindow } from './window.js'
 import { CHUNK_AVG } from './format/limits.js'
 
+const READ_AHEAD_GAIN = 3
+
 export const DEFAULTS = Object.freeze({
   maxInflightBytes: 64 << 20, // every read of the tree together
   maxRequests: 16, // requests in flight to one mirror (its connections, over HTTP/1.1)
@@ -70,14 +72,15 @@ export class FetchScheduler {
   get maxInflightBytes () { return this.o.maxInflightBytes }
 
   /**
-   * How far ahead one reader should ask: twice what the usable mirrors' windows
-   * hold together (so completed chunks waiting for an earlier one do not leave
-   * the window idle), within the memory budget.
+   * How far ahead one reader should ask: three times what the usable mirrors
+   * keep in flight together (each its window, or its minRequests chunks when
+   * that is more), so chunks that arrived ahead of an earlier one still on its
+   * way do not leave the windows idle; within the memory budget.
    */
   readAheadBytes () {
     let w = 0
-    for (const m of this._usable()) w += m.win.bytes
-    return Math.min(this.o.maxInflightBytes, Math.max(2 * w, this.o.minWindow))
+    for (const m of this._usable()) w += Math.max(m.win.bytes, m.win.minRequests * CHUNK_AVG)
+    return Math.min(this.o.maxInflightBytes, Math.max(READ_AHEAD_GAIN * w, this.o.minWindow))
   }
 
   /** Readers reserve what they ask for ahead, and release it once consumed. */
