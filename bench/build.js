@@ -18,9 +18,11 @@
 // new ones (ialloc.c, recently_deleted()), which would charge a build for the
 // benchmark's own cleanup.
 //
-//   node bench/build.js [--quick] [--fsync] [--bin PATH] [--save]
-//   (--bin: another checkout's bin/rotree.js, for a before/after in one run;
-//    or as figure P6 of bench/run.js; --save writes bench/results/P6.json)
+//   node bench/build.js [--quick] [--fsync] [--bin PATH] [--before PATH] [--save]
+//   (--bin: the bin/rotree.js to measure; --before: another checkout's
+//    bin/rotree.js, run beside it on every case in the same run, for a
+//    before/after table; or as figure P6 of bench/run.js; --save writes
+//    bench/results/P6.json)
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import os from 'node:os'
@@ -106,7 +108,7 @@ async function watchLatencies (bin, src, out, key, files, { fsync, n }) {
   }
 }
 
-export async function run ({ quick = false, fsync = false, bin = path.join(ROOT, 'bin/rotree.js') } = {}) {
+export async function run ({ quick = false, fsync = false, bin = path.join(ROOT, 'bin/rotree.js'), before = null } = {}) {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rotree-bench-p6-'))
   const cpuFile = path.join(dir, 'cpu')
   const log = m => process.stderr.write(m + '\n')
@@ -137,13 +139,15 @@ export async function run ({ quick = false, fsync = false, bin = path.join(ROOT,
       const list = listFiles(src)
       const bytes = list.reduce((n, f) => n + statSync(f).size, 0)
       sha256sumAll(list, cpuFile) // warm the page cache for everyone
-      const sums = []; const builds = []
+      const sums = []; const builds = []; const olds = []
       for (let i = 0; i < reps; i++) {
         sums.push(sha256sumAll(list, cpuFile))
         builds.push(rotreeBuild(bin, src, path.join(dir, `${c.name}-out${i}`), key, { fsync, cpuFile }))
+        if (before) olds.push(rotreeBuild(before, src, path.join(dir, `${c.name}-before${i}`), key, { fsync, cpuFile }))
       }
-      results[c.name] = { ...c, src, list, files: list.length, bytes, sums, builds, out: path.join(dir, `${c.name}-out${reps - 1}`) }
-      log(`P6: ${c.label}: ${list.length} files, ${(bytes / 1e6).toFixed(0)} MB; sha256sum ${median(sums.map(s => s.ms)).toFixed(0)} ms, build ${median(builds.map(b => b.ms)).toFixed(0)} ms`)
+      results[c.name] = { ...c, src, list, files: list.length, bytes, sums, builds, olds, out: path.join(dir, `${c.name}-out${reps - 1}`), outBefore: path.join(dir, `${c.name}-before${reps - 1}`) }
+      log(`P6: ${c.label}: ${list.length} files, ${(bytes / 1e6).toFixed(0)} MB; sha256sum ${median(sums.map(s => s.ms)).toFixed(0)} ms, build ${median(builds.map(b => b.ms)).toFixed(0)} ms` +
+        (before ? `, before ${median(olds.map(b => b.ms)).toFixed(0)} ms` : ''))
     }
 
     // P6r: one changed file in 100,000, into the last full build's OUT
@@ -153,6 +157,13 @@ export async function run ({ quick = false, fsync = false, bin = path.join(ROOT,
     for (let i = 0; i < (quick ? 2 : 3); i++) {
       await fs.appendFile(s.list[(i * 104729 + 1) % s.list.length], `cold change ${i}\n`)
       cold.push(rotreeBuild(bin, s.src, s.out, key, { fsync, cpuFile }))
+    }
+    const coldBefore = []
+    if (before) {
+      for (let i = 0; i < (quick ? 2 : 3); i++) {
+        await fs.appendFile(s.list[(i * 104729 + 7) % s.list.length], `cold change ${i}\n`)
+        coldBefore.push(rotreeBuild(before, s.src, s.outBefore, key, { fsync, cpuFile }))
+      }
     }
     const watched = await watchLatencies(bin, s.src, s.out, key, s.list, { fsync, n: quick ? 3 : 7 })
     log(`P6r: watch ${watched.runs.map(r => r.ms).join(', ')} ms; cold ${cold.map(r => r.ms.toFixed(0)).join(', ')} ms; full ${fullMs.toFixed(0)} ms`)
@@ -184,7 +195,15 @@ export async function run ({ quick = false, fsync = false, bin = path.join(ROOT,
           files: c.files, bytes: c.bytes, sha256sum: c.sums,
           builds: c.builds.map(b => ({ ms: b.ms, cpuMs: b.cpuMs, phases: b.result.phases, pool: b.result.pool, peakRss: b.result.memory?.peakRss }))
         }])),
-        p6r: { fullMs, watch: watched, cold: cold.map(r => ({ ms: r.ms, cpuMs: r.cpuMs, read: r.result.index.misses, phases: r.result.phases })) }
+        p6r: { fullMs, watch: watched, cold: cold.map(r => ({ ms: r.ms, cpuMs: r.cpuMs, read: r.result.index.misses, phases: r.result.phases })) },
+        before: before && {
+          bin: before,
+          cases: Object.fromEntries(Object.values(results).map(c => [c.name, {
+            ms: median(c.olds.map(b => b.ms)), cpuMs: median(c.olds.map(b => b.cpuMs)), sha256sumMs: median(c.sums.map(x => x.ms)),
+            ratio: median(c.sums.map(x => x.ms)) / median(c.olds.map(b => b.ms)), peakRss: c.olds.map(b => b.result.memory?.peakRss ?? null)
+          }])),
+          cold: { ms: median(coldBefore.map(r => r.ms)), cpuMs: median(coldBefore.map(r => r.cpuMs)), fullMs: median(s.olds.map(b => b.ms)) }
+        }
       },
       notes: [
         `Each build is a \`rotree build${fsync ? '' : ' --no-fsync'}\` process (Node start-up included) into a fresh OUT, page cache warm; medians of ${reps}. ` +
@@ -207,12 +226,22 @@ export async function run ({ quick = false, fsync = false, bin = path.join(ROOT,
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2)
   const opt = n => { const i = args.indexOf(n); return i === -1 ? undefined : args[i + 1] }
-  const fig = await run({ quick: args.includes('--quick'), fsync: args.includes('--fsync'), bin: opt('--bin') ? path.resolve(opt('--bin')) : undefined })
+  const fig = await run({ quick: args.includes('--quick'), fsync: args.includes('--fsync'), bin: opt('--bin') ? path.resolve(opt('--bin')) : undefined, before: opt('--before') ? path.resolve(opt('--before')) : null })
   const fmt = v => v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(2)
   console.log(`${fig.id}: ${fig.title}\n`)
   console.log('| case | rotree | baseline | ratio |\n|---|---:|---:|---:|')
   for (const r of fig.rows) console.log(`| ${r.label} | ${fmt(r.value)} ${r.unit} | ${fmt(r.baseline)} ${r.unit} (${r.baselineLabel}) | ${(r.value / r.baseline).toFixed(3)}× |`)
   console.log(`\ntarget: ${fig.target}: ${fig.met ? 'met' : 'NOT met'}\n${fig.notes.join('\n')}`)
+  if (fig.raw.before) {
+    const b = fig.raw.before
+    console.log(`\nbefore (${b.bin}) and after, same run: build time / sha256sum time as a speed ratio\n\n| case | sha256sum | before | ratio | after | ratio |\n|---|---:|---:|---:|---:|---:|`)
+    for (const [name, c] of Object.entries(fig.raw.cases)) {
+      const o = b.cases[name]; const after = median(c.builds.map(x => x.ms))
+      console.log(`| ${name} | ${o.sha256sumMs.toFixed(0)} ms | ${o.ms.toFixed(0)} ms | ${o.ratio.toFixed(2)}× | ${after.toFixed(0)} ms | ${(o.sha256sumMs / after).toFixed(2)}× |`)
+    }
+    console.log(`| one change in 100,000 (cold CLI) | | ${b.cold.ms.toFixed(0)} ms | ${(100 * b.cold.ms / b.cold.fullMs).toFixed(1)}% of its full build | ${fig.rows[6].value.toFixed(0)} ms | ${(100 * fig.rows[6].value / fig.rows[6].baseline).toFixed(1)}% |`)
+    console.log(`| one change in 100,000 (--watch) | | | | ${fig.rows[5].value.toFixed(0)} ms | ${(100 * fig.rows[5].value / fig.rows[5].baseline).toFixed(1)}% |`)
+  }
   console.log(JSON.stringify(fig.raw))
   if (args.includes('--save')) { const { saveFigure } = await import('./lib/report.js'); await saveFigure(fig) }
 }

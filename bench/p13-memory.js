@@ -7,7 +7,8 @@
 // is how much a tenfold larger tree costs. Each is a first build (fresh OUT)
 // and then a rebuild with nothing changed (which streams the whole index).
 //
-//   node bench/p13-memory.js [--quick] [--files 1000000] [--bin PATH] [--save]
+//   node bench/p13-memory.js [--quick] [--files 1000000] [--bin PATH] [--before PATH] [--save]
+//   (--before: another checkout's bin/rotree.js, measured on the same trees)
 //   (or as figure P13 of bench/run.js)
 import fs from 'node:fs/promises'
 import path from 'node:path'
@@ -35,7 +36,7 @@ async function measured (bin, src, out, key) {
   return { ms: Date.now() - t, peak: Math.max(polled, r.memory?.peakRss ?? 0), polled, reported: r.memory?.peakRss, files: r.files, busyDirs: r.memory?.busyDirs }
 }
 
-export async function run ({ quick = false, files = 1_000_000, bin = path.join(ROOT, 'bin/rotree.js') } = {}) {
+export async function run ({ quick = false, files = 1_000_000, bin = path.join(ROOT, 'bin/rotree.js'), before = null } = {}) {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rotree-bench-p13-'))
   const log = m => process.stderr.write(m + '\n')
   try {
@@ -50,7 +51,9 @@ export async function run ({ quick = false, files = 1_000_000, bin = path.join(R
       log(`P13: ${n} files generated in ${((Date.now() - t) / 1000).toFixed(0)} s`)
       const first = await measured(bin, src, path.join(dir, `out${n}`), key)
       const again = quick ? null : await measured(bin, src, path.join(dir, `out${n}`), key)
-      out[n] = { first, again }
+      const old = before ? await measured(before, src, path.join(dir, `before${n}`), key) : null
+      out[n] = { first, again, before: old }
+      if (old) log(`P13: ${n} files, before: peak ${(old.peak / MB).toFixed(0)} MB (${old.ms} ms)`)
       log(`P13: ${n} files: peak ${(first.peak / MB).toFixed(0)} MB (first build, ${first.ms} ms)` + (again ? `, ${(again.peak / MB).toFixed(0)} MB (no-change rebuild)` : ''))
     }
     const [small, large] = sizes.map(n => out[n])
@@ -85,9 +88,10 @@ export async function run ({ quick = false, files = 1_000_000, bin = path.join(R
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2)
   const opt = n => { const i = args.indexOf(n); return i === -1 ? undefined : args[i + 1] }
-  const fig = await run({ quick: args.includes('--quick'), files: opt('--files') ? Number(opt('--files')) : undefined, bin: opt('--bin') ? path.resolve(opt('--bin')) : undefined })
+  const fig = await run({ quick: args.includes('--quick'), files: opt('--files') ? Number(opt('--files')) : undefined, bin: opt('--bin') ? path.resolve(opt('--bin')) : undefined, before: opt('--before') ? path.resolve(opt('--before')) : null })
   console.log(`${fig.id}: ${fig.title}\n`)
   for (const r of fig.rows) console.log(`| ${r.label} | ${r.value.toFixed(0)} ${r.unit} | ${r.baseline.toFixed(0)} ${r.unit} (${r.baselineLabel}) | ${(r.value / r.baseline).toFixed(2)}× |`)
   console.log(`\ntarget: ${fig.target}: ${fig.met ? 'met' : 'NOT met'}\n${fig.notes.join('\n')}`)
+  for (const [n, r] of Object.entries(fig.raw)) if (r.before) console.log(`before, ${n} files: ${(r.before.peak / 1e6).toFixed(0)} MB peak RSS, ${r.before.ms} ms; after: ${(r.first.peak / 1e6).toFixed(0)} MB, ${r.first.ms} ms`)
   if (args.includes('--save')) { const { saveFigure } = await import('./lib/report.js'); await saveFigure(fig) }
 }

@@ -112,7 +112,8 @@ export class Builder {
       src, srcAbs: this.srcAbs, index, store, pool, onBad, warn, dirty, onDir, onGone, onListed: o.onListed, onFile: o.onFile,
       progress: (() => {
         let done = 0; let files = 0
-        return (bytes, n) => { done += bytes; files += n; o.onProgress?.({ phase: 'build', done, total: Math.max(total, done), files }) }
+        // the total is the last full build's (0, unknown, once this one has passed it)
+        return (bytes, n) => { done += bytes; files += n; o.onProgress?.({ phase: 'build', done, total: total >= done ? total : 0, files }) }
       })()
     })
     const root = await walker.run()

@@ -463,10 +463,10 @@ export class TreeWalker {
   // A partial walk: the records of subdirectories that left this directory, and everything below them.
   forgetGone (d) {
     const rec = d.record; const rn = rec.names
+    const kept = new Uint8Array(rn.length) // record rows that are still a subdirectory here
+    for (let i = 0; i < d.names.length; i++) if (d.recIdx[i] >= 0 && d.state[i] === SUBDIR) kept[d.recIdx[i]] = 1
     for (let j = 0; j < rn.length; j++) {
-      if (rec.type(j) !== T_DIR) continue
-      const i = d.names.indexOf(rn[j])
-      if (i >= 0 && d.state[i] === SUBDIR && d.kinds[i] === D) continue
+      if (rec.type(j) !== T_DIR || kept[j]) continue
       const key = d.key + '\0' + rn[j]
       this.gone.push(key)
       this.onGone?.(relOf(d, rn[j]))
