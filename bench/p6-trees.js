@@ -10,28 +10,28 @@ import path from 'node:path'
 import { createHash, createCipheriv } from 'node:crypto'
 
 // one keystream, sliced: a cipher per file costs more than the write
-function stream (seed, n) {
-  return createCipheriv('aes-256-ctr', createHash('sha256').update(seed).digest(), Buffer.alloc(16)).update(Buffer.alloc(n))
+function stream (salt, n) {
+  return createCipheriv('aes-256-ctr', createHash('sha256').update(salt).digest(), Buffer.alloc(16)).update(Buffer.alloc(n))
 }
 
 // a cheap deterministic sequence (xorshift32) for sizes
-function rng (seed) {
-  let x = seed >>> 0 || 1
+function rng (salt) {
+  let x = salt >>> 0 || 1
   return () => { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; return x / 2 ** 32 }
 }
 
 /** @returns {{ files: number, bytes: number, dirs: number }} */
-export function smallTree (dir, n, { perDir = 100, lo = 64, hi = 16 << 10, seed = 1 } = {}) {
-  return writeMany(dir, n, perDir, u => Math.round(lo * Math.exp(u * Math.log(hi / lo))), seed)
+export function smallTree (dir, n, { perDir = 100, lo = 64, hi = 16 << 10, salt = 1 } = {}) {
+  return writeMany(dir, n, perDir, u => Math.round(lo * Math.exp(u * Math.log(hi / lo))), salt)
 }
 
-export function tinyTree (dir, n, { perDir = 1000, seed = 2 } = {}) {
-  return writeMany(dir, n, perDir, u => Math.floor(u * 201), seed)
+export function tinyTree (dir, n, { perDir = 1000, salt = 2 } = {}) {
+  return writeMany(dir, n, perDir, u => Math.floor(u * 201), salt)
 }
 
-function writeMany (dir, n, perDir, sizeOf, seed) {
-  const next = rng(seed)
-  const pool = stream('p6-' + seed, 1 << 20)
+function writeMany (dir, n, perDir, sizeOf, salt) {
+  const next = rng(salt)
+  const pool = stream('p6-' + salt, 1 << 20)
   let bytes = 0; let dirs = 0; let off = 0
   for (let d = 0; d * perDir < n; d++) {
     // two levels, so no directory holds more than perDir entries

@@ -24,6 +24,7 @@
 // The lock is held as long as it watches: `rotree gc`, `resign` and
 // `sign --publish` on the same OUT wait until it stops.
 import { watch as fsWatch } from 'node:fs'
+import { BuildInputError } from 'rotree-client/errors'
 import { Builder } from './build.js'
 
 /**
@@ -63,7 +64,7 @@ export async function watchBuild (o, { onBuild, onError = () => {}, signal, quie
       w = fsWatch(abs, { persistent: true }, () => mark(rel))
     } catch (err) {
       // ENOSPC: out of inotify watches (fs.inotify.max_user_watches)
-      onError(new Error(`cannot watch ${rel} (${err.code}); rebuilding in full every ${Math.round(rescanMs / 1000)} s instead`, { cause: err }))
+      onError(new BuildInputError(`${rel}: cannot watch (${err.code}); changes below it are seen by the full rebuild every ${Math.round(rescanMs / 1000)} s`, { cause: err, details: { path: rel } }))
       return
     }
     w.on('error', () => { w.close(); watchers.delete(rel); full = true; soon() })
