@@ -317,3 +317,30 @@ export class BuildIndex {
     try { await this.db.close() } finally { await this.lock.release() }
   }
 }
+
+/**
+ * Every file the last build of OUT recorded, with its size and whole-file
+ * SHA-256 (in directory order). Takes OUT's lock while it reads, so not
+ * while a build (or --watch) holds it.
+ * @param {string} out
+ * @returns {AsyncGenerator<{ path: string, size: number, sha256: string }>}
+ */
+export async function * recordedFiles (out) {
+  const lock = await lockDir(out, 'rotree build index reader')
+  const db = new Level(path.join(out, INDEX_DIR), DB_OPTIONS)
+  try {
+    await db.open()
+    for await (const [k, v] of db.iterator({ gte: DIR, lt: DIR_END })) {
+      const rec = new DirRecord(v)
+      const dir = k.slice(DIR.length).split('\0').join('/')
+      const names = rec.names
+      for (let i = 0; i < names.length; i++) {
+        const t = rec.type(i)
+        if (t === 1 || t === 4) yield { path: `${dir}/${names[i]}`, size: rec.f(i, 1), sha256: rec.sha256(i) }
+      }
+    }
+  } finally {
+    await db.close()
+    await lock.release()
+  }
+}

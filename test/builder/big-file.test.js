@@ -12,6 +12,7 @@ import { tmpdir, writeTree, makeKey, prng } from '../helpers/fixtures.js'
 import { checkPublished } from '../helpers/check-tree.js'
 import { build } from '../../builder/build.js'
 import { cutsFrom, stitch } from '../../builder/big-file.js'
+import { recordedFiles } from '../../builder/build-index.js'
 import { chunkLengths, nextCut } from 'rotree-client/src/format/cdc.js'
 import { CHUNK_MAX, CHUNK_AVG } from 'rotree-client/src/format/limits.js'
 
@@ -99,5 +100,9 @@ test('a large file: the same root, h/ and whole-file SHA-256 for 0, 1 and 3 thre
     const re = await build(opts(src, out, key, { ...r, onFile: f => again.set(f.path, f.sha256) }))
     assert.equal(re.index.misses, 0)
     assert.deepEqual(again, want)
+    // and they are in the index, for whoever asks
+    const recorded = new Map()
+    for await (const f of recordedFiles(out)) recorded.set(f.path, f.sha256)
+    assert.deepEqual(recorded, want)
   }
 })
