@@ -38,19 +38,27 @@
 //   ':', the other characters it forbids, trailing dots and spaces and device
 //   names (CON, NUL, COM1…).
 // * Streaming. The walk is depth first, at most MAX_DEPTH directories deep,
-//   with at most `jobs` files in flight: nothing is held for the whole tree.
-//   Each directory is listed twice (pages come from the verified-blob cache,
-//   or are fetched again for very large directories): first to check its
-//   names and links and to count, then to do the work. Counting uses the
-//   entry counts that directory entries carry (verified when the directory
-//   is listed), so a few pages referenced many times (thousands³ paths) are
-//   refused by `maxEntries` while the first directories are counted, before
-//   anything below them is written. A file larger than the free space or
-//   the rest of `maxBytes` is refused before a byte of it is written; the
-//   free space is checked with statfs before each file (every file of 1 MiB
-//   or more, and after each 8 MiB of smaller ones), less what the files still
-//   in flight have yet to write. The progress total grows as directories are
-//   counted.
+//   and holds nothing for the whole tree. At a distance every listing and
+//   every file is a round trip, so the walk does not wait on them one at a
+//   time: directory listings are asked for ahead of it, `breadth` at a time
+//   in the order it will reach them (get-lister.js; the listings it has not
+//   reached yet are bounded in memory), and files are fetched while it goes
+//   on, as many as fit in a byte budget read from the tree's fetch scheduler
+//   (get-budget.js; a file under 1 MiB is fetched whole before its temporary
+//   file is opened, so waiting on the network holds no file open). Each
+//   directory is checked and counted when the walk reaches it, before it is
+//   made, exactly as when directories were listed one at a time: its names
+//   and links, and the entry counts that its directory entries carry
+//   (verified when it is listed), so a few pages referenced many times
+//   (thousands³ paths) are refused by `maxEntries` while the first
+//   directories are counted, before anything below them is written. A
+//   directory of more than 16,384 entries is not held: it is streamed page
+//   by page, once to check and count, once to do the work. A file larger
+//   than the free space or the rest of `maxBytes` is refused before a byte
+//   of it is written; the free space is checked with statfs before each file
+//   (every file of 1 MiB or more, and after each 8 MiB of smaller ones), less
+//   what the files still in flight have yet to write. The progress total
+//   grows as directories are counted.
 // * A sync. A regular file already at its name with the entry's size and
 //   mtime is left as it is (its mode set right); with `checksum` its content
 //   must also hash to the entry's verified chunk handles (chunk-check.js).
@@ -67,7 +75,9 @@
 //   Node has no openat/renameat, so the checks above are made by path; they
 //   hold against anything the tree holds and anything an earlier run left.
 //
-// Exec bit and mtimes are kept; directory mtimes are set last, deepest first.
+// Exec bit and mtimes are kept. A directory's mtime is set once everything
+// in it is in place: during the walk for a directory without symlinks, after
+// its symlinks for one with them (get-links.js).
 import fs from 'node:fs/promises'
 import { constants } from 'node:fs'
 import path from 'node:path'
@@ -77,8 +87,10 @@ import { MAX_DEPTH } from 'rotree-client/internal'
 import { fmtBytes } from './progress.js'
 import { ResumeState, RESUME_MIN } from './get-resume.js'
 import { verifiedPrefix, sameContent } from './chunk-check.js'
-import { pruneDir } from './get-prune.js'
-import { abortable, userError, msOf } from './get-util.js'
+import { abortable, userError, msOf, frame, join, key, lstatOrNull, kindOf, obstacle, collision, fsTime } from './get-util.js'
+import { Lister, asDir } from './get-lister.js'
+import { Budget } from './get-budget.js'
+import { LinkPass } from './get-links.js'
 
 /** Default --max-entries: generous, finite. */
 export const DEFAULT_MAX_ENTRIES = 10_000_000
@@ -86,13 +98,18 @@ export const DEFAULT_MAX_ENTRIES = 10_000_000
 const RECHECK_BYTES = 8 << 20 // statfs again after this many bytes of small files
 const BIG_FILE = 1 << 20 // statfs before every file at least this large
 const O_TEMP = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0)
+const MAX_FILES = 1024 // files in flight at most, whatever their size (the byte budget decides first)
+const MIN_BUDGET = 8 << 20 // bytes of files in flight allowed before the scheduler has measured anything
+const NO_SCHED_BUDGET = 64 << 20 // a tree without a fetch scheduler
+const BREADTH = 48 // directory listings asked for ahead of the walk at once
+const BIG_DIR = 16384 // entries: a larger directory is streamed, not held
 
 /**
  * @param {import('rotree-client').Tree} tree
  * @param {string} src path in the tree (symlinks on the way are followed, inside the tree)
  * @param {string} dest local path
  * @param {object} [o]
- * @param {number} [o.jobs=8] files fetched in parallel
+ * @param {number} [o.jobs] most files in flight (default: as many as the byte budget allows, up to 1,024)
  * @param {(done: number, total: number) => void} [o.onProgress] total grows as directories are counted
  * @param {number} [o.maxEntries=DEFAULT_MAX_ENTRIES] entries (files, directories, symlinks) below src
  * @param {number} [o.maxBytes=Infinity] bytes of file content; the free space bounds it in any case
@@ -113,25 +130,28 @@ export async function getPath (tree, src, dest, o = {}) {
 
 class Download {
   constructor (tree, dest, {
-    jobs = 8, onProgress = () => {}, maxEntries = DEFAULT_MAX_ENTRIES, maxBytes = Infinity,
+    jobs, onProgress = () => {}, maxEntries = DEFAULT_MAX_ENTRIES, maxBytes = Infinity,
     rewriteLinks = false, skipUnsafeLinks = false, onSkippedLink = () => {}, platform = process.platform,
     checksum = false, deleteExtra = false, onDeleted = () => {}, signal = null, resumeDir = null
   } = {}) {
-    Object.assign(this, { tree, dest, jobs, onProgress, maxEntries, maxBytes, rewriteLinks, skipUnsafeLinks, onSkippedLink, checksum, deleteExtra, onDeleted, signal, resumeDir })
+    Object.assign(this, { tree, dest, jobs: jobs ?? MAX_FILES, onProgress, maxEntries, maxBytes, rewriteLinks, skipUnsafeLinks, onSkippedLink, checksum, deleteExtra, onDeleted, signal, resumeDir })
     this.win = platform === 'win32'
     this.abs = path.resolve(dest)
     this.counts = { files: 0, dirs: 0, symlinks: 0, bytes: 0, skippedLinks: 0, unchanged: 0, resumedBytes: 0, deleted: 0 }
     this.keptBytes = 0 // of files left as they were: progress, not verified bytes
     this.resume = null
     this.entries = 0 // entries below src known so far (directories announce their counts)
+    this.topCount = 0 // entries of src itself
     this.total = 0 // bytes of every file counted so far: the progress total
     this.started = 0 // bytes of the files started
     // free space: at the last statfs, less what was written since and what files in flight have yet to write
     this.free = 0; this.bsize = 4096; this.writtenSince = 0; this.startedSince = 0; this.inflight = 0
-    this.running = new Set()
+    this.running = new Set() // files in flight
+    this.later = new Set() // directory mtimes being set
+    this.budget = null
     this.error = null
-    this.serial = Promise.resolve() // check-then-rename, one at a time
     this.topParts = null // the download's canonical path in the tree, for rewriteLinks
+    this.linkPass = new LinkPass(this)
   }
 
   async run (src) {
@@ -160,6 +180,12 @@ class Download {
 
   progress () { this.onProgress(this.counts.bytes + this.keptBytes, this.total) }
 
+  /** The first failure stops the walk; files in flight finish or fail on their own. */
+  fail (err) {
+    this.error ??= err
+    this.budget?.stop()
+  }
+
   async walk (src, top) {
     if (top.type === 'file') {
       this.isSingle = true
@@ -167,23 +193,29 @@ class Download {
       return
     }
     if (this.rewriteLinks) this.topParts = await this.canonical(src)
-    this.entries = top.size ?? (await this.tree.stat(src)).entries
+    this.topCount = this.entries = top.size ?? (await this.tree.stat(src)).entries
     this.checkEntries()
     await fs.mkdir(path.dirname(this.abs), { recursive: true }) // DEST's parents are the user's to name
     await this.statfs(path.dirname(this.abs))
-    const root = { abs: this.abs, label: '', depth: 0 }
-    await this.tally(top, root) // before DEST is created: a refused tree leaves nothing
-    Object.assign(root, await this.makeDir(null, this.abs, this.dest))
-    this.counts.dirs++
-    await this.files(top, root)
-    await this.links(top, root)
+    const lister = this.lister()
+    const root = Object.assign(lister.root(top, this.topCount), { abs: this.abs, label: '', mtime: top.mtime })
+    try {
+      const list = await lister.take(root)
+      await this.tally(root, list) // before DEST is created: a refused tree leaves nothing
+      Object.assign(root, await this.makeDir(null, this.abs, this.dest))
+      this.counts.dirs++
+      await this.files(lister, root, list)
+    } finally { lister.close() }
+    await this.linkPass.run(top, root)
   }
+
+  lister () { return new Lister(this.tree, { breadth: BREADTH, bigDir: BIG_DIR, maxDepth: MAX_DEPTH - 1 }) }
 
   /** A single file: DEST may be absent or a regular file (replaced); anything else is refused. */
   async single (top) {
     const st = await lstatOrNull(this.abs)
     if (st && !st.isFile()) throw new BadPathError(`${this.dest} exists and is ${kindOf(st)}, not a regular file: not replaced`, { details: { path: this.dest } })
-    const dir = { abs: path.dirname(this.abs), label: '', depth: 0, fresh: false, placed: new Set() }
+    const dir = { abs: path.dirname(this.abs), label: '', depth: 0, fresh: false, placed: new Set(), serial: Promise.resolve() }
     await this.statfs(dir.abs)
     this.countFile(top, this.dest)
     await this.getFile(top, dir, path.basename(this.abs), this.dest, path.basename(this.abs))
@@ -191,43 +223,91 @@ class Download {
 
   // ---- pass 1: directories and files ---------------------------------------
 
-  async files (top, root) {
-    const stack = [{ dir: root, it: this.tree.entriesOf(top)[Symbol.asyncIterator]() }]
+  /** Bytes of files in flight allowed now: what the fetch scheduler reads ahead for one reader (sched.js). */
+  budgetBytes () {
+    const m = this.tree.mirrors
+    if (typeof m?.readAheadBytes !== 'function') return NO_SCHED_BUDGET
+    return Math.max(MIN_BUDGET, Math.min(m.maxInflightBytes ?? NO_SCHED_BUDGET, m.readAheadBytes()))
+  }
+
+  async files (lister, root, list) {
+    const budget = this.budget = new Budget({ bytes: () => this.budgetBytes(), count: this.jobs })
+    this.open(root, null)
+    const stack = [frame(this.tree, root, list)]
     try {
       while (stack.length && !this.error) {
         this.checkAbort()
         const f = stack.at(-1)
-        const n = await f.it.next()
-        if (n.done) { stack.pop(); continue }
-        const e = n.value
+        const e = await f.next()
+        if (e === undefined) {
+          stack.pop()
+          await f.close()
+          lister.release(f.dir)
+          this.settle(f.dir)
+          continue
+        }
         const where = join(f.dir.label, e.name)
         if (e.type === 'dir') {
           if (stack.length >= MAX_DEPTH) throw new BadPathError(`${where} is more than ${MAX_DEPTH} directories deep`, { details: { path: where } })
-          const d = { abs: path.join(f.dir.abs, e.name), label: where, depth: f.dir.depth + 1 }
-          await this.tally(asDir(e), d)
+          const d = Object.assign(lister.child(f.dir, f.sub++, asDir(e)), { abs: path.join(f.dir.abs, e.name), label: where, mtime: e.mtime })
+          const sub = await lister.take(d)
+          await this.tally(d, sub)
           Object.assign(d, await this.makeDir(f.dir, d.abs, where))
           this.counts.dirs++
-          stack.push({ dir: d, it: this.tree.entriesOf(asDir(e))[Symbol.asyncIterator]() })
+          this.open(d, f.dir)
+          stack.push(frame(this.tree, d, sub))
         } else if (e.type === 'file') {
-          while (this.running.size >= this.jobs) await Promise.race(this.running)
+          const charge = budget.charge(e.size)
+          if (!budget.fits(charge)) await budget.room(charge)
           if (this.error) break
-          const p = this.getFile(e, f.dir, e.name, where, where).catch(err => { this.error ??= err })
-            .finally(() => this.running.delete(p))
+          budget.take(charge)
+          const dir = f.dir
+          dir.pending++
+          const p = this.getFile(e, dir, e.name, where, where)
+            .catch(err => this.fail(err))
+            .finally(() => { budget.give(charge); this.running.delete(p); this.settle(dir) })
           this.running.add(p)
-        } // symlinks: pass 2
+        } else {
+          this.linkPass.add(f.dir, e)
+        }
       }
     } catch (err) {
-      this.error ??= err
+      this.fail(err)
     } finally {
       await Promise.all(this.running)
-      for (const f of stack) await f.it.return?.().catch(() => {})
+      await Promise.all(this.later)
+      for (const f of stack) await f.close()
     }
     if (this.error) throw this.error
   }
 
-  /** List a directory once before acting on it: its names, its links, its counts. */
-  async tally (dirEntry, dir) {
-    for await (const e of this.tree.entriesOf(dirEntry)) {
+  /** A directory the walk entered: done when the walk has left it and its files are in place. */
+  open (d, parent) {
+    d.pending = 1
+    d.parent = parent
+    if (parent) parent.pending++
+  }
+
+  /**
+   * One thing in `d` is done. When all are, its mtime is set, unless its
+   * symlinks (or --delete) are still to come: that pass sets it after them.
+   */
+  settle (d) {
+    if (--d.pending > 0) return
+    if (!this.error && !this.linkPass.defers(d)) {
+      const p = fs.utimes(d.abs, fsTime(d), fsTime(d)).catch(err => this.fail(err)).finally(() => this.later.delete(p))
+      this.later.add(p)
+    }
+    if (d.parent) this.settle(d.parent)
+    d.parent = null
+  }
+
+  /**
+   * Check a directory's listing before acting on it: its names, its links,
+   * its counts. `list`: its entries, or null to stream them (a big directory).
+   */
+  async tally (dir, list) {
+    for await (const e of list ?? this.tree.entriesOf(dir.entry)) {
       this.checkAbort()
       const where = join(dir.label, e.name)
       this.checkName(e.name, where)
@@ -277,7 +357,7 @@ class Download {
     try {
       await fs.mkdir(abs) // never recursive: never through something this run did not check
       if (parent?.placed) parent.placed.add(key(await fs.lstat(abs, { bigint: true })))
-      return { fresh: true, placed: null }
+      return { fresh: true, placed: null, serial: Promise.resolve() }
     } catch (err) {
       if (err.code !== 'EEXIST') throw err
     }
@@ -290,7 +370,7 @@ class Download {
       return this.makeDir(parent, abs, where, false)
     }
     parent?.placed.add(key(st))
-    return { fresh: false, placed: new Set() }
+    return { fresh: false, placed: new Set(), serial: Promise.resolve() }
   }
 
   /** Remove what is in the way at `abs` (lstat'ed as `st`), without following it. */
@@ -306,12 +386,14 @@ class Download {
   /**
    * Download file entry `e` to `name` in `dir`, unless the file there is
    * already it. `rel` is its path below the resume base (get-resume.js).
+   * A file too small to be resumed is fetched whole first (small()).
    */
   async getFile (e, dir, name, where, rel) {
     this.checkAbort()
     if (await this.keep(e, dir, name, where)) return
     if (this.started + e.size > this.maxBytes) throw new TooLargeError(`${where} is ${fmtBytes(e.size)}, more than what is left of --max-bytes`, { details: { path: where } })
     const mode = e.exec ? 0o755 : 0o644
+    if (e.size < RESUME_MIN && !this.resume?.get(rel)) return this.small(e, dir, name, where, mode)
     let tmp = null; let fh = null; let rec = null
     let written = 0 // verified bytes in the temporary file
     let left = 0 // of this file's reservation: what it has not written yet
@@ -324,33 +406,22 @@ class Download {
         this.counts.resumedBytes += written
         this.counts.bytes += written
       }
-      const need = Math.max(0, this.disk(e.size) - this.disk(written))
-      if (need >= BIG_FILE || this.startedSince + need >= RECHECK_BYTES) await this.statfs(dir.abs)
-      if (need > this.available()) throw this.noSpace(e, where)
-      this.started += e.size; this.startedSince += need; this.inflight += need; left = need
+      left = await this.reserve(e, dir, where, Math.max(0, this.disk(e.size) - this.disk(written)))
       if (!old) {
-        for (let i = 0; !fh; i++) {
-          const name = path.join(dir.abs, `.rotree-${randomBytes(12).toString('hex')}.tmp`)
-          try { fh = await fs.open(name, O_TEMP, mode) } catch (err) { if (err.code !== 'EEXIST' || i > 3) throw userError(err, name, this.shown(where)); continue }
-          tmp = name
-        }
+        ({ tmp, fh } = await this.openTemp(dir, mode, where))
         if (this.resume && e.size >= RESUME_MIN) rec = this.resume.add(rel, path.basename(tmp), await fh.stat({ bigint: true }))
       }
       for await (const b of abortable(this.tree.readEntry(e, written), this.signal)) {
         for (let o = 0; o < b.length;) o += (await fh.write(b, o, b.length - o, written + o)).bytesWritten
         written += b.length
-        const d = Math.min(left, b.length); left -= d; this.inflight -= d; this.writtenSince += d
+        left -= this.wrote(left, b.length)
         this.counts.bytes += b.length
         if (rec) this.resume.progress(rec, written)
         this.progress()
       }
       if (written !== e.size) throw new TruncatedError(`${where}: ${written} bytes read of ${e.size}`)
-      await fh.chmod(mode) // exact mode whatever the umask
-      await fh.utimes(fsTime(e), fsTime(e))
-      const ino = dir.placed ? key(await fh.stat({ bigint: true })) : undefined
-      await fh.close(); fh = null
-      await this.placeFile(tmp, dir, name, ino, where)
-      tmp = null
+      await this.finish(fh, e, mode, dir, tmp, name, where)
+      fh = null; tmp = null
       if (rec) this.resume.drop(rel)
       this.counts.files++
     } catch (err) {
@@ -371,6 +442,73 @@ class Download {
   }
 
   /**
+   * A file under RESUME_MIN: its verified bytes are fetched whole (a
+   * version-2 file's SHA-256 checked too), and only then is its temporary
+   * file opened, written and renamed, so a file waiting on the network holds
+   * no file descriptor and a refused file leaves no trace.
+   */
+  async small (e, dir, name, where, mode) {
+    let tmp = null; let fh = null; let left = 0
+    try {
+      left = await this.reserve(e, dir, where, this.disk(e.size))
+      const bufs = []; let n = 0
+      for await (const b of abortable(this.tree.readEntry(e), this.signal)) { bufs.push(b); n += b.length }
+      if (n !== e.size) throw new TruncatedError(`${where}: ${n} bytes read of ${e.size}`)
+      ;({ tmp, fh } = await this.openTemp(dir, mode, where))
+      const b = bufs.length === 1 ? bufs[0] : Buffer.concat(bufs, n)
+      for (let o = 0; o < n;) o += (await fh.write(b, o, n - o, o)).bytesWritten
+      left -= this.wrote(left, n)
+      this.counts.bytes += n
+      await this.finish(fh, e, mode, dir, tmp, name, where)
+      fh = null; tmp = null
+      this.counts.files++
+      this.progress()
+    } catch (err) {
+      throw userError(err, tmp, this.shown(where))
+    } finally {
+      this.inflight -= left
+      await fh?.close().catch(() => {})
+      if (tmp) await fs.unlink(tmp).catch(() => {})
+    }
+  }
+
+  /** Reserve `need` bytes of disk for file `e` (statfs first when due): what the file must give back. */
+  async reserve (e, dir, where, need) {
+    if (need >= BIG_FILE || this.startedSince + need >= RECHECK_BYTES) await this.statfs(dir.abs)
+    if (need > this.available()) throw this.noSpace(e, where)
+    this.started += e.size; this.startedSince += need; this.inflight += need
+    return need
+  }
+
+  /** `n` bytes written against a reservation with `left` bytes in it: how much of it they used. */
+  wrote (left, n) {
+    const d = Math.min(left, n)
+    this.inflight -= d; this.writtenSince += d
+    return d
+  }
+
+  /** A new temporary file in `dir`: a random name, O_EXCL|O_NOFOLLOW. */
+  async openTemp (dir, mode, where) {
+    for (let i = 0; ; i++) {
+      const name = path.join(dir.abs, `.rotree-${randomBytes(12).toString('hex')}.tmp`)
+      try { return { tmp: name, fh: await fs.open(name, O_TEMP, mode) } } catch (err) {
+        if (err.code !== 'EEXIST' || i > 3) throw userError(err, name, this.shown(where))
+      }
+    }
+  }
+
+  /** Mode and mtime on the complete temporary file, closed, then renamed onto its name. */
+  async finish (fh, e, mode, dir, tmp, name, where) {
+    let ino
+    try {
+      await fh.chmod(mode) // exact mode whatever the umask
+      await fh.utimes(fsTime(e), fsTime(e))
+      if (dir.placed) ino = key(await fh.stat({ bigint: true }))
+    } finally { await fh.close() }
+    await this.placeFile(tmp, dir, name, ino, where)
+  }
+
+  /**
    * The regular file at `name` in `dir` already is `e`: same size and mtime
    * (and with `checksum`, chunks that hash to e's handles). Then it is kept,
    * with its mode set right, and claimed like a file this run placed.
@@ -386,7 +524,7 @@ class Download {
       const now = await fh.stat({ bigint: true })
       if (key(now) !== key(st) || !now.isFile()) return false
       if (this.checksum && !(await sameContent(this.tree, e, fh, Number(now.size)))) return false
-      await this.claim(dir, st, where)
+      await this.claimKey(dir, key(st), where)
       const mode = e.exec ? 0o755 : 0o644
       if ((Number(now.mode) & 0o7777) !== mode) await fh.chmod(mode)
     } finally { await fh.close() }
@@ -396,19 +534,28 @@ class Download {
     return true
   }
 
-  /** Claim an existing file for this run's entry `where`: a second entry on the same local file is a collision. */
-  claim (dir, st, where) {
-    const p = this.serial.then(() => {
-      if (dir.placed.has(key(st))) throw collision(where)
-      dir.placed.add(key(st))
+  /**
+   * Claim an existing file or directory for this run's entry `where`: a
+   * second entry on the same local file is a collision. Checks and claims
+   * in a directory go one at a time (dir.serial), so two files of one
+   * directory in flight cannot both see the other's name free.
+   */
+  claimKey (dir, k, where) {
+    return this.inDir(dir, () => {
+      if (dir.placed.has(k)) throw collision(where)
+      dir.placed.add(k)
     })
-    this.serial = p.catch(() => {})
+  }
+
+  inDir (dir, fn) {
+    const p = dir.serial.then(fn)
+    dir.serial = p.catch(() => {})
     return p
   }
 
   /** Rename a verified temporary file onto its name: only a regular file from before this run is replaced. */
   placeFile (tmp, dir, name, ino, where) {
-    const p = this.serial.then(async () => {
+    return this.inDir(dir, async () => {
       const dest = path.join(dir.abs, name)
       const st = await lstatOrNull(dest)
       if (st && (dir.fresh || dir.placed.has(key(st)))) throw collision(where)
@@ -419,64 +566,6 @@ class Download {
       await fs.rename(tmp, dest)
       dir.placed?.add(ino)
     })
-    this.serial = p.catch(() => {})
-    return p
-  }
-
-  // ---- pass 2: symlinks, then directory mtimes ------------------------------
-
-  async links (top, root) {
-    await this.prune(top, root)
-    const stack = [{ dir: root, entry: top, it: this.tree.entriesOf(top)[Symbol.asyncIterator](), made: new Set() }]
-    try {
-      while (stack.length) {
-        this.checkAbort()
-        const f = stack.at(-1)
-        const n = await f.it.next()
-        if (n.done) {
-          stack.pop()
-          await fs.utimes(f.dir.abs, fsTime(f.entry), fsTime(f.entry)) // writing into a directory changed it
-          continue
-        }
-        const e = n.value
-        const where = join(f.dir.label, e.name)
-        if (e.type === 'dir') {
-          const dir = { abs: path.join(f.dir.abs, e.name), label: where, depth: f.dir.depth + 1 }
-          await this.prune(asDir(e), dir)
-          stack.push({ dir, entry: e, it: this.tree.entriesOf(asDir(e))[Symbol.asyncIterator](), made: new Set() })
-        } else if (e.type === 'symlink') {
-          await this.makeLink(e, f.dir, f.made, where)
-        }
-      }
-    } finally {
-      for (const f of stack) await f.it.return?.().catch(() => {})
-    }
-  }
-
-  /** --delete: remove what the local directory holds that the tree's does not, before its links are made. */
-  async prune (dirEntry, dir) {
-    if (!this.deleteExtra) return
-    this.counts.deleted += await pruneDir(this.tree.entriesOf(dirEntry), dir.abs, (name, isDir) => this.onDeleted(join(dir.label, name), isDir))
-  }
-
-  async makeLink (e, dir, made, where) {
-    const target = this.linkTarget(e, dir, where)
-    if (target === null) {
-      this.counts.skippedLinks++
-      this.onSkippedLink(where, e.target)
-      return
-    }
-    const dest = path.join(dir.abs, e.name)
-    const st = await lstatOrNull(dest)
-    if (st) {
-      if (!st.isSymbolicLink()) throw obstacle(where, st, 'a symlink')
-      if (made.has(key(st))) throw collision(where)
-      await fs.unlink(dest) // a symlink from before this run: removed, never followed
-    }
-    await fs.symlink(target, dest)
-    made.add(key(await fs.lstat(dest, { bigint: true })))
-    await fs.lutimes(dest, fsTime(e), fsTime(e)).catch(() => {}) // not every file system keeps symlink times
-    this.counts.symlinks++
   }
 
   /**
@@ -525,31 +614,3 @@ class Download {
     if (bad) throw new BadPathError(`${where}: a name this file system cannot hold safely`, { details: { path: where } })
   }
 }
-
-/** A directory entry from a page, in the shape entriesOf() takes (its count checked against its pages). */
-function asDir (e) { return { ...e, entries: e.size } }
-
-function join (label, name) { return label ? label + '/' + name : name }
-
-function key (st) { return `${st.dev}:${st.ino}` }
-
-async function lstatOrNull (p) {
-  try { return await fs.lstat(p, { bigint: true }) } catch (err) { if (err.code === 'ENOENT') return null; throw err }
-}
-
-function kindOf (st) {
-  return st.isSymbolicLink() ? 'a symlink' : st.isDirectory() ? 'a directory' : st.isFile() ? 'a file' : 'a special file'
-}
-
-function obstacle (where, st, want) {
-  return new BadPathError(`${where || '.'}: ${kindOf(st)} is where ${want} goes (left by an earlier run?); not replaced`, { details: { path: where } })
-}
-
-function collision (where) {
-  return new BadPathError(`${where}: another entry of this tree was already written under the same local name (a file system that folds case or normalises names?)`, { details: { path: where } })
-}
-
-// Seconds for utimes, aimed at the middle of the millisecond: ms / 1000 can land
-// a nanosecond below it after float rounding, and a rebuild from the copy
-// (which floors to ms) would then see a different mtime and a different root.
-function fsTime (e) { return (e.mtime + 0.5) / 1000 }

@@ -1,7 +1,9 @@
 // Small pieces of `rotree get` (cli/download.js) that are not its policy:
-// stopping a read on Ctrl-C, telling errors with the user's path, and
-// reading mtimes the way the builder does.
-import { AbortedError } from 'rotree-client/errors'
+// stopping a read on Ctrl-C, telling errors with the user's path, reading
+// mtimes the way the builder does (and setting them), the walk's place in a
+// directory, and the refusals both passes raise.
+import fs from 'node:fs/promises'
+import { AbortedError, BadPathError } from 'rotree-client/errors'
 
 /** A bigint stat's mtime in whole milliseconds, floored (as the builder reads it). */
 export function msOf (st) {
@@ -47,3 +49,47 @@ export function userError (err, tmp, shown) {
   err.message = msg
   return err
 }
+
+/**
+ * The walk's place in one directory: its entries from the listing in hand,
+ * or streamed from the tree (a big directory); `sub` counts its
+ * subdirectories met so far (get-lister.js child()).
+ */
+export function frame (tree, dir, list) {
+  if (list) {
+    let i = 0
+    return { dir, sub: 0, next: () => list[i++], close: async () => {} }
+  }
+  const it = tree.entriesOf(dir.entry)[Symbol.asyncIterator]()
+  return {
+    dir,
+    sub: 0,
+    next: async () => { const n = await it.next(); return n.done ? undefined : n.value },
+    close: async () => { await it.return?.().catch(() => {}) }
+  }
+}
+
+export function join (label, name) { return label ? label + '/' + name : name }
+
+export function key (st) { return `${st.dev}:${st.ino}` }
+
+export async function lstatOrNull (p) {
+  try { return await fs.lstat(p, { bigint: true }) } catch (err) { if (err.code === 'ENOENT') return null; throw err }
+}
+
+export function kindOf (st) {
+  return st.isSymbolicLink() ? 'a symlink' : st.isDirectory() ? 'a directory' : st.isFile() ? 'a file' : 'a special file'
+}
+
+export function obstacle (where, st, want) {
+  return new BadPathError(`${where || '.'}: ${kindOf(st)} is where ${want} goes (left by an earlier run?); not replaced`, { details: { path: where } })
+}
+
+export function collision (where) {
+  return new BadPathError(`${where}: another entry of this tree was already written under the same local name (a file system that folds case or normalises names?)`, { details: { path: where } })
+}
+
+// Seconds for utimes, aimed at the middle of the millisecond: ms / 1000 can land
+// a nanosecond below it after float rounding, and a rebuild from the copy
+// (which floors to ms) would then see a different mtime and a different root.
+export function fsTime (e) { return (e.mtime + 0.5) / 1000 }
