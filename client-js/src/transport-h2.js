@@ -16,7 +16,7 @@
 // again, at most twice.
 import http2 from 'node:http2'
 import tls from 'node:tls'
-import { MirrorNetworkError } from './errors.js'
+import { MirrorNetworkError, TimeoutError } from './errors.js'
 
 const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM } = http2.constants
 const ALPN = ['h2', 'http/1.1']
@@ -78,13 +78,19 @@ export class H2Origins {
     const sock = tls.connect({ host: e.host, port: e.port, servername: isIp(e.host) ? undefined : e.host, ALPNProtocols: ALPN, secureContext: this.tlsContext() })
     e.connecting = sock
     // a handshake that stalls is bounded by the deadline of the request that asked for it
-    const onIdle = () => sock.destroy(Object.assign(new Error('TLS handshake timed out'), { code: 'ETIMEDOUT' }))
-    sock.setTimeout(timeoutMs)
-    sock.on('timeout', onIdle)
     const onError = err => {
       e.connecting = null
       this._failWaiting(e, new MirrorNetworkError(`${e.origin}: ${err.code || err.message}`, { cause: err }))
     }
+    const onIdle = () => {
+      sock.removeListener('error', onError)
+      sock.on('error', () => {}) // destroyed on purpose: nothing left to report
+      sock.destroy()
+      e.connecting = null
+      this._failWaiting(e, new TimeoutError(`${e.origin}: TLS handshake took longer than ${timeoutMs} ms`))
+    }
+    sock.setTimeout(timeoutMs)
+    sock.on('timeout', onIdle)
     sock.once('error', onError)
     sock.once('secureConnect', () => {
       sock.removeListener('error', onError)
