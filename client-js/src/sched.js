@@ -28,6 +28,7 @@ import { MirrorWindow } from './window.js'
 import { CHUNK_AVG } from './format/limits.js'
 
 const READ_AHEAD_GAIN = 3
+const SLOW_SAMPLES = 8 // answers a mirror needs before its median counts it slow
 
 export const DEFAULTS = Object.freeze({
   maxInflightBytes: 64 << 20, // every read of the tree together
@@ -125,10 +126,12 @@ export class FetchScheduler {
    */
   _slow (m, among) {
     if (m.win.lateScore > 0.5 && among.some(x => x !== m && x.win.lateScore <= 0.5)) return true
+    // medians of a few requests compare unlike things (a small page against a
+    // chunk on a new connection): only mirrors with a run of answers are compared
     const p = m.win.p50()
-    if (p === null || m.win.times.length < 2) return false
+    if (p === null || m.win.times.length < SLOW_SAMPLES) return false
     let best = Infinity
-    for (const x of among) { const q = x.win.p50(); if (q !== null && q < best) best = q }
+    for (const x of among) { const q = x.win.p50(); if (q !== null && x.win.times.length >= SLOW_SAMPLES && q < best) best = q }
     return p > best * this.o.slowFactor + this.o.slowFloorMs
   }
 
@@ -225,10 +228,14 @@ export class FetchScheduler {
 
   _inflightCount () { let n = 0; for (const m of this.mirrors) n += m.win.inflight; return n }
 
-  /** After 3 × the mirror's median time (+ a floor), ask the next mirror as well. */
+  /** After 3 × the mirror's median time, or what it has queued (+ a floor), ask the next mirror as well. */
   _armHedge (job, a) {
-    const p = a.m.win.p50() ?? this._bestP50()
+    let p = a.m.win.p50() ?? this._bestP50()
     if (p === null) return // nothing measured anywhere yet: the timeout decides
+    // a mirror given more to do than usual (its window grew) answers later than
+    // its median without being late: expect at least what is queued ahead of this
+    const eta = this._eta(a.m, 0)
+    if (eta !== Infinity && eta > p) p = eta
     const ms = this.o.hedgeFactor * p + this.o.hedgeFloorMs
     if (ms >= this.o.timeoutMs) return
     a.hedgeMs = ms
