@@ -22,7 +22,7 @@ const ROOT = new URL('../', import.meta.url).pathname
 const MB = 1e6
 
 // run a build, polling its VmHWM; the larger of the last poll and its own report at the end
-async function measured (bin, src, out, key) {
+export async function measured (bin, src, out, key) {
   const t = Date.now()
   const p = spawn(process.execPath, [bin, 'build', src, out, '--key', key, '--json', '--no-fsync'], { stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''; let stderr = ''
