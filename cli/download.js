@@ -79,15 +79,14 @@
 // in it is in place: during the walk for a directory without symlinks, after
 // its symlinks for one with them (get-links.js).
 import fs from 'node:fs/promises'
-import { constants } from 'node:fs'
+import fsSync, { constants } from 'node:fs'
 import path from 'node:path'
-import { randomBytes } from 'node:crypto'
 import { BadPathError, SymlinkLoopError, TooLargeError, TruncatedError, AbortedError } from 'rotree-client/errors'
 import { MAX_DEPTH } from 'rotree-client/internal'
 import { fmtBytes } from './progress.js'
 import { ResumeState, RESUME_MIN } from './get-resume.js'
 import { verifiedPrefix, sameContent } from './chunk-check.js'
-import { abortable, userError, msOf, frame, join, key, lstatOrNull, kindOf, obstacle, collision, fsTime } from './get-util.js'
+import { abortable, userError, msOf, frame, join, key, lstatOrNull, lstatSyncOrNull, kindOf, obstacle, collision, fsTime, tempName } from './get-util.js'
 import { Lister, asDir } from './get-lister.js'
 import { Budget } from './get-budget.js'
 import { LinkPass } from './get-links.js'
@@ -215,7 +214,7 @@ class Download {
   async single (top) {
     const st = await lstatOrNull(this.abs)
     if (st && !st.isFile()) throw new BadPathError(`${this.dest} exists and is ${kindOf(st)}, not a regular file: not replaced`, { details: { path: this.dest } })
-    const dir = { abs: path.dirname(this.abs), label: '', depth: 0, fresh: false, placed: new Set(), serial: Promise.resolve() }
+    const dir = { abs: path.dirname(this.abs), label: '', depth: 0, fresh: false, placed: new Set() }
     await this.statfs(dir.abs)
     this.countFile(top, this.dest)
     await this.getFile(top, dir, path.basename(this.abs), this.dest, path.basename(this.abs))
@@ -357,7 +356,7 @@ class Download {
     try {
       await fs.mkdir(abs) // never recursive: never through something this run did not check
       if (parent?.placed) parent.placed.add(key(await fs.lstat(abs, { bigint: true })))
-      return { fresh: true, placed: null, serial: Promise.resolve() }
+      return { fresh: true, placed: null }
     } catch (err) {
       if (err.code !== 'EEXIST') throw err
     }
@@ -370,7 +369,7 @@ class Download {
       return this.makeDir(parent, abs, where, false)
     }
     parent?.placed.add(key(st))
-    return { fresh: false, placed: new Set(), serial: Promise.resolve() }
+    return { fresh: false, placed: new Set() }
   }
 
   /** Remove what is in the way at `abs` (lstat'ed as `st`), without following it. */
@@ -444,31 +443,61 @@ class Download {
   /**
    * A file under RESUME_MIN: its verified bytes are fetched whole (a
    * version-2 file's SHA-256 checked too), and only then is its temporary
-   * file opened, written and renamed, so a file waiting on the network holds
-   * no file descriptor and a refused file leaves no trace.
+   * file opened, written, closed and renamed, so a file waiting on the
+   * network holds no file descriptor and a refused file leaves no trace.
+   * Those steps are synchronous calls: for thousands of small files the
+   * promise API's round trips cost more than the calls themselves (4,000
+   * files of 2 KB: ~0.7 s and ~0.7 s of CPU through FileHandle, ~0.3 s and
+   * ~0.3 s synchronously, on the project machine), and each blocks the
+   * event loop only for the few system calls of one small file.
    */
   async small (e, dir, name, where, mode) {
-    let tmp = null; let fh = null; let left = 0
+    let left = 0
     try {
       left = await this.reserve(e, dir, where, this.disk(e.size))
       const bufs = []; let n = 0
-      for await (const b of abortable(this.tree.readEntry(e), this.signal)) { bufs.push(b); n += b.length }
+      // an inline file is in hand: nothing to wait for, nothing to abort
+      for await (const b of e.inline ? this.tree.readEntry(e) : abortable(this.tree.readEntry(e), this.signal)) { bufs.push(b); n += b.length }
       if (n !== e.size) throw new TruncatedError(`${where}: ${n} bytes read of ${e.size}`)
-      ;({ tmp, fh } = await this.openTemp(dir, mode, where))
-      const b = bufs.length === 1 ? bufs[0] : Buffer.concat(bufs, n)
-      for (let o = 0; o < n;) o += (await fh.write(b, o, n - o, o)).bytesWritten
+      this.checkAbort()
+      await this.writeSmall(bufs.length === 1 ? bufs[0] : Buffer.concat(bufs, n), e, dir, name, mode, where)
       left -= this.wrote(left, n)
       this.counts.bytes += n
-      await this.finish(fh, e, mode, dir, tmp, name, where)
-      fh = null; tmp = null
       this.counts.files++
       this.progress()
     } catch (err) {
-      throw userError(err, tmp, this.shown(where))
+      throw userError(err, null, this.shown(where))
     } finally {
       this.inflight -= left
-      await fh?.close().catch(() => {})
-      if (tmp) await fs.unlink(tmp).catch(() => {})
+    }
+  }
+
+  /**
+   * The whole of a small file, written under a temporary name and renamed
+   * onto `name`. Creating the file is the one call that can be slow (ext4
+   * takes ~0.3 ms per new inode for minutes after many files were deleted
+   * nearby): it runs on the thread pool; the rest is synchronous.
+   */
+  async writeSmall (b, e, dir, name, mode, where) {
+    let tmp = null; let fd = null
+    try {
+      for (let i = 0; fd === null; i++) {
+        const t = path.join(dir.abs, tempName())
+        try { fd = await openFd(t, O_TEMP, mode) } catch (err) { if (err.code !== 'EEXIST' || i > 3) throw userError(err, t, this.shown(where)) }
+        if (fd !== null) tmp = t
+      }
+      for (let o = 0; o < b.length;) o += fsSync.writeSync(fd, b, o, b.length - o, o)
+      fsSync.fchmodSync(fd, mode) // exact mode whatever the umask
+      fsSync.futimesSync(fd, fsTime(e), fsTime(e))
+      const ino = dir.placed ? key(fsSync.fstatSync(fd, { bigint: true })) : undefined
+      fsSync.closeSync(fd); fd = null
+      this.placeSync(tmp, dir, name, ino, where)
+      tmp = null
+    } catch (err) {
+      throw userError(err, tmp, this.shown(where))
+    } finally {
+      if (fd !== null) try { fsSync.closeSync(fd) } catch {}
+      if (tmp) try { fsSync.unlinkSync(tmp) } catch {}
     }
   }
 
@@ -490,7 +519,7 @@ class Download {
   /** A new temporary file in `dir`: a random name, O_EXCL|O_NOFOLLOW. */
   async openTemp (dir, mode, where) {
     for (let i = 0; ; i++) {
-      const name = path.join(dir.abs, `.rotree-${randomBytes(12).toString('hex')}.tmp`)
+      const name = path.join(dir.abs, tempName())
       try { return { tmp: name, fh: await fs.open(name, O_TEMP, mode) } } catch (err) {
         if (err.code !== 'EEXIST' || i > 3) throw userError(err, name, this.shown(where))
       }
@@ -505,7 +534,7 @@ class Download {
       await fh.utimes(fsTime(e), fsTime(e))
       if (dir.placed) ino = key(await fh.stat({ bigint: true }))
     } finally { await fh.close() }
-    await this.placeFile(tmp, dir, name, ino, where)
+    this.placeSync(tmp, dir, name, ino, where)
   }
 
   /**
@@ -524,7 +553,7 @@ class Download {
       const now = await fh.stat({ bigint: true })
       if (key(now) !== key(st) || !now.isFile()) return false
       if (this.checksum && !(await sameContent(this.tree, e, fh, Number(now.size)))) return false
-      await this.claimKey(dir, key(st), where)
+      this.claimKey(dir, key(st), where)
       const mode = e.exec ? 0o755 : 0o644
       if ((Number(now.mode) & 0o7777) !== mode) await fh.chmod(mode)
     } finally { await fh.close() }
@@ -535,37 +564,32 @@ class Download {
   }
 
   /**
-   * Claim an existing file or directory for this run's entry `where`: a
-   * second entry on the same local file is a collision. Checks and claims
-   * in a directory go one at a time (dir.serial), so two files of one
-   * directory in flight cannot both see the other's name free.
+   * Claim an existing file for this run's entry `where`: a second entry on
+   * the same local file is a collision. Synchronous, as is placeSync(): a
+   * check and what it allows happen with no other file's check between them.
    */
   claimKey (dir, k, where) {
-    return this.inDir(dir, () => {
-      if (dir.placed.has(k)) throw collision(where)
-      dir.placed.add(k)
-    })
+    if (dir.placed.has(k)) throw collision(where)
+    dir.placed.add(k)
   }
 
-  inDir (dir, fn) {
-    const p = dir.serial.then(fn)
-    dir.serial = p.catch(() => {})
-    return p
-  }
-
-  /** Rename a verified temporary file onto its name: only a regular file from before this run is replaced. */
-  placeFile (tmp, dir, name, ino, where) {
-    return this.inDir(dir, async () => {
-      const dest = path.join(dir.abs, name)
-      const st = await lstatOrNull(dest)
-      if (st && (dir.fresh || dir.placed.has(key(st)))) throw collision(where)
-      if (st && !st.isFile()) {
-        if (!this.deleteExtra) throw obstacle(where, st, 'a file')
-        await this.remove(dest, st, where)
-      }
-      await fs.rename(tmp, dest)
-      dir.placed?.add(ino)
-    })
+  /**
+   * Rename a verified temporary file onto its name: only a regular file from
+   * before this run is replaced (with --delete, anything else of before this
+   * run is removed first: rare, so removed synchronously too).
+   */
+  placeSync (tmp, dir, name, ino, where) {
+    const dest = path.join(dir.abs, name)
+    const st = lstatSyncOrNull(dest)
+    if (st && (dir.fresh || dir.placed.has(key(st)))) throw collision(where)
+    if (st && !st.isFile()) {
+      if (!this.deleteExtra) throw obstacle(where, st, 'a file')
+      this.onDeleted(where, st.isDirectory())
+      fsSync.rmSync(dest, { recursive: st.isDirectory() }) // never follows a link: removes it
+      this.counts.deleted++
+    }
+    fsSync.renameSync(tmp, dest)
+    dir.placed?.add(ino)
   }
 
   /**
@@ -613,4 +637,9 @@ class Download {
       (this.win && (/[\\:*?"<>|\x00-\x1f]/.test(name) || /[. ]$/.test(name) || /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i.test(name)))
     if (bad) throw new BadPathError(`${where}: a name this file system cannot hold safely`, { details: { path: where } })
   }
+}
+
+/** open(2) on the thread pool, as a plain descriptor (no FileHandle to create and track). */
+function openFd (p, flags, mode) {
+  return new Promise((resolve, reject) => fsSync.open(p, flags, mode, (err, fd) => err ? reject(err) : resolve(fd)))
 }

@@ -3,6 +3,8 @@
 // mtimes the way the builder does (and setting them), the walk's place in a
 // directory, and the refusals both passes raise.
 import fs from 'node:fs/promises'
+import { lstatSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
 import { AbortedError, BadPathError } from 'rotree-client/errors'
 
 /** A bigint stat's mtime in whole milliseconds, floored (as the builder reads it). */
@@ -72,6 +74,22 @@ export function frame (tree, dir, list) {
 export function join (label, name) { return label ? label + '/' + name : name }
 
 export function key (st) { return `${st.dev}:${st.ino}` }
+
+export function lstatSyncOrNull (p) {
+  try { return lstatSync(p, { bigint: true }) } catch (err) { if (err.code === 'ENOENT') return null; throw err }
+}
+
+let pool = Buffer.alloc(0); let at = 0
+
+/**
+ * `.rotree-<24 hex>.tmp`: random, so no tree entry can predict it (the
+ * random bytes are drawn 12 KiB at a time: one call per 1,024 names).
+ */
+export function tempName () {
+  if (at + 12 > pool.length) { pool = randomBytes(12 << 10); at = 0 }
+  at += 12
+  return `.rotree-${pool.toString('hex', at - 12, at)}.tmp`
+}
 
 export async function lstatOrNull (p) {
   try { return await fs.lstat(p, { bigint: true }) } catch (err) { if (err.code === 'ENOENT') return null; throw err }
