@@ -1,0 +1,95 @@
+// `rotree get` at a distance: directory listings are asked for many at a
+// time, ahead of the walk, and each blob of the tree is fetched once, the
+// second pass (symlinks, mtimes) included. Real server on port 0, a counting
+// proxy in front of it; the policy is in cli/download.js and cli/get-lister.js.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import http from 'node:http'
+import { openTree } from 'rotree-client'
+import { getPath } from '../../cli/download.js'
+import { tmpdir, makeKey, writeTree, buildTree, serve, address, prng } from '../helpers/fixtures.js'
+import { snapshot } from './helpers.js'
+
+/**
+ * A proxy in front of `upstream` that counts blob requests per path and
+ * holds each one until `gather` of them are waiting or `holdMs` have passed,
+ * so requests a reader sends together meet here, and requests it sends one
+ * after another do not. `peak`: the most blob requests waiting at once.
+ */
+async function countingProxy (t, upstream, { gather = Infinity, holdMs = 0 } = {}) {
+  const up = new URL(upstream)
+  const stats = { peak: 0, perPath: new Map() }
+  let waiting = []
+  const release = () => { const w = waiting; waiting = []; for (const go of w) go() }
+  const srv = http.createServer((req, res) => {
+    const go = () => http.get({ host: up.hostname, port: up.port, path: req.url, headers: req.headers }, r => {
+      res.writeHead(r.statusCode, r.headers)
+      r.pipe(res)
+    }).on('error', () => res.destroy())
+    if (!req.url.startsWith('/h/')) return go()
+    stats.perPath.set(req.url, (stats.perPath.get(req.url) ?? 0) + 1)
+    waiting.push(go)
+    stats.peak = Math.max(stats.peak, waiting.length)
+    if (waiting.length >= gather) release()
+    else setTimeout(() => { const i = waiting.indexOf(go); if (i >= 0) { waiting.splice(i, 1); go() } }, holdMs)
+  })
+  await new Promise(resolve => srv.listen(0, '127.0.0.1', resolve))
+  t.after(() => { release(); srv.closeAllConnections(); srv.close() })
+  return { url: `http://127.0.0.1:${srv.address().port}/`, stats }
+}
+
+async function served (t, files) {
+  const dir = await tmpdir('rotree-breadth-')
+  t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const site = path.join(dir, 'site')
+  await writeTree(site, files)
+  const key = makeKey()
+  const { out } = await buildTree(site, { key, out: path.join(dir, 'out') })
+  const srv = await serve(out); t.after(srv.close)
+  return { dir, site, url: srv.url, pub: key.publicKey }
+}
+
+test('directories are listed many at a time, not one after another', { timeout: 60_000 }, async t => {
+  const files = {}
+  for (let i = 0; i < 30; i++) files[`d${String(i).padStart(2, '0')}/f`] = `file ${i}\n` // inline: only directory pages are fetched
+  const s = await served(t, files)
+  // a listing asked for alone waits 150 ms here; four asked for together go at once
+  const proxy = await countingProxy(t, s.url, { gather: 4, holdMs: 150 })
+  const tree = await openTree(address(proxy.url, s.pub), { stateDir: null })
+  t.after(() => tree.close())
+  const dest = path.join(s.dir, 'copy')
+  const r = await getPath(tree, '/', dest)
+  assert.equal(r.files, 30)
+  assert.equal(r.dirs, 31)
+  assert.deepEqual(await snapshot(dest), await snapshot(s.site))
+  assert.ok(proxy.stats.peak >= 4, `directory listings in flight together: at most ${proxy.stats.peak}`)
+})
+
+test('every blob is fetched once, symlinks and directory mtimes included, even with no cache at all', { timeout: 60_000 }, async t => {
+  const files = {}
+  for (let i = 0; i < 12; i++) {
+    const d = `top/d${String(i).padStart(2, '0')}`
+    files[`${d}/data.bin`] = prng(20_000 + i, `f${i}`) // one chunk each
+    files[`${d}/note`] = `note ${i}\n`
+    files[`${d}/link`] = { symlink: 'note' }
+    files[`${d}/sub/deeper`] = `deeper ${i}\n`
+  }
+  const s = await served(t, files)
+  const proxy = await countingProxy(t, s.url)
+  // no verified-blob cache: a page needed twice would be fetched twice
+  const tree = await openTree(address(proxy.url, s.pub), { stateDir: null, cacheBytes: 0 })
+  t.after(() => tree.close())
+  const dest = path.join(s.dir, 'copy')
+  const r = await getPath(tree, '/top', dest)
+  assert.equal(r.symlinks, 12)
+  assert.deepEqual(await snapshot(dest), await snapshot(path.join(s.site, 'top')))
+  const twice = [...proxy.stats.perPath].filter(([, n]) => n > 1)
+  assert.deepEqual(twice, [], 'blobs fetched more than once')
+  // directory mtimes are the tree's (set after the links were made in them)
+  for (const d of ['', 'd00', 'd05/sub']) {
+    const want = Math.floor((await fs.stat(path.join(s.site, 'top', d))).mtimeMs)
+    assert.equal(Math.floor((await fs.stat(path.join(dest, d))).mtimeMs), want, `mtime of top/${d}`)
+  }
+})
