@@ -16,10 +16,12 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // rules, trust documents, fsinfo.json v2, the trust chain and the web codec),
 // rounded up to the hundred; then to the measured 136,201 / 46,054 once the
 // fetch scheduler (sched.js 5,829 bytes, window.js 2,343) and the redirect
-// and credential rules (transport-url.js 1,765) had used the 1.2× headroom.
-// Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 136_300
-const BUDGET_GZIP_BYTES = 46_100
+// and credential rules (transport-url.js 1,765) had used the 1.2× headroom,
+// plus 500 / 300 bytes for the scheduler's late fixes (sched.js was 5,939
+// bytes at 136,309 / 46,096). Growing past it should be a decision, not an
+// accident.
+const BUDGET_BYTES = 136_800
+const BUDGET_GZIP_BYTES = 46_400
 
 before(ensureBundle)
 
