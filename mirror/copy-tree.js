@@ -9,10 +9,23 @@
 // the first one to a blob: a tree that lists one hash under two sizes cannot
 // be served whole, and fails naming the path whose reference is wrong (the
 // first one's fetch fails, or a later one's size is not the blob's).
-import { limiter } from 'rotree-client/src/cache.js'
+//
+// How much at once: at a distance every page and every blob is a round
+// trip, so the walk keeps PAGE_BREADTH page loads going (walk.js), and data
+// blobs are fetched as long as their bytes fit in what the fetch scheduler
+// reads ahead for one reader (sched.js: it grows with the measured bandwidth
+// × delay, within the tree's memory budget), not a fixed count: a tree of
+// thousands of small blobs then fills the link instead of waiting on 8
+// round trips at a time. The walk waits while the budget is full, so what
+// it holds stays bounded.
 import { walkTree } from 'rotree-client/src/walk.js'
 import { pageLoader, localDataFault, atPath, blobPath } from '../lib/published/index.js'
 import { fetchVerified } from './fetch.js'
+
+const PAGE_BREADTH = 64 // page loads at once (local reads, or fetches of what DIR lacks)
+const MAX_BLOBS = 1024 // data blobs in flight at most, whatever their size
+const MIN_BUDGET = 8 << 20 // bytes of data blobs in flight before the scheduler has measured anything
+const NO_SCHED_BUDGET = 64 << 20
 
 export class TreeCopy {
   /**
@@ -20,7 +33,8 @@ export class TreeCopy {
    * @param {string} o.dir @param {import('../lib/published/blob-store.js').BlobStore} o.store
    * @param {import('rotree-client/src/mirrors.js').Mirrors} o.mirrors
    * @param {object} o.report pull's result: fetched, present, damaged, fetchedHashes are filled in
-   * @param {number} o.jobs @param {boolean} o.rehash
+   * @param {number} [o.jobs] most data blobs in flight (default: as many as the byte budget allows, up to 1,024)
+   * @param {boolean} o.rehash
    * @param {(done: number, total: number) => void} o.progress @param {(m: string) => void} o.warn
    */
   constructor ({ dir, store, mirrors, report, jobs, rehash, progress, warn }) {
@@ -33,8 +47,8 @@ export class TreeCopy {
     this.reachable = new Set()
     this.walked = new Set() // page keys, for gc (see client-js/src/walk.js)
     this.loads = new Set() // walkTree stops at the first error while sibling loads still run
-    this.tasks = []
-    this.limit = limiter(jobs)
+    this.tasks = new Set() // data blobs in flight
+    this.gate = new ByteGate(() => this.budget(), jobs ?? MAX_BLOBS)
     this.pages = pageLoader(dir, {
       has: hash => store.have.has(hash),
       onLocal: ref => this.present(ref),
@@ -47,11 +61,11 @@ export class TreeCopy {
   /** Walk `root`; resolves when every blob is in place, or throws the first failure. */
   async run (root) {
     try {
-      await walkTree(root, (ref, kind) => this.load(ref, kind), (ref, kind, p) => this.onRef(ref, kind, p), { concurrency: this.jobs })
+      await walkTree(root, (ref, kind) => this.load(ref, kind), (ref, kind, p) => this.onRef(ref, kind, p), { concurrency: PAGE_BREADTH })
     } catch (err) {
-      this.failed ??= err
+      this.fail(err)
     }
-    await Promise.all(this.tasks)
+    while (this.tasks.size) await Promise.allSettled([...this.tasks])
     while (this.loads.size) await Promise.allSettled([...this.loads])
     if (this.failed) throw this.failed
     // every blob is in and verified against its first reference: the others must agree with it
@@ -60,6 +74,19 @@ export class TreeCopy {
       if (fault) throw atPath(fault, path)
     }
     return { reachable: this.reachable, walked: this.walked }
+  }
+
+  /** Bytes of data blobs in flight allowed now (the scheduler's read-ahead for one reader). */
+  budget () {
+    const m = this.mirrors
+    if (typeof m?.readAheadBytes !== 'function') return NO_SCHED_BUDGET
+    return Math.max(MIN_BUDGET, Math.min(m.maxInflightBytes ?? NO_SCHED_BUDGET, m.readAheadBytes()))
+  }
+
+  /** The first failure stops work not yet started; the walk no longer waits for room. */
+  fail (err) {
+    this.failed ??= err
+    this.gate.stop()
   }
 
   load (ref, kind) {
@@ -79,7 +106,14 @@ export class TreeCopy {
     }
     this.sizes.set(ref.hash, ref.size)
     this.total += ref.size; this.progress()
-    if (kind === 'data') this.tasks.push(this.limit(() => this.data(ref)).catch(err => { this.failed ??= atPath(err, p, ref) }))
+    if (kind !== 'data') return
+    // the walk goes on once the blob has room, not once it is in
+    return this.gate.enter(ref.size).then(() => {
+      const task = this.data(ref)
+        .catch(err => this.fail(atPath(err, p, ref)))
+        .finally(() => { this.gate.leave(ref.size); this.tasks.delete(task) })
+      this.tasks.add(task)
+    })
   }
 
   async data (ref) {
@@ -112,4 +146,40 @@ export class TreeCopy {
     this.done += ref.size; this.progress()
     return value
   }
+}
+
+/**
+ * Admission by bytes: enter(n) resolves, in the order asked, once n more
+ * bytes fit under limit() (always when nothing is in), and fewer than `max`
+ * are in; leave(n) when done. stop(): everything asked is let in at once.
+ */
+class ByteGate {
+  constructor (limit, max) {
+    this.limit = limit; this.max = max
+    this.bytes = 0; this.n = 0
+    this.queue = []
+    this.stopped = false
+  }
+
+  fits (n) { return this.stopped || (this.n < this.max && (this.n === 0 || this.bytes + n <= this.limit())) }
+
+  enter (n) {
+    if (this.queue.length === 0 && this.fits(n)) { this.bytes += n; this.n++; return Promise.resolve() }
+    return new Promise(resolve => this.queue.push({ n, resolve }))
+  }
+
+  leave (n) {
+    this.bytes -= n; this.n--
+    this.admit()
+  }
+
+  admit () {
+    while (this.queue.length && this.fits(this.queue[0].n)) {
+      const { n, resolve } = this.queue.shift()
+      this.bytes += n; this.n++
+      resolve()
+    }
+  }
+
+  stop () { this.stopped = true; this.admit() }
 }

@@ -24,12 +24,15 @@ import { BlobStore, publishFsinfo, writeHistory, isHistoryConflict, cleanHistory
 import { TreeCopy } from './copy-tree.js'
 import { collect } from './gc.js'
 
+const CONCURRENCY = 64 // openTree's concurrency, which sizes its connections per mirror
+
 /**
  * @param {object} o
  * @param {string} o.address '<mirror-url>#<public key>'
  * @param {string} o.dir the mirror folder (created if missing)
  * @param {object} [o.reader] openTree options (mirrors, timeoutMs, stateDir, now, …)
- * @param {number} [o.jobs=8] blobs fetched at once
+ * @param {number} [o.jobs] most blobs fetched at once (default: as many as fit in the fetch
+ *   scheduler's read-ahead bytes, copy-tree.js)
  * @param {boolean} [o.fsync=true]
  * @param {boolean} [o.rehash=false] re-hash data blobs already in DIR (default: a present blob of the right size is trusted; fsck scrubs)
  * @param {boolean} [o.gc=false] @param {number} [o.keep=2] distinct roots whose blobs gc keeps
@@ -37,12 +40,13 @@ import { collect } from './gc.js'
  * @param {(msg: string) => void} [o.warn]
  */
 export async function pull (o) {
-  const { address, dir, reader = {}, jobs = 8, fsync = true, rehash = false, gc = false, keep = 2, onProgress = () => {}, warn = () => {} } = o
+  const { address, dir, reader = {}, jobs, fsync = true, rehash = false, gc = false, keep = 2, onProgress = () => {}, warn = () => {} } = o
   const t0 = Date.now()
   await fs.mkdir(dir, { recursive: true })
   return withDirLock(dir, 'rotree pull', async () => {
     const store = await prepare(dir, fsync)
-    const tree = await openTree(address, { ...reader, concurrency: jobs })
+    // connections for the many requests a copy keeps in flight (copy-tree.js); the scheduler bounds them
+    const tree = await openTree(address, { ...reader, concurrency: jobs ?? reader.concurrency ?? CONCURRENCY })
     try {
       const { info, local } = await checkSource(tree, dir, fsync, warn)
       const r = {

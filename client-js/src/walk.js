@@ -8,7 +8,13 @@
 //    they do not share with the current one (a page names its subtree by hash);
 //  * `onLoadError`: a page that cannot be loaded (missing or damaged on this
 //    disk) is reported and its subtree skipped instead of ending the walk, so
-//    fsck can go on and report everything else.
+//    fsck can go on and report everything else;
+//  * `concurrency`: page loads at once. Each page names the next ones, so at a
+//    distance (pull fetches the pages DIR lacks) the walk is as fast as the
+//    loads it keeps going: 64 by default, a few round trips' worth of small
+//    blobs, not a handful (a local load costs little either way). `onRef` may
+//    return a promise to hold the walk back (pull does, while its data blobs
+//    in flight fill their byte budget).
 import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation } from './verify.js'
 import { limiter } from './cache.js'
 import { refOf } from './format/ref.js'
@@ -20,7 +26,7 @@ import { refOf } from './format/ref.js'
  *   called once per reference (a blob used by two paths is reported twice; it is loaded once)
  * @param {{ concurrency?: number, walked?: Set<string>, onLoadError?: (ref: object, kind: string, path: string, err: Error) => void }} [o]
  */
-export async function walkTree (root, load, onRef, { concurrency = 8, walked = new Set(), onLoadError } = {}) {
+export async function walkTree (root, load, onRef, { concurrency = 64, walked = new Set(), onLoadError } = {}) {
   const limit = limiter(concurrency)
 
   async function page (key, ref, kind, path, fn) {
