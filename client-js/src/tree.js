@@ -25,8 +25,9 @@ import { sha256Hex, sha256HexSync, createSha256 } from '#sha256'
  * @param {string[]} [opts.mirrors] more mirror base URLs
  * @param {string|null} [opts.stateDir] where the highest sequence per key persists; null: memory only
  * @param {number} [opts.timeoutMs=30000] per request
- * @param {number} [opts.concurrency=8] parallel blob fetches
- * @param {number} [opts.readAhead=8] chunks fetched ahead of a streaming read
+ * @param {number} [opts.concurrency=64] the most requests in flight to one mirror (its HTTP/1.1 connections); the window (window.js) decides how many are used
+ * @param {number} [opts.readAhead=8] chunks a stream always keeps requested ahead, and requests always allowed to one mirror
+ * @param {number} [opts.maxInflightBytes=67108864] bytes in flight plus bytes read ahead, all reads of the tree together
  * @param {number} [opts.cacheBytes=33554432] verified-blob cache
  * @param {number} [opts.skewMs=300000] how far in the future fsinfo.json may be issued
  * @param {number} [opts.graceMs=0] how long after expiry fsinfo.json is still accepted
@@ -48,14 +49,21 @@ export class Tree {
     const { url, publicKey, anchor, name, id } = parseAddress(address)
     this.publicKey = publicKey // null for a trust-document anchor
     this.id = id // anchor and name: what the reader's state is kept under
-    this.opts = { timeoutMs: 30_000, concurrency: 8, readAhead: 8, cacheBytes: 32 << 20, skewMs: DEFAULT_SKEW_MS, graceMs: 0, fsinfoSettleMs: 2000, now: Date.now, ...opts }
+    this.opts = { timeoutMs: 30_000, concurrency: 64, readAhead: 8, maxInflightBytes: 64 << 20, cacheBytes: 32 << 20, skewMs: DEFAULT_SKEW_MS, graceMs: 0, fsinfoSettleMs: 2000, now: Date.now, ...opts }
     // a redirect may leave the mirror's origin only where the reader allows it (docs/TRUST.md rule 4)
     this.transport = opts.transport ?? createTransport({
-      maxSockets: this.opts.concurrency * 2, ca: opts.ca, http2: opts.http2,
+      maxSockets: this.opts.concurrency, ca: opts.ca, http2: opts.http2,
       allowRedirectOrigins: opts.allowRedirectOrigins, crossOriginRedirects: opts.crossOriginRedirects
     })
     const urls = [...new Set([url, ...(opts.mirrors ?? []).map(mirrorUrl)])]
-    this.mirrors = new Mirrors(urls, { transport: this.transport, timeoutMs: this.opts.timeoutMs, penaltyMs: this.opts.mirrorPenaltyMs })
+    this.mirrors = new Mirrors(urls, {
+      transport: this.transport,
+      timeoutMs: this.opts.timeoutMs,
+      penaltyMs: this.opts.mirrorPenaltyMs,
+      maxInflightBytes: this.opts.maxInflightBytes,
+      maxRequests: this.opts.concurrency,
+      minRequests: this.opts.readAhead
+    })
     const dir = opts.stateDir === undefined ? defaultStateDir() : opts.stateDir
     this.state = new SeqStore(dir === null ? null : stateLocation(dir))
     this.roots = new RootStore({
@@ -64,7 +72,8 @@ export class Tree {
     })
     // shared with snapshot() views (they inherit this object, so counts land here)
     this.counters = { localFaults: 0 } // blobs in opts.blobCache that failed verification
-    this.blobs = new VerifiedBlobs({ mirrors: this.mirrors, cacheBytes: this.opts.cacheBytes, concurrency: this.opts.concurrency, local: opts.blobCache, counters: this.counters })
+    // the scheduler (sched.js) bounds what is in flight, by bytes and per mirror
+    this.blobs = new VerifiedBlobs({ mirrors: this.mirrors, cacheBytes: this.opts.cacheBytes, concurrency: Infinity, local: opts.blobCache, counters: this.counters })
     this.cache = this.blobs.cache
     // what the read pipeline needs from a tree (read-pipeline.js): blob fetches do not depend on the root
     this._source = {
