@@ -62,7 +62,8 @@ export const READERS = [
   },
   {
     id: 'library, mirrors striped',
-    // Many chunks in flight, so the first mirror's window fills and the second
+    // Many chunks in flight (readAhead 8: the requests a mirror always gets; its
+    // window, 2 MiB at first, decides the rest), so the first mirror's window fills and the second
     // carries the rest at the same time (client-js/src/sched.js): the liar is
     // asked for the first window of the file, the lied-about chunk included,
     // while the honest mirror serves beside it. With an honest mirror the read
@@ -70,7 +71,7 @@ export const READERS = [
     async run ({ addr, mirrors, stateDir, timeoutS, path: p }) {
       const parts = []
       try {
-        const tree = await openTree(addr, { mirrors, stateDir, timeoutMs: timeoutS * 1000, concurrency: 32, readAhead: 32 })
+        const tree = await openTree(addr, { mirrors, stateDir, timeoutMs: timeoutS * 1000, concurrency: 32, readAhead: 8 })
         try {
           for await (const b of tree.createReadStream(p)) parts.push(b)
           const h = tree.stats.mirrors
