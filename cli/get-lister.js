@@ -70,6 +70,7 @@ export class Lister {
     n.held = 0
     n.p = RELEASED
     n.kids = null
+    n.subdirs = null // a cursor still in the heap skips it
     this.pump()
   }
 
