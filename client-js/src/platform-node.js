@@ -5,7 +5,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 export { createTransport } from './transport-node.js'
 
-/** DESIGN.md: $ROTREE_STATE, else $XDG_STATE_HOME/rotree, else ~/.local/state/rotree */
+/** README "The command line": $ROTREE_STATE, else $XDG_STATE_HOME/rotree, else ~/.local/state/rotree */
 export function defaultStateDir (env = process.env) {
   if (env.ROTREE_STATE) return env.ROTREE_STATE
   if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'rotree')
