@@ -120,9 +120,18 @@ export class FetchScheduler {
   }
 
   /**
-   * Far slower than the best of `among` (by median request time), or late
-   * on most recent requests (a late request's time is only known to be at
-   * least what it was when it lost, so medians understate such a mirror).
+   * Far slower than the best of `among` (by median request time) without
+   * delivering as much, or late on most recent requests (a late request's
+   * time is only known to be at least what it was when it lost, so medians
+   * understate such a mirror).
+   *
+   * Request times alone would mislead: they grow with what this reader
+   * queued at the mirror, so a mirror whose start-up window ran ahead of its
+   * link looks slow while it delivers as fast as the best one (measured:
+   * the second of two equal 200 Mbit/s mirrors reached a median of 590 ms
+   * against the first's 85 ms after start-up, was benched to probes, and
+   * carried 9% of the bytes instead of half). A mirror counts as slow only
+   * when it also delivers under half the best rate seen among the others.
    */
   _slow (m, among) {
     if (m.win.lateScore > 0.5 && among.some(x => x !== m && x.win.lateScore <= 0.5)) return true
@@ -130,9 +139,14 @@ export class FetchScheduler {
     // chunk on a new connection): only mirrors with a run of answers are compared
     const p = m.win.p50()
     if (p === null || m.win.times.length < SLOW_SAMPLES) return false
-    let best = Infinity
-    for (const x of among) { const q = x.win.p50(); if (q !== null && x.win.times.length >= SLOW_SAMPLES && q < best) best = q }
-    return p > best * this.o.slowFactor + this.o.slowFloorMs
+    let best = Infinity; let bestRate = 0
+    for (const x of among) {
+      const q = x.win.p50()
+      if (q !== null && x.win.times.length >= SLOW_SAMPLES && q < best) best = q
+      if (x !== m) bestRate = Math.max(bestRate, x.win.rate())
+    }
+    if (!(p > best * this.o.slowFactor + this.o.slowFloorMs)) return false
+    return m.win.rate() < bestRate / 2 || bestRate === 0
   }
 
   _pump () {
