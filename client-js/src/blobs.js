@@ -93,7 +93,8 @@ export class VerifiedBlobs {
       }
     }
     let raw
-    const value = await this.mirrors.fetch('h/' + ref.hash, storedSizeOf(ref), async bytes => { const v = await check(bytes, ref); raw = bytes; return v })
+    // pages first: the requests they name wait on them (sched.js)
+    const value = await this.mirrors.fetch('h/' + ref.hash, storedSizeOf(ref), async bytes => { const v = await check(bytes, ref); raw = bytes; return v }, undefined, { urgent: check !== VERIFIERS.data })
     if (local) await local.put(ref.hash, raw)
     return value
   }

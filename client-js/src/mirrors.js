@@ -60,9 +60,10 @@ export class Mirrors {
    * @param {number} cap most bytes to accept
    * @param {(bytes: Uint8Array, mirror: string) => Promise<T>|T} check verifies, throws a typed error on bad data
    * @param {AbortSignal} [signal]
+   * @param {{ urgent?: boolean }} [o] ahead of requests not urgent (sched.js)
    * @returns {Promise<T>}
    */
-  fetch (path, cap, check, signal) { return this.sched.fetch(path, cap, check, signal) }
+  fetch (path, cap, check, signal, o) { return this.sched.fetch(path, cap, check, signal, o) }
 
   /** Bytes one reader should keep requested ahead of what it consumes (read-pipeline.js). */
   readAheadBytes () { return this.sched.readAheadBytes() }

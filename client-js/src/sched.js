@@ -64,6 +64,10 @@ export class FetchScheduler {
       m.counts = { requests: 0, bytes: 0, hedges: 0, probes: 0, late: 0 }
       m.lastProbe = 0
     }
+    // waiting jobs, first in first out; urgent ones (pages that other requests
+    // wait on) go first: a walk of many small files is a chain of pages, and a
+    // page queued behind a window's worth of data stalls every fetch it would name
+    this.urgent = []
     this.queue = []
     this.inflightBytes = 0
     this.held = 0 // bytes readers have asked for ahead and not yet consumed (read-pipeline.js)
@@ -96,9 +100,11 @@ export class FetchScheduler {
    * @param {number} cap
    * @param {(bytes: Uint8Array, mirror: string) => Promise<T>|T} check
    * @param {AbortSignal} [signal]
+   * @param {{ urgent?: boolean }} [o] urgent: ahead of every request not urgent (a directory
+   *   page or chunk index: what it names cannot be asked for until it arrives)
    * @returns {Promise<T>}
    */
-  fetch (path, cap, check, signal) {
+  fetch (path, cap, check, signal, { urgent = false } = {}) {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(new AbortedError('aborted'))
       const job = { path, cap, check, signal, tried: new Set(), errors: [], attempts: new Set(), done: false, resolve, reject }
@@ -106,7 +112,7 @@ export class FetchScheduler {
         job.onAbort = () => this._finish(job, new AbortedError('aborted'))
         signal.addEventListener('abort', job.onAbort, { once: true })
       }
-      this.queue.push(job)
+      ;(urgent ? this.urgent : this.queue).push(job)
       this._pump()
     })
   }
@@ -150,18 +156,20 @@ export class FetchScheduler {
   }
 
   _pump () {
-    while (this.queue.length) {
-      const job = this.queue[0]
-      if (job.done) { this.queue.shift(); continue }
+    for (;;) {
+      const q = this.urgent.length ? this.urgent : this.queue
+      if (q.length === 0) return
+      const job = q[0]
+      if (job.done) { q.shift(); continue }
       const pick = this._pick(job)
       if (pick === null) {
         // nobody untried is left: failed everywhere, unless a probe is still out (its answer decides)
-        this.queue.shift()
+        q.shift()
         if (job.attempts.size === 0) this._finish(job, allFailed(job.path, job.errors))
         continue
       }
-      if (pick === undefined) break // every candidate's window is full: wait for an answer
-      this.queue.shift()
+      if (pick === undefined) return // every candidate's window is full: wait for an answer
+      q.shift()
       this._attempt(job, pick)
       this._maybeProbe(job, pick)
     }
@@ -188,7 +196,14 @@ export class FetchScheduler {
     for (const m of group) soonest = Math.min(soonest, this._eta(m, job.cap))
     for (const m of group) {
       if (m.win.inflight === 0) return m
-      if (!budget || m.win.inflight >= this.o.maxRequests || !m.win.fits(job.cap)) { m.win.full(); continue }
+      // only the window being full makes a round measure the path: a round
+      // held back by the request cap or the memory budget delivers what those
+      // allow (many small files: 64 requests of ~20 KB per round trip), and a
+      // rate measured there would shrink the window below the link's
+      // bandwidth × delay for the large chunks that follow (BBR's
+      // "application-limited" samples)
+      if (!budget || m.win.inflight >= this.o.maxRequests) continue
+      if (!m.win.fits(job.cap)) { m.win.full(); continue }
       const eta = this._eta(m, job.cap)
       if (eta !== Infinity && eta > 2 * soonest + this.o.hedgeFloorMs) continue
       return m
@@ -316,7 +331,7 @@ export class FetchScheduler {
     job.errors.push({ mirror: a.m.url, code: err.code, message: this.o.scrub ? this.o.scrub(err.message) : err.message, err })
     // a hedge still out decides; a probe (a slow mirror) is not waited for
     if ([...job.attempts].some(x => !x.probe)) { this._pump(); return }
-    this.queue.unshift(job) // next mirror, ahead of new requests
+    this.urgent.unshift(job) // next mirror, ahead of new requests
     this._pump()
   }
 
