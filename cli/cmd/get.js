@@ -16,7 +16,7 @@ export default {
   options: {
     ...READER_OPTIONS,
     output: { type: 'string', short: 'o', arg: 'DEST', help: 'where to write (default: the last path component); - writes a file to stdout' },
-    jobs: { type: 'string', arg: 'N', help: 'files fetched in parallel (default 8)' },
+    jobs: { type: 'string', arg: 'N', help: 'most files in flight (default: as many as the fetch window and a 32 MiB-or-more byte budget allow, up to 1,024)' },
     checksum: { type: 'boolean', help: 'keep an existing file only if its content hashes to the verified chunks (default: same size and mtime)' },
     delete: { type: 'boolean', help: 'remove what DEST holds that the tree does not (never DEST itself; links not followed)' },
     'max-entries': { type: 'string', arg: 'N', help: `refuse a tree with more entries than this below PATH (default ${DEFAULT_MAX_ENTRIES})` },

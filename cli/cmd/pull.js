@@ -12,7 +12,7 @@ export default {
     ...READER_OPTIONS,
     gc: { type: 'boolean', help: 'then delete blobs that none of the kept roots reach' },
     keep: { type: 'string', arg: 'N', help: 'with --gc: distinct roots kept, newest first, the new one included (default 2)' },
-    jobs: { type: 'string', arg: 'N', help: 'blobs fetched in parallel (default 8)' },
+    jobs: { type: 'string', arg: 'N', help: 'most requests in flight to one mirror (default 64; the fetch window decides how many are used)' },
     rehash: { type: 'boolean', help: 're-hash blobs already in DIR (default: a present blob of the right size is trusted; fsck scrubs)' },
     'no-fsync': { type: 'boolean', help: 'do not fsync blobs and fsinfo.json (faster; not crash-safe)' },
     json: { type: 'boolean', help: 'print the result as JSON' }
