@@ -69,10 +69,36 @@ function scan (buf, start, end) {
   return end - start
 }
 
-/** Split a whole buffer into chunk lengths (tests, small inputs). */
-export function chunkLengths (buf) {
+/**
+ * FORMAT.md §5.1 (format version 2): the lead chunk. A file of at least
+ * LEAD_MIN_FILE bytes starts with a chunk of exactly LEAD_CHUNK bytes, and
+ * FastCDC goes on from there. A verified byte needs its whole chunk, and a
+ * 256 KiB chunk on a connection still in TCP slow start (10 segments, ~14 KB,
+ * in its first round trip, doubling after) takes 4-5 round trips to arrive;
+ * 12 KiB and the response's headers fit in the first window, so a reader's
+ * first verified byte comes one round trip after it asks (measured with
+ * bench/p3t-first-byte.js: 6-7 RTT after the chunk index with 256 KiB chunks).
+ * Cuts after it are content-defined as before: FastCDC from offset 12 KiB
+ * meets the chain from offset 0 at its first common cut point, so only the
+ * first chunk or two differ from a file cut without a lead chunk.
+ */
+export const LEAD_CHUNK = 12 * 1024
+export const LEAD_MIN_FILE = 1024 * 1024
+
+/** The lead chunk's length for a file of `size` bytes in format `version`, or 0 for none. */
+export function leadCut (size, version = 1) {
+  return version >= 2 && size >= LEAD_MIN_FILE ? LEAD_CHUNK : 0
+}
+
+/**
+ * Split a whole buffer (a whole file) into chunk lengths (tests, small inputs).
+ * @param {Uint8Array} buf @param {{ version?: number }} [o] version 2: with a lead chunk (leadCut)
+ */
+export function chunkLengths (buf, { version = 1 } = {}) {
   const out = []
-  for (let pos = 0; pos < buf.length;) {
+  const lead = leadCut(buf.length, version)
+  if (lead) out.push(lead)
+  for (let pos = lead; pos < buf.length;) {
     const len = nextCut(buf, pos, buf.length, true)
     out.push(len); pos += len
   }
