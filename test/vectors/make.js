@@ -423,11 +423,17 @@ export async function applyChanges (dir, changes) {
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+// Not awaited at the top level: make-v2.js imports this module, and a
+// top-level await here would wait on an import that waits on this module's
+// evaluation (Node exits with code 13, "unsettled top-level await").
+async function main () {
   const dest = path.resolve(process.argv[2] ?? path.dirname(new URL(import.meta.url).pathname))
   const r = await makeVectors(dest)
   console.log(`wrote ${dest}: root ${r.root}, ${r.blobs} blobs, public key ${PUBLIC_KEY}`)
   const { makeVectorsV2 } = await import('./make-v2.js')
   const r2 = await makeVectorsV2(path.join(dest, 'v2'))
   console.log(`wrote ${path.join(dest, 'v2')}: root ${r2.root}, ${r2.blobs} blobs, address #${r2.fragment}`)
+}
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main().catch(err => { console.error(err); process.exitCode = 1 })
 }

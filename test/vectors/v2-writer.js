@@ -74,7 +74,7 @@ export class V2Writer {
     if (data.length <= INLINE_MAX) return { size: data.length, inline: new Uint8Array(data) }
     const chunks = []
     let o = 0
-    const lengths = chunkSize ? Array.from({ length: Math.ceil(data.length / chunkSize) }, (_, i) => Math.min(chunkSize, data.length - i * chunkSize)) : chunkLengths(data)
+    const lengths = chunkSize ? Array.from({ length: Math.ceil(data.length / chunkSize) }, (_, i) => Math.min(chunkSize, data.length - i * chunkSize)) : chunkLengths(data, V2)
     for (const n of lengths) { chunks.push(await this.put(data.subarray(o, o + n))); o += n }
     return { size: data.length, sha256: sha256hex(data), ...(await buildFileBody(chunks, b => this.put(b), V2)) }
   }
