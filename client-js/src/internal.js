@@ -26,7 +26,7 @@ export * as roles from './trust/roles.js'
 export { decodeBlob } from '#codec'
 
 // keys and hashes
-export { generateKeyPair, publicKeyOf, sign, verifySignature } from './ed25519.js'
+export { generateKeyPair, publicKeyOf, sign, verifySignature } from '#ed25519'
 export { sha256Sync, sha256HexSync, sha256Hex, createSha256 } from '#sha256'
 
 // the reader's machinery

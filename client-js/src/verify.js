@@ -16,7 +16,7 @@ import { compareBytes } from './format/bytes.js'
 import { decodeFsinfo } from './format/fsinfo.js'
 import { decodeDirPage } from './format/dirpage.js'
 import { decodeChunkIndex } from './format/chunkindex.js'
-import { verifySignature } from './ed25519.js'
+import { verifySignature } from '#ed25519'
 import { sha256Hex } from '#sha256'
 import { decodeBlob } from '#codec'
 

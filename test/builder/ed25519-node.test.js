@@ -1,10 +1,12 @@
-// builder/ed25519-node.js (node:crypto) signs for `rotree build`; readers verify
-// with @noble/ed25519 (client-js/src/ed25519.js). RFC 8032 signatures are
-// deterministic, so the two must agree byte for byte.
+// client-js/src/ed25519-node.js (node:crypto) is `#ed25519` in Node: it signs
+// for `rotree build` and verifies for the Node reader; browsers verify with
+// @noble/ed25519 (client-js/src/ed25519.js). RFC 8032 signatures are
+// deterministic, so the two must agree byte for byte, and both must accept
+// what either signs and refuse what is not the signer's.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import * as native from '../../builder/ed25519-node.js'
+import * as native from 'rotree-client/src/ed25519-node.js'
 import * as noble from 'rotree-client/src/ed25519.js'
 
 test('node:crypto and @noble give the same public keys and signatures', () => {
@@ -29,4 +31,31 @@ test('RFC 8032 §7.1 test 2', () => {
 
 test('a malformed secret key is refused', () => {
   for (const bad of ['', 'zz'.repeat(32), 'AB'.repeat(32), 'ab'.repeat(31), 'ab'.repeat(33)]) assert.throws(() => native.sign(new Uint8Array(1), bad), TypeError)
+})
+
+test('both verifiers accept every honest signature and refuse tampered messages, signatures and keys', () => {
+  const L = (1n << 252n) + 27742317777372353535851937790883648493n
+  for (let i = 0; i < 32; i++) {
+    const k = noble.generateKeyPair()
+    const other = noble.generateKeyPair()
+    const msg = randomBytes(1 + i * 7)
+    const sig = native.sign(msg, k.secretKey)
+    const flipped = Buffer.from(msg); flipped[i % msg.length] ^= 1
+    const badSig = sig.slice(0, 2 * (i % 64)) + ((parseInt(sig[2 * (i % 64)], 16) ^ 1).toString(16)) + sig.slice(2 * (i % 64) + 1)
+    // S + L: the same signature with a non-canonical scalar (malleability); RFC 8032 and ZIP-215 both refuse it
+    const s = BigInt('0x' + Buffer.from(sig.slice(64), 'hex').reverse().toString('hex')) + L
+    const sHex = Buffer.from(s.toString(16).padStart(64, '0'), 'hex').reverse().toString('hex')
+    for (const v of [native, noble]) {
+      assert.equal(v.verifySignature(sig, msg, k.publicKey), true)
+      assert.equal(v.verifySignature(sig, flipped, k.publicKey), false)
+      assert.equal(v.verifySignature(badSig, msg, k.publicKey), false)
+      assert.equal(v.verifySignature(sig, msg, other.publicKey), false)
+      if (sHex.length === 64) assert.equal(v.verifySignature(sig.slice(0, 64) + sHex, msg, k.publicKey), false)
+    }
+  }
+  for (const v of [native, noble]) {
+    for (const [sig, pub] of [['', 'ab'.repeat(32)], ['zz'.repeat(64), 'ab'.repeat(32)], ['ab'.repeat(64), ''], ['ab'.repeat(64), 'AB'.repeat(32)], ['ab'.repeat(63), 'ab'.repeat(32)]]) {
+      assert.equal(v.verifySignature(sig, new Uint8Array(3), pub), false, `${sig.length}/${pub.length}`)
+    }
+  }
 })

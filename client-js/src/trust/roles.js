@@ -8,7 +8,7 @@
 import {
   BadAddressError, ThresholdError, WrongNameError, RetiredError, RollbackError, ForkError, ExpiredError, BadFormatError
 } from '../errors.js'
-import { verifySignature } from '../ed25519.js'
+import { verifySignature } from '#ed25519'
 import { NAME_RE, HEX64 } from '../format/signed-doc.js'
 import { sha256HexSync } from '#sha256'
 
