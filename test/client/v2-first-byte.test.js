@@ -1,0 +1,78 @@
+// A whole-file read of a version-2 file checks the file's SHA-256 at the end
+// (FORMAT.md §12.7) by holding back only its last piece: every other piece is
+// handed out as soon as its chunk verifies. Here the mirror holds the answer
+// for the file's second chunk until the reader has its first piece, so a
+// reader that held each piece until the next one arrived would wait forever.
+import { test, after } from 'node:test'
+import assert from 'node:assert/strict'
+import http from 'node:http'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { createHash } from 'node:crypto'
+import { openTree } from 'rotree-client'
+import { Publisher } from './v2-publisher.js'
+
+const sha = b => createHash('sha256').update(b).digest('hex')
+const cleanups = []
+after(async () => { for (const c of cleanups.reverse()) await c() })
+
+/** A static mirror of `dir` that holds the answer for one path until release(). */
+async function holdingMirror (dir) {
+  let held = null; let release = null
+  const released = new Promise(resolve => { release = resolve })
+  const seen = new Set()
+  const server = http.createServer(async (req, res) => {
+    const p = new URL(req.url, 'http://x').pathname
+    seen.add(p)
+    if (p === held) await released
+    const body = await fs.readFile(path.join(dir, p)).catch(() => null)
+    if (!body) { res.writeHead(404).end(); return }
+    res.writeHead(200, { 'content-length': body.length }).end(body)
+  })
+  await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+  cleanups.push(() => { release(); server.closeAllConnections(); return new Promise(resolve => server.close(resolve)) })
+  return { url: `http://127.0.0.1:${server.address().port}/`, hold: p => { held = p }, release: () => release(), seen }
+}
+
+async function threeChunkTree (fileSha) {
+  const p = await Publisher.create({ anchor: 'key' })
+  cleanups.push(() => fs.rm(p.out, { recursive: true, force: true }))
+  const data = Buffer.alloc(3 * 65536)
+  for (let i = 0; i < data.length; i++) data[i] = (i * 2654435761) >>> 24
+  await p.publish({ 'f.bin': { data, chunkSize: 65536 } })
+  const m = await holdingMirror(p.out)
+  const tree = await openTree(p.address(m.url), { stateDir: null })
+  cleanups.push(() => tree.close())
+  let entry = await tree.resolve('/f.bin')
+  if (fileSha) {
+    // the publisher signs a wrong SHA-256 (every chunk still verifies)
+    const root = await p.w.dir([{ name: 'f.bin', entry: { ...entry, sha256: fileSha } }])
+    await p.w.publish({ root, seq: p.seq + 1, release: { seq: 2 }, relSigners: [p.k.K], tsSigners: [p.k.K] })
+    await tree.refresh()
+    entry = await tree.resolve('/f.bin')
+  }
+  assert.equal(entry.chunks.length, 3)
+  return { data, tree, m, second: '/h/' + entry.chunks[1].hash }
+}
+
+test('the first piece of a whole version-2 file comes before its next chunk is answered', { timeout: 10_000 }, async () => {
+  const { data, tree, m, second } = await threeChunkTree()
+  m.hold(second)
+  const pieces = []
+  for await (const b of tree.createReadStream('/f.bin')) {
+    pieces.push(Buffer.from(b))
+    if (pieces.length === 1) {
+      assert.ok(m.seen.has(second), 'the second chunk was asked for (read ahead)')
+      m.release() // only now: the first piece did not wait for it
+    }
+  }
+  assert.equal(sha(Buffer.concat(pieces)), sha(data))
+})
+
+test('a wrong whole-file SHA-256 still fails before the last piece is handed out', async () => {
+  const { data, tree } = await threeChunkTree(sha('other'))
+  let got = 0
+  await assert.rejects(async () => { for await (const b of tree.createReadStream('/f.bin')) got += b.length }, { code: 'ROTREE_HASH_MISMATCH' })
+  assert.equal(got, 2 * 65536, 'every piece but the last')
+  assert.ok(got < data.length)
+})
