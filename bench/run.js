@@ -44,7 +44,9 @@ const FIGURES = {
   P10: './p10-get.js',
   P11: './p11-mirrors.js',
   // P1 with h2load on its own core
-  P1h: './p1h-h2load.js'
+  P1h: './p1h-h2load.js',
+  // build memory at a million files (several minutes: `npm run bench -- P13`)
+  P13: './p13-memory.js'
 }
 const GROUPS = { net: ['P3w', 'P3t', 'P10', 'P11', 'P1h'] }
 // the figures whose readers run from ROTREE_BENCH_CLIENT when it is set (bench/lib/clients.js)
