@@ -18,12 +18,14 @@ process.once('exit', () => { for (const c of cleanups.reverse()) { try { c() } c
 
 /**
  * @param {number} size bytes of big.bin
+ * @param {{ version?: number }} [o] the tree's format version (FORMAT.md §12; 2: compressed blobs, a lead chunk)
  * @returns {Promise<{ t, cert: { cert: string, key: string }, nginx, plainDir: string, stateDir: string,
  *   addr: (origin: string) => string, key: string }>}
  */
-export function bigFileTree (size) {
-  if (!made.has(size)) made.set(size, (async () => {
-    const t = await makeTree({ 'big.bin': size }, { label: `net-${size >> 20}m` })
+export function bigFileTree (size, { version = 1 } = {}) {
+  const id = `${size}:${version}`
+  if (!made.has(id)) made.set(id, (async () => {
+    const t = await makeTree({ 'big.bin': size }, { label: `net-${size >> 20}m-v${version}`, version })
     const plainDir = path.join(t.dir, 'plain')
     await fs.mkdir(plainDir)
     await fs.link(path.join(t.src, 'big.bin'), path.join(plainDir, 'big.bin'))
@@ -33,7 +35,7 @@ export function bigFileTree (size) {
     cleanups.push(() => { for (const p of nginx.pids) { try { process.kill(p, 'SIGTERM') } catch {} } rmSync(t.dir, { recursive: true, force: true }) })
     return { t, cert, nginx, plainDir, stateDir, key: t.key.publicKey, addr: origin => `${origin}#${t.key.publicKey}` }
   })())
-  return made.get(size)
+  return made.get(id)
 }
 
 /** Stop what bigFileTree made (the exit handler does it too). */

@@ -5,7 +5,7 @@ import { openTree } from 'rotree-client'
 import { tmpdir, makeKey, buildTree, prng } from '../../test/helpers/fixtures.js'
 
 /** files: { 'rel/path': size | Uint8Array } → { dir, src, out, key, open(url, opts) } */
-export async function makeTree (files, { label = 'tree' } = {}) {
+export async function makeTree (files, { label = 'tree', version } = {}) {
   const dir = await tmpdir(`rotree-bench-${label}-`)
   const src = path.join(dir, 'src')
   for (const [rel, spec] of Object.entries(files)) {
@@ -14,7 +14,7 @@ export async function makeTree (files, { label = 'tree' } = {}) {
     await fs.writeFile(p, typeof spec === 'number' ? prng(spec, rel) : spec)
   }
   const key = makeKey()
-  const { out } = await buildTree(src, { key, out: path.join(dir, 'out') })
+  const { out } = await buildTree(src, { key, out: path.join(dir, 'out'), version })
   return {
     dir, src, out, key,
     open: (url, opts = {}) => openTree(`${url}#${key.publicKey}`, { stateDir: null, ...opts }),
