@@ -2,23 +2,27 @@
 // One verified read through the client library, in its own process (so it can
 // trust a certificate made at bench time through NODE_EXTRA_CA_CERTS, and so
 // the bench process does not share its event loop). Prints one JSON line:
-//   { openMs, firstMs, totalMs, bytes, truncated, requests, cpuMs }
+//   { openMs, firstMs, totalMs, bytes, truncated, requests, cpuMs[, mem] }
 // times from just before openTree() (firstMs: the stream's first chunk).
+// --mem adds mem: { before, peak } (VmRSS and RssAnon in bytes from
+// /proc/self/status, before the read and its highest, sampled every 50 ms).
 //
-//   node bench/lib/reader.js ADDR PATH [--mirror URL]… [--limit-s N] [--first] [--client DIR] [--opt JSON]
+//   node bench/lib/reader.js ADDR PATH [--mirror URL]… [--limit-s N] [--first] [--mem] [--client DIR] [--opt JSON]
 //   --client DIR: a checkout whose client-js/src/index.js is used (default: this one)
 //   --opt JSON: more openTree() options, e.g. '{"concurrency":16}'
 import path from 'node:path'
+import { readFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 
 const argv = process.argv.slice(2)
-const pos = []; const mirrors = []; let limitS = Infinity; let firstOnly = false
+const pos = []; const mirrors = []; let limitS = Infinity; let firstOnly = false; let memory = false
 let client = new URL('../../', import.meta.url).pathname; let extra = {}
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i]
   if (a === '--mirror') mirrors.push(argv[++i])
   else if (a === '--limit-s') limitS = Number(argv[++i])
   else if (a === '--first') firstOnly = true
+  else if (a === '--mem') memory = true
   else if (a === '--client') client = argv[++i]
   else if (a === '--opt') extra = JSON.parse(argv[++i])
   else pos.push(a)
@@ -32,6 +36,13 @@ const tree = await openTree(addr, { stateDir: null, mirrors, ...extra })
 const openMs = performance.now() - t0
 let firstMs = null; let bytes = 0; let truncated = false
 const deadline = t0 + limitS * 1000
+const memNow = () => {
+  const st = readFileSync('/proc/self/status', 'utf8')
+  const kb = k => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(st)?.[1] ?? NaN) * 1024
+  return { rss: kb('VmRSS'), anon: kb('RssAnon') }
+}
+const mem = memory ? { before: memNow(), peak: memNow() } : null
+const sampler = mem && setInterval(() => { const m = memNow(); mem.peak.rss = Math.max(mem.peak.rss, m.rss); mem.peak.anon = Math.max(mem.peak.anon, m.anon) }, 50)
 for await (const b of tree.createReadStream(file)) {
   const now = performance.now()
   if (firstMs === null) firstMs = now - t0
@@ -40,7 +51,8 @@ for await (const b of tree.createReadStream(file)) {
   if (now > deadline) { truncated = true; break }
 }
 const totalMs = performance.now() - t0
+if (sampler) clearInterval(sampler)
 const cpu = process.cpuUsage(cpu0)
 const requests = tree.transport?.stats?.requests ?? null
 tree.close()
-process.stdout.write(JSON.stringify({ openMs, firstMs, totalMs, bytes, truncated, requests, cpuMs: (cpu.user + cpu.system) / 1000 }) + '\n', () => process.exit(0))
+process.stdout.write(JSON.stringify({ openMs, firstMs, totalMs, bytes, truncated, requests, cpuMs: (cpu.user + cpu.system) / 1000, ...(mem ? { mem } : {}) }) + '\n', () => process.exit(0))
