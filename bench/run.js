@@ -46,7 +46,9 @@ const FIGURES = {
   // P1 with h2load on its own core
   P1h: './p1h-h2load.js',
   // build memory at a million files (several minutes: `npm run bench -- P13`)
-  P13: './p13-memory.js'
+  P13: './p13-memory.js',
+  // compressed blobs (format version 2) against format 1
+  P14: './p14-compression.js'
 }
 const GROUPS = { net: ['P3w', 'P3t', 'P10', 'P11', 'P1h'] }
 // the figures whose readers run from ROTREE_BENCH_CLIENT when it is set (bench/lib/clients.js)

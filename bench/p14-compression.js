@@ -1,0 +1,118 @@
+// P14: what format version 2's compressed blobs (FORMAT.md §12.6) do to a
+// verified read. Two files, each published as a version-1 and a version-2
+// tree, read through the library (bench/lib/reader.js, its own process):
+//   - 100 MiB of random bytes on loopback, no link: chunks that do not
+//     compress are stored raw, so version 2 must cost next to nothing
+//     (target ≥ 0.9× of version 1);
+//   - text (the plain-text files of /usr/share/doc, repeated to size) through
+//     a 100 Mbit/s link at RTT 10 ms: the link carries stored bytes, so
+//     version 2 should be faster by its compression ratio (decoded ÷ stored
+//     bytes, read from nginx's log), within 10%.
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { missing, skipped } from './lib/need.js'
+import { makeTree } from './lib/trees.js'
+import { startNginxTree } from './lib/nginx.js'
+import { linkTo, runContext, relayNote } from './lib/netfix.js'
+import { libraryRead } from './lib/clients.js'
+import { median } from './lib/proc.js'
+import { prng } from '../test/helpers/fixtures.js'
+
+export const id = 'P14'
+const LINK = { rttMs: 10, mbit: 100 }
+const mbps = (bytes, ms) => bytes / 1e6 / (ms / 1000)
+
+/**
+ * Up to `size` bytes of real text: the uncompressed text files of
+ * /usr/share/doc in name order, not repeated (a repeat would be deduplicated
+ * into the same chunks, which is not what compression is measured on).
+ */
+async function textCorpus (size) {
+  const parts = []; let n = 0
+  const walk = async dir => {
+    for (const e of (await fs.readdir(dir, { withFileTypes: true }).catch(() => [])).sort((a, b) => a.name < b.name ? -1 : 1)) {
+      if (n >= size) return
+      const p = path.join(dir, e.name)
+      if (e.isDirectory()) await walk(p)
+      else if (e.isFile() && !/\.(gz|xz|bz2|zst|png|jpg|gif|pdf|woff2?)$/.test(e.name)) {
+        const b = await fs.readFile(p); parts.push(b); n += b.length
+      }
+    }
+  }
+  await walk('/usr/share/doc')
+  if (n === 0) throw new Error('no text under /usr/share/doc')
+  const all = Buffer.concat(parts)
+  return all.subarray(0, Math.min(size, all.length))
+}
+
+export async function run ({ quick = false } = {}) {
+  const miss = missing('nginx')
+  if (miss) return skipped(id, miss)
+  const randomSize = (quick ? 32 : 100) * 2 ** 20
+  const reps = quick ? 1 : 3
+  const text = await textCorpus((quick ? 16 : 64) * 2 ** 20)
+  const textSize = text.length
+  const trees = {}; const servers = {}
+  const rows = []; const raw = {}; const relay = []
+  try {
+    for (const version of [1, 2]) {
+      trees[version] = await makeTree({ 'random.bin': prng(randomSize, 'p14'), 'text.txt': text }, { label: `p14-v${version}`, version })
+      const built = JSON.parse(await fs.readFile(path.join(trees[version].out, 'fsinfo.json'), 'utf8')).version
+      if (built !== version) return skipped(id, `the builder wrote format ${built} when asked for format ${version}`)
+      servers[version] = await startNginxTree(trees[version].out, {})
+    }
+    const addr = (v, origin) => `${origin}#${trees[v].key.publicKey}`
+    // loopback, incompressible: alternate the versions so drift hits both
+    const loop = { 1: [], 2: [] }
+    for (let i = 0; i < reps; i++) {
+      for (const v of [1, 2]) {
+        const r = await libraryRead({ addr: addr(v, servers[v].url), file: '/random.bin', limitS: 60 })
+        loop[v].push(mbps(r.bytes, r.totalMs))
+      }
+    }
+    rows.push({ label: `incompressible, ${randomSize >> 20} MiB, loopback: format 2 against format 1`, value: median(loop[2]), baseline: median(loop[1]), baselineLabel: 'format 1, same bytes', unit: 'MB/s' })
+    raw.loopback = loop
+    // text over a link: bytes on the wire from nginx's log
+    const far = { 1: [], 2: [] }; const wire = {}
+    for (const v of [1, 2]) {
+      const link = await linkTo({ nginx: servers[v], tls: false, ...LINK })
+      try {
+        for (let i = 0; i < reps; i++) {
+          const mark = await servers[v].logMark()
+          const r = await libraryRead({ addr: addr(v, link.origin), file: '/text.txt', limitS: 60 })
+          far[v].push(r.totalMs)
+          if (r.bytes !== textSize) throw new Error(`format ${v}: read ${r.bytes} of ${textSize} bytes`)
+          wire[v] ??= (await servers[v].logSince(mark)).bytes
+        }
+        relay.push(await link.stats())
+      } finally { await link.stop() }
+    }
+    const speedup = median(far[1]) / median(far[2])
+    const ratio = wire[1] / wire[2]
+    rows.push({ label: `text, ${(textSize / 2 ** 20).toFixed(0)} MiB, ${LINK.mbit} Mbit/s at RTT ${LINK.rttMs} ms: format 2 against format 1`, value: mbps(textSize, median(far[2])), baseline: mbps(textSize, median(far[1])), baselineLabel: 'format 1, same bytes', unit: 'MB/s', note: `(bytes on the wire ${(wire[1] / 1e6).toFixed(1)} → ${(wire[2] / 1e6).toFixed(1)} MB: ${ratio.toFixed(2)}× less; read ${speedup.toFixed(2)}× faster)` })
+    raw.link = { ms: far, wire, speedup, ratio }
+    const loopOk = median(loop[2]) / median(loop[1]) >= 0.9
+    const linkOk = speedup >= 0.9 * ratio
+    return {
+      id,
+      title: 'compressed blobs: a verified read of format 2 against format 1',
+      command: `npm run bench${quick ? ':quick' : ''} -- P14`,
+      target: '≥ 0.9× of format 1 on incompressible data (loopback); faster than format 1 by the compression ratio, ±10%, on text over a 100 Mbit/s link',
+      met: loopOk && linkOk,
+      rows,
+      raw,
+      notes: [
+        `Median of ${reps} run${reps > 1 ? 's' : ''} per row, each read in a new process (bench/lib/reader.js: openTree() and createReadStream(), every chunk hashed, version-2 chunks decoded after their hash with the output bounded by the decoded size, and the whole file's SHA-256 checked at the end). Both trees are built from the same files by \`rotree build\` (format 1 and \`--format 2\`) and served by nginx from \`rotree nginx-config\`. The text is the uncompressed files of /usr/share/doc in name order, ${(textSize / 2 ** 20).toFixed(1)} MiB of them; the link is bench/lib/link.js at ${LINK.mbit} Mbit/s, RTT ${LINK.rttMs} ms.`,
+        `The compression ratio is format 1's bytes on the wire over format 2's for the same read (nginx's log: bodies sent, pages and chunk indexes included).`,
+        relayNote(relay),
+        runContext()
+      ],
+      gap: !loopOk
+        ? 'On loopback the link is not the limit and every version-2 chunk costs a check of its codec byte and, where it was compressed, an inflate; random chunks are stored raw and need none, so what remains is per-request cost of larger refs.'
+        : `The text read was ${speedup.toFixed(2)}× faster for ${ratio.toFixed(2)}× fewer bytes on the wire: inflating ~${(textSize / 1e6).toFixed(0)} MB on the reader's one thread (node:zlib) is the cost the link no longer hides.`
+    }
+  } finally {
+    for (const s of Object.values(servers)) await s.stop()
+    for (const t of Object.values(trees)) await t.cleanup()
+  }
+}
