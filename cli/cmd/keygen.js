@@ -1,5 +1,5 @@
 // rotree keygen
-import { UsageError } from 'rotree-client/errors'
+import { BadPathError } from 'rotree-client/errors'
 import { writeKeyFile } from '../../builder/keys.js'
 
 export default {
@@ -9,7 +9,8 @@ export default {
   options: { force: { type: 'boolean', help: 'overwrite an existing key file' } },
   async run ([file], v, io) {
     const { publicKey } = await writeKeyFile(file, { force: v.force }).catch(err => {
-      if (err.code === 'EEXIST') throw new UsageError(`${file} exists; use --force to overwrite it`)
+      // not a usage mistake: one coded line, no usage text (an existing key is never replaced by accident)
+      if (err.code === 'EEXIST') throw new BadPathError(`${file} exists and is kept (a key is never overwritten unless you give --force)`, { details: { path: file } })
       throw err
     })
     io.stderr.write(`wrote secret key to ${file}; the public key is:\n`)

@@ -45,7 +45,11 @@ test('keygen, build, serve, ls, stat, cat, get, as in the README', { timeout: 60
   const pub = kg.stdout.toString().trim().split('\n').at(-1)
   assert.match(pub, /^[0-9a-f]{64}$/)
   assert.equal((await fs.stat(key)).mode & 0o777, 0o600)
-  assert.equal((await rotree(['keygen', key])).code, 2) // never overwrites a key
+  // never overwrites a key, and says so in one coded line, not a usage text
+  const again = await rotree(['keygen', key])
+  assert.equal(again.code, 1)
+  assert.match(again.stderr.toString(), /^rotree: ROTREE_BAD_PATH: .* exists and is kept .*--force\)\n$/)
+  assert.equal((await fs.readFile(key, 'utf8')).includes(pub), true)
 
   const out = path.join(dir, 'out')
   const b = await rotree(['build', site, out, '--key', key, '--ttl', '7d'])
