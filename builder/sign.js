@@ -114,10 +114,12 @@ export async function readUnsigned (out) {
  * `rotree resign`: the current root, re-signed with seq = max(old + 1, now in
  * seconds) and a fresh issued/expires. Refuses a current fsinfo.json that this
  * key did not sign, so it can never launder a root someone dropped into OUT.
+ * With `ifExpiringWithinMs`, a root that stays valid longer than that is left
+ * as it is ({ skipped: true }): a timer can run it often and sign rarely.
  * @param {string} out @param {{ secretKey: string, publicKey: string }} key
- * @param {{ ttlMs: number, now?: number, fsync?: boolean }} o
+ * @param {{ ttlMs: number, now?: number, fsync?: boolean, ifExpiringWithinMs?: number }} o
  */
-export async function resign (out, key, { ttlMs, now = Date.now(), fsync = true }) {
+export async function resign (out, key, { ttlMs, now = Date.now(), fsync = true, ifExpiringWithinMs }) {
   if (!(ttlMs > 0)) throw new UsageError('resign needs a positive ttl')
   return withOutLock(out, 'rotree resign', async () => {
     let bytes
@@ -131,9 +133,13 @@ export async function resign (out, key, { ttlMs, now = Date.now(), fsync = true 
       if (err.code !== 'ROTREE_BAD_SIGNATURE') throw err
       throw new BadSignatureError(`${out}/fsinfo.json is not signed by this key; refusing to re-sign it`, { cause: err })
     }
+    const left = Date.parse(cur.expires) - now
+    if (ifExpiringWithinMs !== undefined && left > ifExpiringWithinMs) {
+      return { skipped: true, seq: cur.seq, previousSeq: cur.seq, root: cur.root.hash, issued: cur.issued, expires: cur.expires, leftMs: left }
+    }
     const { seq } = await nextSeq(out, now)
     const fields = { ...fieldsOf(cur), seq, issued: iso(now), expires: iso(now + ttlMs) }
     await publishFsinfo(out, signFields(fields, key.secretKey), fsync)
-    return { seq, previousSeq: cur.seq, root: cur.root.hash, issued: fields.issued, expires: fields.expires }
+    return { skipped: false, seq, previousSeq: cur.seq, root: cur.root.hash, issued: fields.issued, expires: fields.expires }
   })
 }

@@ -5,6 +5,7 @@ import { fsck } from '../../mirror/fsck.js'
 import { blobSource } from '../../mirror/source.js'
 import { fmtBytes } from '../progress.js'
 import { READER_OPTIONS, readerOptions, positiveInt } from '../common.js'
+import { expiryWarning } from '../expiry.js'
 
 const KEY_RE = /^[0-9a-fA-F]{64}$/
 
@@ -54,6 +55,9 @@ export default {
     if (v.json) io.stdout.write(JSON.stringify(r, null, 2) + '\n')
     else io.stdout.write(report(r))
     for (const w of r.warnings) io.stderr.write(`rotree: warning: ${w}\n`)
+    // a tree nobody re-signs goes dark for every reader at once (cli/expiry.js)
+    const soon = r.fsinfo.present && r.fsinfo.expires ? expiryWarning({ issued: r.fsinfo.issued, expires: r.fsinfo.expires }) : null
+    if (soon) io.stderr.write(soon + '\n')
     return r.ok ? 0 : 1
   }
 }
