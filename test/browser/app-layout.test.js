@@ -7,7 +7,7 @@
 // field takes a pasted address; a malformed key in the address says so; an
 // error does not outlive its address.
 // Screenshots: $ROTREE_SCREENSHOTS, else <tmp>/rotree-screenshots/.
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import os from 'node:os'
@@ -16,6 +16,8 @@ import { openTree } from 'rotree-client'
 import { tmpdir, writeTree, buildTree, makeKey, prng, serve } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { ensureBundle, launchChromium, newPage, serveWithWeb, standardFiles, settled, startFront, pageLogs } from './helpers.js'
+
+const { test, before, after } = needing('chromium')
 
 const SHOTS = process.env.ROTREE_SCREENSHOTS ?? path.join(os.tmpdir(), 'rotree-screenshots')
 const DAY = 24 * 3600e3

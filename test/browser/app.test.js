@@ -2,7 +2,7 @@
 // `rotree serve OUT --web`, then <url>/#<public key>. Browse, preview, download
 // (Blob and streamed-to-disk paths), and a lying second mirror that is reported
 // while the honest origin serves.
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import { spawn } from 'node:child_process'
@@ -12,6 +12,8 @@ import { openTree } from 'rotree-client'
 import { tmpdir, writeTree, buildTree, makeKey, prng } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { ROOT, ensureBundle, launchChromium, newPage, standardFiles, settled, allowCors, pageLogs, README_MARKER } from './helpers.js'
+
+const { test, before, after } = needing('chromium')
 
 const key = makeKey()
 const files = standardFiles(prng)

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { deflateSync, crc32 } from 'node:zlib'
 import { chromium } from 'playwright-core'
 import { createRotreeServer } from '../../server/index.js'
+import { toolPath } from '../helpers/tools.js'
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export const WEB = path.join(ROOT, 'web')
@@ -26,9 +27,9 @@ export const CHROMIUM_ARGS = [
   `--host-resolver-rules=MAP ${INSECURE_HOST} 127.0.0.1`
 ]
 
-/** A fresh Chromium with its own temporary profile (removed when it closes). */
+/** A fresh Chromium (/usr/bin/chromium, or CHROMIUM_PATH) with its own temporary profile (removed when it closes). */
 export function launchChromium () {
-  return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS })
+  return chromium.launch({ executablePath: toolPath('chromium') ?? '/usr/bin/chromium', args: CHROMIUM_ARGS })
 }
 
 /** A page whose console errors and crashes are collected (shown when a test fails). */

@@ -2,13 +2,15 @@
 // not a secure context). The client must still verify everything, through
 // @noble/hashes. The page is opened at http://insecure.test:PORT/, a name
 // Chromium is told resolves to 127.0.0.1 (--host-resolver-rules in helpers.js).
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import { openTree } from 'rotree-client'
 import { tmpdir, writeTree, buildTree, makeKey, prng } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { INSECURE_HOST, ensureBundle, launchChromium, newPage, serveWithWeb, standardFiles, settled, startFront, pageLogs, README_MARKER } from './helpers.js'
+
+const { test, before, after } = needing('chromium')
 
 const key = makeKey()
 const files = standardFiles(prng)

@@ -7,7 +7,7 @@
 // intact: a stale mirror of B is still refused as a rollback, and B's newest
 // tree still verifies. Run for both deployments: per-key origins (the
 // supported mode) and a shared origin (every page sandboxed).
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import http from 'node:http'
@@ -16,6 +16,8 @@ import { tmpdir, writeTree, buildTree, makeKey, serve } from '../helpers/fixture
 import { createRotreeServer } from '../../server/index.js'
 import { keyLabel } from '../../web/origins.js'
 import { WEB, ensureBundle, launchChromium, newPage, serveWithWeb, pageLogs } from './helpers.js'
+
+const { test, before, after } = needing('chromium')
 
 const A = makeKey() // hostile
 const B = makeKey() // victim

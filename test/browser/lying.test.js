@@ -2,7 +2,7 @@
 // is served from the liar's own origin, so every byte of tree data is hostile:
 // changed blobs, an expired fsinfo.json and a rolled-back one must each give a
 // visible error and no content at all.
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
@@ -10,6 +10,8 @@ import { openTree } from 'rotree-client'
 import { tmpdir, writeTree, buildTree, makeKey, prng, serve } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { ensureBundle, launchChromium, newPage, standardFiles, settled, startFront, pageLogs, README_MARKER } from './helpers.js'
+
+const { test, before, after } = needing('chromium')
 
 const key = makeKey()
 const files = standardFiles(prng)

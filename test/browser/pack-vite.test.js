@@ -3,7 +3,7 @@
 // it in Chromium, where it reads and verifies a tree from a mirror on another
 // origin. Needs the npm registry once (vite and the package's dependencies;
 // `--prefer-offline` reuses npm's cache after that). Bounded: < 3 minutes.
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import http from 'node:http'
@@ -11,6 +11,8 @@ import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { tmpdir, writeTree, buildTree, makeKey, prng, serve } from '../helpers/fixtures.js'
 import { ROOT, ensureBundle, launchChromium, newPage, readStatic, pageLogs } from './helpers.js'
+
+const { test, before, after } = needing('chromium')
 
 const NETWORK_ERRORS = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH|network/i
 

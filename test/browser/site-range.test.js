@@ -5,7 +5,7 @@
 // an <audio> element plays and seeks through it; a malformed Range is
 // answered as `rotree serve` answers it (web/range.js: ignored → 200,
 // unsatisfiable → 416).
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
@@ -14,6 +14,8 @@ import { chunkLengths } from 'rotree-client/internal'
 import { tmpdir, writeTree, buildTree, makeKey, prng } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { ensureBundle, launchChromium, newPage, serveWithWeb, pageLogs } from './helpers.js'
+
+const { test, before, after } = needing('chromium')
 
 const RATE = 44100
 /** A WAV file: 16-bit mono PCM of `bytes` noise (noise, so no two chunks are alike). */

@@ -4,12 +4,14 @@
 // are served as they are; 301/302 go to a path of the same site; 404 serves
 // the site's chosen page with a 404; a file that breaks the rules (here: a
 // redirect to another origin) is reported in the bar and ignored.
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import { openTree } from 'rotree-client'
 import { tmpdir, writeTree, buildTree, makeKey, serve } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { ensureBundle, launchChromium, newPage, serveWithWeb, pageLogs } from './helpers.js'
+
+const { test, before, after } = needing('chromium')
 
 const SPA = makeKey()
 const BAD = makeKey()

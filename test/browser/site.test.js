@@ -3,7 +3,7 @@
 // untrusted mirror on another origin, verifying every response first. A
 // tampered script, image or page is blocked with a visible error; a new
 // publish is picked up on reload.
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import { existsSync, readdirSync } from 'node:fs'
@@ -12,6 +12,8 @@ import { openTree } from 'rotree-client'
 import { tmpdir, writeTree, buildTree, makeKey, serve } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { ensureBundle, launchChromium, newPage, serveWithWeb, allowCors, makePng, pageLogs } from './helpers.js'
+
+const { test, before, after } = needing('chromium')
 
 /** Some TrueType font of this machine (Chromium's Debian package pulls fonts in), or null. */
 function systemFont () {

@@ -3,11 +3,13 @@
 // in any order, and the stored highest sequence must still be the highest
 // any of them accepted. IndexedDB has no lock of its own; client-js/src/state.js
 // takes a Web Lock around each check-and-write.
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import http from 'node:http'
 import { ensureBundle, launchChromium, BUNDLE } from './helpers.js'
+
+const { test, before, after } = needing('chromium')
 
 let browser, server, origin
 

@@ -2,12 +2,14 @@
 // is written) hands one to get(), and the body is read into it when it fits.
 // The cap is the cap whatever the buffer's size. Node (lean HTTP/1.1 and h2)
 // and the browser transport on Node's fetch().
-import { test } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { createTransport as nodeTransport } from 'rotree-client/src/transport-node.js'
 import { createTransport as webTransport } from 'rotree-client/src/transport-web.js'
 import { startTlsServer, testCert } from '../helpers/tls-server.js'
+
+const { test } = needing('openssl')
 
 const BODY = Buffer.from(Array.from({ length: 100_000 }, (_, i) => (i * 13) & 255))
 

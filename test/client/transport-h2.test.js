@@ -3,13 +3,15 @@
 // private CA through `ca`, and the cap and deadline per stream: a stalled or
 // oversized stream is reset without failing its siblings; a whole session that
 // stalls is destroyed. Real servers on 127.0.0.1:0 (test/helpers/tls-server.js).
-import { test } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { createTransport } from 'rotree-client/src/transport-node.js'
 import { startTlsServer, testCert } from '../helpers/tls-server.js'
+
+const { test } = needing('openssl')
 
 const BODY = Buffer.alloc(200_000, 0x61)
 const TRANSPORT = fileURLToPath(new URL('../../client-js/src/transport-node.js', import.meta.url))

@@ -5,12 +5,14 @@
 // own origin only and never shown in an error or a statistic. The browser
 // transport runs here on Node's fetch(), which shows redirects as a browser's
 // `redirect: 'manual'` does not; transport-url.test.js covers the shared rules.
-import { test } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { createTransport as nodeTransport } from 'rotree-client/src/transport-node.js'
 import { createTransport as webTransport } from 'rotree-client/src/transport-web.js'
 import { startTlsServer, testCert } from '../helpers/tls-server.js'
+
+const { test } = needing('openssl')
 
 const BODY = Buffer.from('the bytes a mirror serves\n'.repeat(100))
 const TRANSPORTS = { node: nodeTransport, web: webTransport }

@@ -1,13 +1,15 @@
 // `rotree gateway` as a user runs it: a real process on port 0, its disk
 // cache under the state folder, several trees, usage errors (exit 2), a second
 // gateway on a busy cache folder (exit 1 with the reason), SIGTERM (exit 0).
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { serve } from '../helpers/fixtures.js'
 import { makeFixture, curl, run, tmpdir, address } from './helpers.js'
+
+const { test, before, after } = needing('curl')
 
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 const fx = {}

@@ -2,12 +2,14 @@
 // listings, rclone over WebDAV (listing and copying), PROPFIND as raw XML, and
 // a real tree (/usr/share/zoneinfo, /usr/share/doc/git and a 100 MB binary)
 // read back byte for byte by curl, wget and rclone.
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { serve } from '../helpers/fixtures.js'
 import { makeFixture, fixtureFiles, startGateway, curl, run, readAll, tmpdir, makeKey, buildTree, prng, address } from './helpers.js'
+
+const { test, before, after } = needing('curl', 'wget', 'rclone')
 
 const fx = {}
 before(async () => {

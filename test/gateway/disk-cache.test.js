@@ -2,7 +2,7 @@
 // a corrupted entry is re-fetched and never served (disks rot), it
 // stays within its size, and a second process on the same folder is told why
 // it cannot have it.
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
@@ -11,6 +11,8 @@ import { Level } from 'level'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { openDiskCache } from '../../gateway/index.js'
 import { makeFixture, fixtureFiles, entryOf, startGateway, curl, tmpdir, address } from './helpers.js'
+
+const { test, before, after } = needing('curl')
 
 const fx = {}
 before(async () => {

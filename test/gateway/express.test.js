@@ -2,7 +2,7 @@
 // README shows: app.use('/downloads', gateway({ tree: ADDR })). Links,
 // redirects and WebDAV hrefs must carry the prefix; the app's other routes
 // keep working; rclone mounts the prefix as a WebDAV root.
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
@@ -10,6 +10,8 @@ import express from 'express'
 import { serve } from '../helpers/fixtures.js'
 import { gateway } from '../../gateway/index.js'
 import { makeFixture, fixtureFiles, curl, run, readAll, tmpdir, address } from './helpers.js'
+
+const { test, before, after } = needing('curl', 'rclone')
 
 const fx = {}
 before(async () => {

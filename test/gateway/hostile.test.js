@@ -3,12 +3,14 @@
 // never a 404 a mirror made up), and no wrong byte ever reaches the client.
 // A lie about a chunk after the first breaks the connection mid-body: curl
 // sees a partial transfer (exit 18), and what it got is a prefix of the truth.
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { makeFixture, fixtureFiles, entryOf, startGateway, curl, buildTree, makeKey, address } from './helpers.js'
+
+const { test, before, after } = needing('curl')
 
 const fx = {}
 before(async () => {

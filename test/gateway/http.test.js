@@ -2,13 +2,15 @@
 // answer, the headers that say what was verified, conditional requests, the
 // range matrix (chunk-alignment cases), listings, symlinks, index.html,
 // several trees, the status document, and bad input.
-import { test, describe, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { serve } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { makeFixture, fixtureFiles, entryOf, startGateway, curl, rawSocket, address, MTIME } from './helpers.js'
+
+const { test, describe, before, after } = needing('curl')
 
 const fx = {}
 before(async () => {

@@ -2,13 +2,15 @@
 // credentials, code, path), every root change (sequence, root, expiry), an
 // access log line per request, and Prometheus metrics beside the status
 // document whose counters move when a mirror lies.
-import { test, before, after } from 'node:test'
+import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { makeFixture, startGateway, curl, buildTree, writeTree, tmpdir, prng, address } from './helpers.js'
 import { escapeLabel, metricsText, Metrics } from '../../gateway/metrics.js'
+
+const { test, before, after } = needing('curl')
 
 const fx = {}
 before(async () => {

@@ -3,6 +3,7 @@
 // line naming the Debian package, for `test(name, { skip }, …)`.
 import fs from 'node:fs'
 import path from 'node:path'
+import { test as nodeTest, describe as nodeDescribe, before as nodeBefore, after as nodeAfter } from 'node:test'
 
 const TOOLS = {
   nginx: { env: 'NGINX_PATH', paths: ['/usr/sbin/nginx'], pkg: 'nginx' },
@@ -34,4 +35,22 @@ export function toolPath (name) {
 export function needs (...names) {
   const missing = names.filter(n => !toolPath(n)).map(n => (TOOLS[n] ?? { pkg: n }).pkg)
   return missing.length === 0 ? false : `needs ${missing.join(', ')} (Debian package${missing.length > 1 ? 's' : ''} ${missing.join(' ')})`
+}
+
+/**
+ * node:test's test, describe, before and after for a suite that needs
+ * `names`: when one is missing, every test is skipped with the one line
+ * needs() gives (naming the Debian package) and the hooks do nothing, so the
+ * suite never starts the tool it lacks.
+ *   const { test, before, after } = needing('chromium')
+ * @returns {{ test: Function, describe: Function, before: Function, after: Function, skip: string|false }}
+ */
+export function needing (...names) {
+  const skip = needs(...names)
+  const withSkip = fn => (name, opts, body) => {
+    if (typeof opts === 'function') { body = opts; opts = {} }
+    return fn(name, skip ? { ...opts, skip } : opts, body)
+  }
+  const hook = fn => (body, opts) => fn(skip ? () => {} : body, opts)
+  return { test: withSkip(nodeTest), describe: withSkip(nodeDescribe), before: hook(nodeBefore), after: hook(nodeAfter), skip }
 }

@@ -13,6 +13,7 @@
 import http from 'node:http'
 import fs from 'node:fs/promises'
 import { ensureBundle, launchChromium, BUNDLE } from '../browser/helpers.js'
+import { toolPath } from '../helpers/tools.js'
 
 const PAGE = '<!doctype html><meta charset="utf-8"><title>rotree matrix reader</title>\n'
 
@@ -35,7 +36,7 @@ function _start () {
       browser = await launchChromium()
     } catch (err) {
       server.close()
-      throw new Error(`cannot start Chromium (/usr/bin/chromium, Debian package "chromium"): ${err.message}`, { cause: err })
+      throw new Error(`cannot start Chromium (${toolPath('chromium') ?? '/usr/bin/chromium'}, Debian package "chromium"): ${err.message}`, { cause: err })
     }
     return { browser, server, origin }
   })()

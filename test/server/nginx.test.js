@@ -1,7 +1,7 @@
-// Real nginx (/usr/sbin/nginx) started from `rotree nginx-config`, as the
+// Real nginx (/usr/sbin/nginx, or NGINX_PATH) started from `rotree nginx-config`, as the
 // test's own process on a loopback port: the headers readers and caches rely
 // on, and the verifying client reading a built tree through it.
-import { test, before, after } from 'node:test'
+import { needing, toolPath } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import { existsSync } from 'node:fs'
@@ -12,7 +12,9 @@ import { spawn, execFileSync } from 'node:child_process'
 import { openTree } from 'rotree-client'
 import { tmpdir, writeTree, makeKey, buildTree, prng } from '../helpers/fixtures.js'
 
-const NGINX = '/usr/sbin/nginx'
+const { test, before, after } = needing('nginx')
+
+const NGINX = toolPath('nginx') ?? '/usr/sbin/nginx'
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 const skip = existsSync(NGINX) ? false : 'nginx is not installed'
 
