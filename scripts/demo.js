@@ -23,7 +23,7 @@ async function sampleSite (dir) {
   const files = {
     'index.html': '<!doctype html><title>rotree demo</title><h1>Published through untrusted mirrors</h1>\n',
     'docs/README.md': '# rotree demo\n\nEvery byte of this file was checked against the publisher\'s key.\n',
-    'docs/guide/install.md': '## Install\n\n    npm install rotree-client\n',
+    'docs/guide/install.md': '## Install\n\nFrom a checkout of rotree (the packages are not on the npm registry):\n\n    npm pack -w client-js && npm pack\n    npm install ./rotree-client-0.1.0.tgz ./rotree-0.1.0.tgz\n',
     'bin/hello.sh': '#!/bin/sh\necho "hello from a verified tree"\n',
     'data/notes-日本語.txt': 'unicode names work too\n'
   }
