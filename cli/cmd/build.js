@@ -1,5 +1,5 @@
 // rotree build
-import { UsageError } from 'rotree-client/errors'
+import { UsageError, BuildInputError } from 'rotree-client/errors'
 import { readKeyFile } from '../../builder/keys.js'
 import { build } from '../../builder/build.js'
 import { parseDuration } from '../../builder/duration.js'
@@ -52,7 +52,10 @@ export default {
     }
     if (v.watch) return watchLoop(opts, out, v, io)
     const bar = progressBar({ label: 'build', stream: io.stderr })
-    const r = await build({ ...opts, onProgress: p => bar.update(p.done, p.total, `${p.files} files`) })
+    const r = await build({ ...opts, onProgress: p => bar.update(p.done, p.total, `${p.files} files`) }).catch(err => {
+      bar.done()
+      throw v['skip-bad'] ? err : withSkipBadHint(err)
+    })
     bar.done()
     if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
     io.stdout.write(`built ${out}: ${r.files} files, ${r.dirs} dirs, ${r.symlinks} symlinks, ${fmtBytes(r.bytes)}\n` +
@@ -83,4 +86,10 @@ async function watchLoop (opts, out, v, io) {
       onError: err => io.stderr.write(`rotree: ${err.code ?? 'error'}: ${err.message} (still watching)\n`)
     })
   } finally { process.off('SIGINT', stop); process.off('SIGTERM', stop) }
+}
+
+/** A build stopped by one entry it cannot publish: say that --skip-bad would leave such entries out. */
+function withSkipBadHint (err) {
+  if (err?.code !== 'ROTREE_BUILD_INPUT' || err.details?.changed) return err
+  return new BuildInputError(`${err.message} (to publish the rest, rebuild with --skip-bad: each such entry is left out with a warning)`, { cause: err, details: err.details })
 }
