@@ -21,6 +21,7 @@ import { nextSeq, publishFsinfo, readPublished, writeUnsignedFile, removeUnsigne
 import { ChunkPool, defaultThreads } from './chunk-pool.js'
 import { BuildIndex } from './build-index.js'
 import { TreeWalker } from './walk.js'
+import { compileExcludes } from './exclude.js'
 import { signFields, encodeUnsigned } from './sign-root.js'
 import { peakRss } from '../lib/proc-stat.js'
 
@@ -48,6 +49,7 @@ import { peakRss } from '../lib/proc-stat.js'
  *   file of the tree with its whole-file SHA-256 (from the build index for files not read)
  * @param {number} [o.bigAt] files of at least this many bytes are chunked on several threads (big-file.js)
  * @param {number} [o.segment] in segments of this many bytes
+ * @param {string[]} [o.exclude] entries of SRC to leave out, as .gitignore patterns (exclude.js)
  */
 export async function build (o) {
   const b = await Builder.open(o)
@@ -71,19 +73,22 @@ export class Builder {
     const clock = phaseClock()
     await fs.mkdir(out, { recursive: true })
     // held to the end: it is also OUT's lock against a concurrent build, gc or resign
+    // a full run lists every directory, so other patterns than the last build's need no new index:
+    // what a file's record says stays true, and a directory is compared with its listing
+    const exclude = compileExcludes(o.exclude)
     const index = await BuildIndex.open(out, { rehash: o.rehash, racyMs: o.racyMs, warn })
     try {
       const store = new StatBlobStore(out, { fsync: o.fsync ?? true }).open()
       const pool = new ChunkPool(store, { threads: o.threads ?? o.jobs ?? defaultThreads(), workersAfter: o.workersAfter, bigAt: o.bigAt, segment: o.segment })
-      return new Builder(o, srcAbs, index, store, pool, clock)
+      return new Builder(o, srcAbs, index, store, pool, clock, exclude)
     } catch (err) {
       await index.close()
       throw err
     }
   }
 
-  constructor (o, srcAbs, index, store, pool, clock) {
-    Object.assign(this, { o, srcAbs, index, store, pool, clock })
+  constructor (o, srcAbs, index, store, pool, clock, exclude = null) {
+    Object.assign(this, { o, srcAbs, index, store, pool, clock, exclude })
   }
 
   /**
@@ -109,7 +114,7 @@ export class Builder {
 
     const total = index.totals?.bytes ?? 0
     const walker = new TreeWalker({
-      src, srcAbs: this.srcAbs, index, store, pool, onBad, warn, dirty, onDir, onGone, onListed: o.onListed, onFile: o.onFile,
+      src, srcAbs: this.srcAbs, index, store, pool, onBad, warn, dirty, onDir, onGone, onListed: o.onListed, onFile: o.onFile, exclude: this.exclude,
       progress: (() => {
         let done = 0; let files = 0
         // the total is the last full build's (0, unknown, once this one has passed it)
@@ -130,7 +135,7 @@ export class Builder {
     clock.phase('commit')
     return {
       root: root.dir.hash, rootSize: root.dir.size, seq: published.seq, publicKey: key.publicKey, expires: published.expires, unsigned,
-      files: t.files, dirs: t.dirs, symlinks: t.symlinks, bytes: t.bytes, skipped: t.skipped, partial: !!dirty,
+      files: t.files, dirs: t.dirs, symlinks: t.symlinks, bytes: t.bytes, skipped: t.skipped, excluded: t.excluded, partial: !!dirty,
       blobs: { ...store.stats, swept }, index: { ...index.stats }, pool: { ...pool.stats }, memory: { busyDirs: walker.peakBusy, peakRss: peakRss() }, ...clock.result()
     }
   }

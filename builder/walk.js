@@ -79,11 +79,13 @@ export class TreeWalker {
    * @param {(rel: string, abs: string, st: object) => void} [o.onDir] a directory was opened, before it is listed (watch.js watches it)
    * @param {(rel: string) => void} [o.onGone] a directory (and what was below it) is gone
    * @param {(f: { path: string, size: number, sha256: string }) => void} [o.onFile] every file looked at
+   * @param {{ test: (rel: string, isDir: boolean) => boolean } | null} [o.exclude] entries to leave out (exclude.js)
    */
   constructor (o) {
     Object.assign(this, o)
     this.dirty ??= null
-    this.totals = { files: 0, bytes: 0, dirs: 0, symlinks: 0, skipped: [] }
+    this.exclude ??= null
+    this.totals = { files: 0, bytes: 0, dirs: 0, symlinks: 0, skipped: [], excluded: 0 }
     this.gone = [] // index keys of directories that left the tree (a partial walk)
     this.handles = new Set()
     this.busy = 0
@@ -273,6 +275,8 @@ export class TreeWalker {
         // (a UTF-16 unit is at most 3 UTF-8 bytes: short strings need no byte count)
         if (rel.length * 3 > MAX_PATH && Buffer.byteLength(rel) > MAX_PATH) { this.bad(rel.slice(0, 80) + '…', `path longer than ${MAX_PATH} bytes`); continue }
         if (name.length * 3 > MAX_NAME && !checkName(name)) { this.bad(rel, 'name cannot be published'); continue }
+        // --exclude: left out before anything is opened (a directory's dirent type says it is one)
+        if (this.exclude !== null && this.exclude.test(rel, kind === D)) { this.totals.excluded++; continue }
       } catch (err) { this.fail(err); return false }
       names.push(name); kinds.push(kind)
     }

@@ -16,7 +16,7 @@ function threadCount (v) {
 }
 
 export default {
-  usage: 'build SRC OUT (--key KEYFILE | --unsigned --pubkey HEX) [--ttl 7d]',
+  usage: 'build SRC OUT (--key KEYFILE | --unsigned --pubkey HEX) [--ttl 7d] [--exclude PATTERN]… [--skip-bad] [--watch]',
   summary: 'build or update the published folder OUT from directory SRC',
   positionals: [2, 2],
   options: {
@@ -29,6 +29,7 @@ export default {
     rehash: { type: 'boolean', help: 'read every file again, ignoring the build index of unchanged files' },
     'no-fsync': { type: 'boolean', help: 'do not fsync blobs and fsinfo.json (faster; not crash-safe)' },
     watch: { type: 'boolean', help: 'after building, rebuild and publish each time SRC changes, until interrupted (holds OUT\'s lock)' },
+    exclude: { type: 'string', multiple: true, arg: 'PATTERN', help: 'leave out what matches, as a .gitignore line: *.log, node_modules/, /build, **/tmp (repeatable)' },
     json: { type: 'boolean', help: 'print the result as JSON (with --watch: one line per publish)' }
   },
   async run ([src, out], v, io) {
@@ -46,7 +47,7 @@ export default {
       if (key.warning) io.stderr.write(`rotree: warning: ${key.warning}\n`)
     }
     const opts = {
-      src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'], unsigned: v.unsigned, rehash: v.rehash,
+      src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'], unsigned: v.unsigned, rehash: v.rehash, exclude: v.exclude ?? [],
       threads: v.jobs !== undefined ? threadCount(v.jobs) : undefined,
       warn: m => io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}rotree: warning: ${m}\n`)
     }
@@ -61,7 +62,7 @@ export default {
     io.stdout.write(`built ${out}: ${r.files} files, ${r.dirs} dirs, ${r.symlinks} symlinks, ${fmtBytes(r.bytes)}\n` +
       `  read ${r.index.misses} files, ${r.index.hits} unchanged (${fmtBytes(r.index.hitBytes)}) taken from the build index\n` +
       `  new blobs ${r.blobs.written} (${fmtBytes(r.blobs.writtenBytes)}), reused ${r.blobs.reused}` +
-      (r.skipped.length ? `, skipped ${r.skipped.length}` : '') + ` in ${(r.ms / 1000).toFixed(1)} s\n` +
+      (r.skipped.length ? `, skipped ${r.skipped.length}` : '') + (r.excluded ? `, excluded ${r.excluded}` : '') + ` in ${(r.ms / 1000).toFixed(1)} s\n` +
       `  seq ${r.seq}, root ${r.root}, expires ${r.expires}\n` +
       (r.unsigned
         ? `  NOT SIGNED: ${out}/unsigned.json waits for: rotree sign unsigned.json --key KEYFILE -o fsinfo.json (on the signing machine),\n` +
