@@ -1,7 +1,7 @@
 // `rotree caddy-config`: a Caddyfile serving a published folder as
 // `rotree nginx-config` does (docs/DEPLOY.md): BASE/fsinfo.json, BASE/h/<64
 // hex> and BASE/trust/<seq>.json with the headers readers and caches need,
-// and a 404 that no cache keeps for everything else (history/, .rotree/,
+// and a 404 that no cache keeps for everything else (.rotree/,
 // unsigned.json, temporary files, listings). Blobs are octet-stream with
 // nosniff (Caddy would otherwise guess a type from the bytes), never
 // compressed, cached for a year; fsinfo.json is cached briefly and sent
@@ -13,7 +13,7 @@
 // endpoint, no automatic HTTPS for a bare port); without it the site block
 // goes into the operator's Caddyfile, where TLS is theirs to add.
 import path from 'node:path'
-import { BLOB_RE, FSINFO_RE, TRUST_RE, IMMUTABLE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex, maxAgeOf } from './edge-paths.js'
+import { BLOB_RE, FSINFO_RE, TRUST_RE, HISTORY_RE, IMMUTABLE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex, maxAgeOf } from './edge-paths.js'
 import { UsageError } from 'rotree-client/errors'
 
 /** A Caddyfile token in double quotes; refuses what would need escaping in a path. */
@@ -59,9 +59,10 @@ ${global}http://:${port} {${host === null ? '' : `\n\tbind ${host}`}
 \t@blob path_regexp ^${b}${BLOB_RE}$
 \t@fsinfo path_regexp ^${b}${FSINFO_RE}$
 \t@trust path_regexp ^${b}${TRUST_RE}$
+\t@history path_regexp ^${b}${HISTORY_RE}$
 \t@preflight {
 \t\tmethod OPTIONS
-\t\tpath_regexp ^${b}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE})$
+\t\tpath_regexp ^${b}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE}|${HISTORY_RE})$
 \t}
 \t@write not method GET HEAD OPTIONS
 
@@ -100,7 +101,11 @@ ${cors}
 \thandle @trust {${file(`public, max-age=${maxAge}`, 'application/json')}
 \t}
 
-\t# nothing else is served (history/, .rotree/, temporary files, listings)
+\t# the signed roots OUT published and their list, for rotree log (lib/published/history.js)
+\thandle @history {${file(`public, max-age=${maxAge}`, 'application/json')}
+\t}
+
+\t# nothing else is served (.rotree/, temporary files, listings)
 \thandle {
 \t\theader Cache-Control no-store
 ${cors}

@@ -1,8 +1,9 @@
 // What of a published folder an edge in front of an origin may serve, for
 // the generated nginx, Caddy and Varnish configurations alike: the paths
-// readers ask for (docs/FORMAT.md §1.1, §12.2) and their caching. Everything
-// else (history/, .rotree/, .rotree-lock, unsigned.json, temporary files)
-// stays behind the edge as a 404 that no cache keeps.
+// readers ask for (docs/FORMAT.md §1.1, §12.2, and history/ for `rotree log`)
+// and their caching. Everything else (.rotree/, .rotree-lock, unsigned.json,
+// temporary files, directory listings) stays behind the edge as a 404 that no
+// cache keeps.
 import { UsageError } from 'rotree-client/errors'
 
 export const IMMUTABLE = 'public, max-age=31536000, immutable'
@@ -11,10 +12,12 @@ export const CORS_EXPOSE = 'Content-Length, Content-Range, ETag, Accept-Ranges, 
 export const CORS_ALLOW_METHODS = 'GET, HEAD, OPTIONS'
 export const CORS_ALLOW_HEADERS = 'Range, If-None-Match, If-Modified-Since'
 
-/** Regex sources, relative to the base path: a blob, the signed root, a trust document. */
+/** Regex sources, relative to the base path: a blob, the signed root, a trust document, history. */
 export const BLOB_RE = 'h/[0-9a-f]{64}'
 export const FSINFO_RE = 'fsinfo\\.json'
 export const TRUST_RE = 'trust/[1-9][0-9]{0,15}\\.json'
+/** Every signed root the folder published, and their list (lib/published/history.js): for `rotree log`. */
+export const HISTORY_RE = 'history/(index|0|[1-9][0-9]{0,15})\\.json'
 
 /** Regex special characters of a base path ('/pub/') escaped (checkBase allows only [A-Za-z0-9._~-/]). */
 export const escapeRegex = s => s.replace(/[.]/g, '\\.')

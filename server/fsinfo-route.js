@@ -92,6 +92,7 @@ export function createFsinfoRoute ({ dir, maxAge, name = 'fsinfo.json', log = nu
 }
 
 const TRUST_PATH = /^\/trust\/([1-9][0-9]{0,15})\.json(?:\?|$)/
+const HISTORY_PATH = /^\/history\/(index|0|[1-9][0-9]{0,15})\.json(?:\?|$)/
 
 /**
  * GET|HEAD /trust/<seq>.json: one fsinfo-style route per trust document asked
@@ -100,17 +101,31 @@ const TRUST_PATH = /^\/trust\/([1-9][0-9]{0,15})\.json(?:\?|$)/
  * @returns {((req, res) => void) & { matches: (url: string) => boolean }}
  */
 export function createTrustRoute ({ dir, maxAge, log = null, max = 256 }) {
+  return numberedRoute(TRUST_PATH, 'trust', { dir, maxAge, log, max })
+}
+
+/**
+ * GET|HEAD /history/<seq>.json and /history/index.json: the signed roots this
+ * folder published, for `rotree log` (lib/published/history.js). Each is
+ * checked by the reader against the tree's key; a mirror can only leave some out.
+ * @returns {((req, res) => void) & { matches: (url: string) => boolean }}
+ */
+export function createHistoryRoute ({ dir, maxAge, log = null, max = 256 }) {
+  return numberedRoute(HISTORY_PATH, 'history', { dir, maxAge, log, max })
+}
+
+function numberedRoute (re, folder, { dir, maxAge, log, max }) {
   const routes = new Map()
-  function trustRoute (req, res) {
-    const seq = TRUST_PATH.exec(req.url)[1]
-    let r = routes.get(seq)
+  function route (req, res) {
+    const id = re.exec(req.url)[1]
+    let r = routes.get(id)
     if (!r) {
       if (routes.size >= max) routes.delete(routes.keys().next().value)
-      r = createFsinfoRoute({ dir, maxAge, name: `trust/${seq}.json`, log })
-      routes.set(seq, r)
+      r = createFsinfoRoute({ dir, maxAge, name: `${folder}/${id}.json`, log })
+      routes.set(id, r)
     }
     r(req, res)
   }
-  trustRoute.matches = url => TRUST_PATH.test(url)
-  return trustRoute
+  route.matches = url => re.test(url)
+  return route
 }

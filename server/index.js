@@ -2,7 +2,7 @@
 // cryptography; readers verify everything (docs/TRUST.md).
 //
 // One node:http listener dispatches on the URL before any framework runs:
-// GET/HEAD /h/…, /fsinfo.json and /trust/<seq>.json go to the hot handlers,
+// GET/HEAD /h/…, /fsinfo.json, /trust/<seq>.json and /history/(index|<seq>).json go to the hot handlers,
 // the rest to Express.
 
 import http from 'node:http'
@@ -11,7 +11,7 @@ import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { createApp } from './app.js'
 import { createBlobRoute } from './blob-route.js'
-import { createFsinfoRoute, createTrustRoute } from './fsinfo-route.js'
+import { createFsinfoRoute, createTrustRoute, createHistoryRoute } from './fsinfo-route.js'
 
 /**
  * @param {object} opts
@@ -37,6 +37,7 @@ export async function createRotreeServer ({
   const blob = createBlobRoute({ dir, cacheBytes: blobCacheBytes, log })
   const fsinfo = createFsinfoRoute({ dir, maxAge: fsinfoMaxAge, log })
   const trust = createTrustRoute({ dir, maxAge: fsinfoMaxAge, log })
+  const history = createHistoryRoute({ dir, maxAge: fsinfoMaxAge, log })
   const app = createApp({ webRoot, log })
 
   function handler (req, res) {
@@ -46,6 +47,7 @@ export async function createRotreeServer ({
       if (url.startsWith('/h/')) return blob(req, res)
       if (url === '/fsinfo.json' || url.startsWith('/fsinfo.json?')) return fsinfo(req, res)
       if (url.startsWith('/trust/') && trust.matches(url)) return trust(req, res)
+      if (url.startsWith('/history/') && history.matches(url)) return history(req, res)
     }
     app(req, res)
   }

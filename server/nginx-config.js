@@ -3,7 +3,7 @@
 //
 // Readers ask for BASE/fsinfo.json and BASE/h/<64 hex>, and a format-2 reader
 // also for BASE/trust/<seq>.json (FORMAT.md §12.2). Those are whitelisted;
-// everything else (history/, .rotree/, temporary files in h/, a directory
+// everything else (.rotree/, temporary files in h/, a directory
 // listing) is a 404. Blobs are immutable, so they are cached for a year;
 // fsinfo.json is the one file that changes, so it is cached briefly. Every
 // 404 carries Cache-Control: no-store, so no cache in front (a CDN, a Varnish
@@ -131,12 +131,25 @@ ${cors}
 ${missing}
     }
 
+    # the signed roots OUT published, and their list: history/<seq>.json, history/index.json (rotree log)
+    location ~ "^${escapeRegex(base)}history/(index|0|[1-9][0-9]{0,15})\\.json$" {
+        alias "${q(root, 'OUT').slice(1, -1)}/history/$1.json";
+        types { }
+        default_type application/json;
+${preflight}
+        add_header Cache-Control "public, max-age=${Math.max(0, Math.floor(fsinfoMaxAge))}";
+        add_header X-Content-Type-Options "nosniff" always;
+${cors}
+        open_file_cache off;          # index.json is replaced by rename
+${missing}
+    }
+
     # a file above that is not there: 404 without a lifetime, so no cache in front keeps the absence
     location @rotree_missing {
 ${notFound}
     }
 
-${base === '/' && site !== null ? site : `    # nothing else is served (history/, .rotree/, temporary files, listings)
+${base === '/' && site !== null ? site : `    # nothing else is served (.rotree/, temporary files, listings)
     location ${base} {
 ${preflight}
 ${notFound}

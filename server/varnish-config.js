@@ -2,10 +2,11 @@
 // origin (nginx from `rotree nginx-config`, `rotree serve`, an object store).
 // It is what docs/DEPLOY.md "A CDN in front" asks of any edge, spelled out:
 //
-//   - only BASE/fsinfo.json, BASE/h/<64 hex> and BASE/trust/<seq>.json
-//     (docs/FORMAT.md §1.1, §12.2) are looked up; everything else is a 404
-//     from the edge itself, so nothing else of the origin (history/,
-//     .rotree/, unsigned.json, temporary files) can leave through it, even
+//   - only BASE/fsinfo.json, BASE/h/<64 hex>, BASE/trust/<seq>.json and
+//     BASE/history/(index|<seq>).json (docs/FORMAT.md §1.1, §12.2; rotree
+//     log) are looked up; everything else is a 404 from the edge itself, so
+//     nothing else of the origin (.rotree/, unsigned.json, temporary files,
+//     listings) can leave through it, even
 //     when the origin would serve it;
 //   - a 404 or any other error is never cached (a blob asked for a moment
 //     before its upload finished is fetched again on the next request);
@@ -17,7 +18,7 @@
 //     its exact size), and the query string is not part of the cache key.
 //
 // The edge does no cryptography: readers verify everything it serves.
-import { BLOB_RE, FSINFO_RE, TRUST_RE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex } from './edge-paths.js'
+import { BLOB_RE, FSINFO_RE, TRUST_RE, HISTORY_RE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex } from './edge-paths.js'
 import { UsageError } from 'rotree-client/errors'
 
 /** A VCL string literal; the values here are checked names and numbers, but never trust that. */
@@ -39,7 +40,7 @@ export function varnishConfig ({ backend, base = '/', grace = 10, hostHeader } =
   if (host === null) throw new UsageError(`--backend ${backend}: expected HOST:PORT`)
   base = checkBase(base)
   if (!Number.isInteger(grace) || grace < 0) throw new UsageError('--grace must be a whole number of seconds')
-  const served = `^${escapeRegex(base)}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE})(\\?.*)?$`
+  const served = `^${escapeRegex(base)}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE}|${HISTORY_RE})(\\?.*)?$`
   return `vcl 4.1;
 # A Varnish edge for a rotree tree, from \`rotree varnish-config\` (docs/DEPLOY.md "A CDN in front").
 # Readers verify every byte; this edge only keeps them close, and never keeps an absence.
@@ -54,7 +55,7 @@ backend rotree_origin {
 }
 
 sub vcl_recv {
-    # only what readers ask for: fsinfo.json, h/<64 hex>, trust/<seq>.json; the rest is a 404 from here
+    # only what readers ask for: fsinfo.json, h/<64 hex>, trust/<seq>.json, history/(index|<seq>).json; the rest is a 404 from here
     if (req.url !~ ${lit(served)}) {
         return (synth(404, "Not Found"));
     }

@@ -57,6 +57,20 @@ export function verifyFsinfoSignature (bytes, { publicKey, name = '' }) {
 }
 
 /**
+ * docs/TRUST.md rule 17: one entry of a tree's history (history/<seq>.json,
+ * for `rotree log`): signed by the address key, as fsinfo.json is, and
+ * carrying the sequence number it is filed under, so a mirror cannot show
+ * one signed root as another. Old on purpose: no freshness check, and it is
+ * never adopted as the tree's root (the rollback state is not touched).
+ * @param {Uint8Array} bytes @param {{ publicKey: string, seq: number }} o
+ */
+export function verifyHistoryEntry (bytes, { publicKey, seq }) {
+  const info = verifyFsinfoSignature(bytes, { publicKey })
+  if (info.seq !== seq) throw new BadFormatError(`history/${seq}.json holds the root of sequence ${info.seq}`, { details: { seq, found: info.seq } })
+  return info
+}
+
+/**
  * docs/TRUST.md rule 2, time: not expired (with the optional grace period) and
  * not issued further ahead of the reader's clock than the skew allowance.
  * @param {{ issued: string, expires: string, issuedMs: number, expiresMs: number }} info

@@ -2,7 +2,10 @@
 // or served, byte for byte (SFSRO §3: the key holder cannot later deny what a
 // signed root held). A publisher's OUT and a mirror's DIR keep it the same
 // way: publish.js records the new text here before renaming it in. History
-// files are never deleted.
+// files are never deleted. history/index.json lists their sequence numbers,
+// newest first, so a reader can list them over HTTP (`rotree log`); it is
+// unsigned, as a listing of files is: the reader verifies each entry it
+// fetches, and a mirror can only leave entries out.
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
@@ -12,6 +15,7 @@ import { syncDir } from './blob-store.js'
 
 export const HISTORY_DIR = 'history'
 const HISTORY_NAME = /^(0|[1-9][0-9]*)\.json$/
+export const HISTORY_INDEX = 'index.json'
 
 /**
  * Every history entry of dir, newest (highest seq) first.
@@ -59,8 +63,22 @@ export async function writeHistory (dir, text, fsync = true) {
   } finally {
     await fs.rm(tmp, { force: true })
   }
+  await writeHistoryIndex(dir, fsync)
   if (fsync) await syncDir(hdir)
   return final
+}
+
+/**
+ * history/index.json: `{ "seqs": [newest, …, oldest] }` from the entries in
+ * history/, written under a temporary name and renamed into place, so a
+ * server never sends half of it.
+ */
+export async function writeHistoryIndex (dir, fsync = true) {
+  const seqs = (await listHistory(dir)).map(h => h.seq)
+  const hdir = path.join(dir, HISTORY_DIR)
+  const tmp = path.join(hdir, `.tmp-index-${process.pid}`)
+  await writeDurable(tmp, JSON.stringify({ seqs }) + '\n', fsync)
+  await fs.rename(tmp, path.join(hdir, HISTORY_INDEX))
 }
 
 /** Did writeHistory refuse to overwrite a different text under the same seq? */

@@ -86,12 +86,17 @@ test('fsinfo.json: JSON, short lifetime, and no validators: a root renamed in wi
   }
 })
 
-test('only fsinfo.json, h/<64 hex> and trust/<seq>.json: every other path, and every missing file, is a 404 no cache keeps', { skip }, async () => {
+test('only fsinfo.json, h/<64 hex>, trust/<seq>.json and history/(index|<seq>).json: every other path, and every missing file, is a 404 no cache keeps', { skip }, async () => {
   const trust = await req(fx.caddy.port, '/trust/1.json')
   assert.equal(trust.status, 200)
   assert.equal(trust.headers['content-type'], 'application/json')
+  for (const p of [`/history/${fx.result.seq}.json`, '/history/index.json']) {
+    const h = await req(fx.caddy.port, p)
+    assert.equal(h.status, 200, p)
+    assert.equal(h.headers['content-type'], 'application/json', p)
+  }
   const paths = ['/', '/index.html', '/h/', '/h/.tmp-0123-abcd', `/h/${'0'.repeat(64)}`, `/h/${'A'.repeat(64)}`, `/h/${fx.result.root}/`,
-    '/history/', `/history/${fx.result.seq}.json`, '/.rotree/build-index/CURRENT', '/.rotree-lock', '/unsigned.json',
+    '/history/', `/history/${fx.result.seq + 1}.json`, '/history/01.json', '/.rotree/build-index/CURRENT', '/.rotree-lock', '/unsigned.json',
     '/trust/2.json', '/trust/0.json', '/h/../unsigned.json', '/%2e%2e/unsigned.json', '/h/%2e%2e/unsigned.json']
   // (Caddy matches the decoded path, so /h%2f<hex> is that blob: a spelling of a served path, nothing more)
   for (const p of paths) {

@@ -71,9 +71,9 @@ test('a blob asked for before it was published is served right after the publish
   assert.equal(again.headers['content-encoding'], undefined)
 })
 
-test('nothing but fsinfo.json, h/<64 hex> and trust/<seq>.json passes the edge; preflights are answered there', { skip }, async () => {
+test('nothing but fsinfo.json, h/<64 hex>, trust/<seq>.json and history/(index|<seq>).json passes the edge; preflights are answered there', { skip }, async () => {
   const before = (await fs.readFile(path.join(fx.nginx.dir, 'access.log'), 'utf8')).length
-  const refused = ['/', '/history/1.json', '/history/', '/.rotree/build-index/CURRENT', '/.rotree-lock', '/unsigned.json',
+  const refused = ['/', '/history/01.json', '/history/x.json', '/history/', '/.rotree/build-index/CURRENT', '/.rotree-lock', '/unsigned.json',
     '/h/', `/h/${'A'.repeat(64)}`, '/h/.tmp-0123-abcd', '/fsinfo.json.tmp-1', '/h/../fsinfo.json', '/%2e%2e/fsinfo.json',
     `/h%2f${'0'.repeat(64)}`, '/trust/0.json', '/trust/x.json']
   for (const p of refused) {
@@ -89,6 +89,11 @@ test('nothing but fsinfo.json, h/<64 hex> and trust/<seq>.json passes the edge; 
   assert.match(pre.headers['access-control-allow-headers'], /Range/)
   assert.equal((await req(fx.varnish.port, '/fsinfo.json', { method: 'POST' })).status, 405)
   assert.equal((await req(fx.varnish.port, '/trust/1.json')).headers['cache-control'], 'no-store', 'a trust document not there yet: not kept')
+  // history passes, for rotree log
+  const index = await req(fx.varnish.port, '/history/index.json')
+  assert.equal(index.status, 200)
+  const [seq] = JSON.parse(index.body).seqs
+  assert.deepEqual((await req(fx.varnish.port, `/history/${seq}.json`)).body, await fs.readFile(path.join(fx.out, 'fsinfo.json')))
 })
 
 test('a rebuild reaches readers within fsinfo.json\'s max-age plus the edge\'s grace', { skip, timeout: 60_000 }, async () => {

@@ -54,7 +54,8 @@ test('pull into an empty DIR copies the tree exactly; pulling again fetches noth
   assert.equal(r1.present.blobs, 0)
   await checkPublished(s.mirror, s.key.publicKey)
   assert.deepEqual(await strayNames(s.mirror), [])
-  assert.deepEqual(await fs.readdir(path.join(s.mirror, 'history')), [`${r1.seq}.json`])
+  assert.deepEqual((await fs.readdir(path.join(s.mirror, 'history'))).sort(), [`${r1.seq}.json`, 'index.json'])
+  assert.deepEqual(JSON.parse(await fs.readFile(path.join(s.mirror, 'history', 'index.json'), 'utf8')).seqs, [r1.seq], 'the mirror lists its history for rotree log')
 
   // DIR is itself a mirror: a reader served from it gets the same bytes
   const copy = await serve(s.mirror); t.after(copy.close)
@@ -129,7 +130,7 @@ test('--gc keeps the blobs of the newest N roots and drops the rest, only after 
   }
   // keep 2 (default): v3 and v2
   assert.deepEqual(await blobNames(s.mirror), new Set([...versions[2], ...versions[1]]))
-  assert.deepEqual((await fs.readdir(path.join(s.mirror, 'history'))).sort(), ['101.json', '102.json', '103.json'])
+  assert.deepEqual((await fs.readdir(path.join(s.mirror, 'history'))).sort(), ['101.json', '102.json', '103.json', 'index.json'])
   // a re-signed root (same tree, new seq) does not use up a slot
   await buildTree(s.src, { key: s.key, out: s.out, seq: 104 })
   const same = await pull({ address: addr, dir: s.mirror, reader: { stateDir: s.state }, fsync: false, gc: true })

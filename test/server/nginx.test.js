@@ -196,10 +196,10 @@ test('CORS preflight', { skip }, async () => {
   }
 })
 
-test('only fsinfo.json, h/<64 hex> and trust/<seq>.json are served: everything else is a 404 (with CORS, never stored)', { skip }, async () => {
+test('only fsinfo.json, h/<64 hex>, trust/<seq>.json and history/(index|<seq>).json are served: everything else is a 404 (with CORS, never stored)', { skip }, async () => {
   const seq = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8')).seq
   const paths = ['/', '/h/', '/h/.tmp-0123456789abcdef-abcdef', `/h/${'A'.repeat(64)}`, `/h/${'a'.repeat(63)}`,
-    `/h/${'0'.repeat(64)}`, `/h/${result.root}/`, `/h/${result.root}x`, `/history/${seq}.json`, '/history/',
+    `/h/${'0'.repeat(64)}`, `/h/${result.root}/`, `/h/${result.root}x`, `/history/${seq + 1}.json`, '/history/', '/history/01.json', '/history/.tmp-index-1',
     '/.rotree/build-index/CURRENT', '/unsigned.json', '/fsinfo.json.tmp-1', '/h/../.rotree/build-index/LOCK',
     '/trust/2.json', '/trust/0.json', '/trust/01.json', '/trust/', '/trust/.tmp-1']
   for (const p of paths) {
@@ -209,6 +209,14 @@ test('only fsinfo.json, h/<64 hex> and trust/<seq>.json are served: everything e
     // a missing blob too: an edge in front must never keep an absence (docs/DEPLOY.md "A CDN in front")
     assert.equal(r.headers['cache-control'], 'no-store', p)
   }
+  // history, for rotree log: each signed root as published, and their list
+  const hist = await req(nginx.port, `/history/${seq}.json`)
+  assert.equal(hist.status, 200)
+  assert.equal(hist.headers['content-type'], 'application/json')
+  assert.deepEqual(hist.body, await fs.readFile(path.join(out, 'fsinfo.json')))
+  const index = await req(nginx.port, '/history/index.json')
+  assert.equal(index.status, 200)
+  assert.deepEqual(JSON.parse(index.body).seqs, [seq])
   const trust = await req(nginx.port, '/trust/1.json')
   assert.equal(trust.status, 200)
   assert.equal(trust.headers['content-type'], 'application/json')

@@ -1,0 +1,50 @@
+// A tree's history as a reader sees it (`rotree log`): the signed roots the
+// mirror's folder published, listed by history/index.json and each verified
+// by verify.js's verifyHistoryEntry (docs/TRUST.md rule 17). Nothing here
+// touches the tree's root store or rollback state: an old root is shown,
+// never adopted.
+import { verifyHistoryEntry } from './verify.js'
+import { BadFormatError, UnsupportedVersionError } from './errors.js'
+import { MAX_FSINFO } from './format/limits.js'
+import { decodeUtf8 } from './format/bytes.js'
+
+/** Bytes of history/index.json a reader takes: ~90,000 sequence numbers (years of hourly re-signing). */
+export const MAX_HISTORY_INDEX = 1 << 20
+
+/**
+ * The newest `limit` entries of a tree's history, newest first, from its
+ * mirrors: { seq, ok: true, info } for an entry that verifies, { seq, ok:
+ * false, code, message } for one that does not.
+ * @param {import('./tree.js').Tree} tree an open tree (its mirrors and key)
+ * @param {{ limit?: number }} [o]
+ * @returns {Promise<{ total: number, entries: object[] }>} total: entries the index lists
+ */
+export async function treeHistory (tree, { limit = 20 } = {}) {
+  if (tree.publicKey === null) throw new UnsupportedVersionError('the history of a tree whose address certifies a trust document (format version 2) is not listed yet; rotree log reads single-key trees')
+  const seqs = await tree.mirrors.fetch('history/index.json', MAX_HISTORY_INDEX, parseIndex)
+  const entries = []
+  for (const seq of seqs.slice(0, limit)) {
+    try {
+      const info = await tree.mirrors.fetch(`history/${seq}.json`, MAX_FSINFO, bytes => verifyHistoryEntry(bytes, { publicKey: tree.publicKey, seq }))
+      entries.push({ seq, ok: true, info })
+    } catch (err) {
+      if (!err.code?.startsWith('ROTREE_')) throw err
+      // every mirror failed: the code that says why (each mirror's own, when they agree)
+      const codes = [...new Set((err.errors ?? []).map(e => e.code))]
+      entries.push({ seq, ok: false, code: codes.length === 1 ? codes[0] : err.code, message: err.message })
+    }
+  }
+  return { total: seqs.length, entries }
+}
+
+/** history/index.json: { "seqs": [newest, …] }, distinct whole numbers, strictly decreasing. */
+export function parseIndex (bytes) {
+  let j
+  try { j = JSON.parse(decodeUtf8(bytes)) } catch (err) { throw new BadFormatError('history/index.json is not JSON', { cause: err }) }
+  const seqs = j?.seqs
+  if (!Array.isArray(seqs)) throw new BadFormatError('history/index.json has no "seqs" list')
+  for (let i = 0; i < seqs.length; i++) {
+    if (!Number.isSafeInteger(seqs[i]) || seqs[i] < 0 || (i > 0 && seqs[i] >= seqs[i - 1])) throw new BadFormatError('history/index.json: "seqs" must be whole numbers, newest first, each once')
+  }
+  return seqs
+}
