@@ -2,6 +2,7 @@
 // NAME:PATH into a tree, opening it, formatting.
 import fs from 'node:fs'
 import { openTree } from 'rotree-client'
+import { openHistoric } from 'rotree-client/src/history.js'
 import { UsageError } from 'rotree-client/errors'
 import { defaultStateDir } from 'rotree-client/internal'
 import { readRemotes, splitRemoteRef, NAME_RE } from './remotes.js'
@@ -57,6 +58,12 @@ export function readerOptions (v, remoteMirrors = []) {
  * @returns {Promise<{ address: string, path: string|undefined, reader: object, remote: string|null }>}
  */
 export async function treeTarget (addr, p, v, { path: want = 'optional', defaultPath = '/' } = {}) {
+  // ADDR@SEQ: an old root of the tree, from its history (rotree log lists them)
+  const at = /^(.*#[^@]*)@(0|[1-9][0-9]{0,15})$/s.exec(addr)
+  if (at) {
+    if (want === 'none') throw new UsageError(`${addr}: this command takes the tree as it is now, not an old root (@SEQ)`)
+    return { ...(await treeTarget(at[1], p, v, { path: want, defaultPath })), atSeq: Number(at[2]) }
+  }
   const ref = splitRemoteRef(addr)
   if (ref === null) {
     if (!addr.includes('#') && NAME_RE.test(addr) && (await readRemotes(stateDirOf(v)))[addr]) {
@@ -86,15 +93,28 @@ export async function treeAddress (addr, v) {
   return { address, reader }
 }
 
-/** Open the tree `target` names (from treeTarget), run fn, close it; warns on `warn` when the tree expires soon. */
+/**
+ * Open the tree `target` names (from treeTarget), run fn, close it; warns on
+ * `warn` when the tree expires soon. With target.atSeq, fn gets a read-only
+ * view of that old root (verified from history/, never adopted: the reader's
+ * state keeps the newest root), and stderr says how old it is.
+ */
 export async function withTree (target, v, fn, { warn } = {}) {
-  const { address, reader } = typeof target === 'string' ? { address: target, reader: readerOptions(v) } : target
+  const { address, reader, atSeq } = typeof target === 'string' ? { address: target, reader: readerOptions(v) } : target
   const tree = await openTree(address, reader)
   try {
+    if (atSeq !== undefined) {
+      const view = await openHistoric(tree, atSeq)
+      const old = view.rootRecord; const cur = tree.rootRecord
+      if (old.seq !== cur.seq) process.stderr.write(`rotree: seq ${old.seq}, an old root signed ${old.issued} (${fmtAge(Date.now() - old.issuedMs)} ago; ${old.expiresMs < Date.now() ? 'expired' : 'expires'} ${old.expires}); the current one is seq ${cur.seq}\n`)
+      return await fn(view)
+    }
     if (warn) { const w = expiryWarning(tree.rootRecord); if (w) warn(w) }
     return await fn(tree)
   } finally { tree.close() }
 }
+
+const fmtAge = ms => ms >= 86400e3 ? `${Math.floor(ms / 86400e3)} days` : ms >= 3600e3 ? `${Math.floor(ms / 3600e3)} h` : `${Math.max(0, Math.floor(ms / 60e3))} min`
 
 export function modeString (s) {
   const t = s.type === 'dir' ? 'd' : s.type === 'symlink' ? 'l' : '-'

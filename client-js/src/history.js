@@ -48,3 +48,19 @@ export function parseIndex (bytes) {
   }
   return seqs
 }
+
+/**
+ * A read-only view of `tree` at an old root, history/<seq>.json, verified as
+ * verifyHistoryEntry says (signed by the address key, filed under its own
+ * seq; not checked for freshness: it is old on purpose). The view reads
+ * through the tree's mirrors and caches like the tree; the tree's own root
+ * and rollback state are not changed (docs/TRUST.md rule 17).
+ * @param {import('./tree.js').Tree} tree @param {number} seq
+ * @returns {Promise<import('./tree.js').Tree>} rootRecord: the old root (with `historic: true`)
+ */
+export async function openHistoric (tree, seq) {
+  if (tree.publicKey === null) throw new UnsupportedVersionError('old roots of a tree whose address certifies a trust document (format version 2) cannot be opened yet')
+  if (seq === tree.rootRecord?.seq) return tree.snapshot()
+  const info = await tree.mirrors.fetch(`history/${seq}.json`, MAX_FSINFO, bytes => verifyHistoryEntry(bytes, { publicKey: tree.publicKey, seq }))
+  return tree.snapshot({ ...info, mirror: null, historic: true })
+}

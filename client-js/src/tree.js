@@ -138,8 +138,9 @@ export class Tree {
    * root, even if refresh() adopts a newer one meanwhile (a gateway serves each
    * request from one root). Caches and mirrors are shared.
    */
-  snapshot () {
-    const root = this.rootRecord
+  snapshot (root = this.rootRecord) {
+    // a view pinned to `root`: the current one by default, or an old root from
+    // history (history.js openHistoric), pinned the same way and never adopted
     const view = Object.create(this)
     view._root = async () => root
     Object.defineProperty(view, 'rootRecord', { get: () => root })

@@ -169,8 +169,8 @@ export interface TreeApi<S> {
   readEntry (entry: Entry, start?: number, end?: number): AsyncGenerator<Uint8Array, void, undefined>
   /** A directory entry's entries (decoded, verified) in name order. */
   entriesOf (dirEntry: Entry): AsyncGenerator<Entry, void, undefined>
-  /** A view pinned to the current root: every call on it reads that root. */
-  snapshot (): this
+  /** A view pinned to the current root (or to `root`, an accepted or historic root record): every call on it reads that root. */
+  snapshot (root?: RootRecord): this
   /** Metadata, following symlinks. */
   stat (path: string): Promise<Stat>
   /** Metadata; a final symlink is described, not followed. */

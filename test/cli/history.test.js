@@ -57,3 +57,45 @@ test('rotree log lists every root published, newest first, and refuses a tampere
   assert.equal(none.code, 1)
   assert.match(none.err, /^rotree: ROTREE_ALL_MIRRORS_FAILED: .*history\/index\.json/)
 })
+
+test('rotree diff lists added, removed and changed paths, never entering a subtree both roots share; ADDR@SEQ reads an old root', { timeout: 60_000 }, async t => {
+  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const src = path.join(dir, 'src'); const out = path.join(dir, 'out'); const key = path.join(dir, 'k'); const state = path.join(dir, 'state')
+  const write = async (rel, text) => { await fs.mkdir(path.dirname(path.join(src, rel)), { recursive: true }); await fs.writeFile(path.join(src, rel), text) }
+  await write('a.txt', 'a\n'); await write('docs/x.md', 'x\n'); await write('docs/deep/y.md', 'y\n'); await write('same/sub/s.txt', 's\n')
+  await fs.symlink('a.txt', path.join(src, 'link'))
+  const pub = (await rotree(['keygen', key])).out.trim()
+  assert.equal((await rotree(['build', src, out, '--key', key, '--no-fsync'])).code, 0)
+  const seq1 = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8')).seq
+  await write('a.txt', 'changed\n'); await fs.rm(path.join(src, 'docs/x.md')); await write('docs/deep/new.md', 'new\n')
+  await fs.chmod(path.join(src, 'docs/deep/y.md'), 0o755)
+  await fs.rm(path.join(src, 'link')); await fs.symlink('docs', path.join(src, 'link'))
+  await write('added/q.txt', 'q\n')
+  assert.equal((await rotree(['build', src, out, '--key', key, '--no-fsync'])).code, 0)
+  const seq2 = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8')).seq
+
+  const srv = await serve(out); t.after(() => srv.close())
+  const addr = `${srv.url}#${pub}`
+  // /same is the same subtree in both roots: its page is taken away, and diff must not need it
+  const samePage = JSON.parse((await rotree(['stat', addr, '/same', '--json', '--state-dir', state])).out).hash
+  assert.match(samePage, /^[0-9a-f]{64}$/)
+  await fs.rename(path.join(out, 'h', samePage), path.join(dir, 'same-page'))
+  const d = await rotree(['diff', addr, String(seq1), String(seq2), '--state-dir', state])
+  assert.equal(d.code, 0, d.err)
+  assert.equal(d.out, 'M /a.txt\n+ /added/\n+ /docs/deep/new.md\nM /docs/deep/y.md\n- /docs/x.md\nM /link\n')
+  assert.match(d.err, new RegExp(`6 changes from seq ${seq1} to seq ${seq2}`))
+  const j = (await rotree(['diff', addr, String(seq1), '--json', '--state-dir', state])).out.trim().split('\n').map(l => JSON.parse(l))
+  assert.deepEqual(j[1], { op: '+', path: '/added', type: 'dir' })
+  await fs.rename(path.join(dir, 'same-page'), path.join(out, 'h', samePage))
+
+  // ADDR@SEQ: the old root, read-only, its age on stderr; the current root stays the reader's
+  const old = await rotree(['cat', `${addr}@${seq1}`, '/a.txt', '--state-dir', state])
+  assert.equal(old.code, 0, old.err)
+  assert.equal(old.out, 'a\n')
+  assert.match(old.err, new RegExp(`^rotree: seq ${seq1}, an old root signed .*; the current one is seq ${seq2}\\n$`))
+  assert.equal((await rotree(['ls', `${addr}@${seq1}`, '/docs', '--state-dir', state])).out, 'deep/\nx.md\n')
+  assert.equal((await rotree(['cat', addr, '/a.txt', '--state-dir', state])).out, 'changed\n')
+  const missing = await rotree(['cat', `${addr}@12345`, '/a.txt', '--state-dir', state])
+  assert.equal(missing.code, 1)
+  assert.match(missing.err, /history\/12345\.json/)
+})
