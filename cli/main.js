@@ -18,7 +18,7 @@ usage: rotree <command> [options]
 commands:
 ${cmds.map(c => `  ${c.usage.padEnd(58)} ${c.summary}`).join('\n')}
 
-ADDR is <mirror-url>#<public-key>, or NAME:PATH for a remote (rotree remote add).
+ADDR is <mirror-url>#<public-key>, or NAME:PATH for a remote (rotree remote add); ADDR@SEQ is an old root (rotree log lists them).
 Run 'rotree help <command>' or 'rotree <command> --help' for a command's options.
 `
 }

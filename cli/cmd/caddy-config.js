@@ -4,7 +4,7 @@ import { caddyConfig } from '../../server/caddy-config.js'
 
 export default {
   usage: 'caddy-config OUT --listen HOST:PORT [--base PATH] [--fsinfo-max-age SECONDS] [--full]',
-  summary: 'print a Caddyfile serving only fsinfo.json, h/ and trust/ of OUT (docs/DEPLOY.md)',
+  summary: 'print a Caddyfile serving only fsinfo.json, h/, trust/ and history/ of OUT (docs/DEPLOY.md)',
   positionals: [1, 1],
   options: {
     listen: { type: 'string', arg: 'HOST:PORT', help: 'what Caddy listens on (plain HTTP; put TLS in your own site block); required' },
