@@ -15,8 +15,16 @@ function threadCount (v) {
   return n
 }
 
+// --format 1|2, and --name (a tree name exists only in format 2)
+function formatVersion (v) {
+  if (v.format === undefined) return v.name !== undefined ? 2 : 1
+  if (v.format !== '1' && v.format !== '2') throw new UsageError(`--format ${v.format}: expected 1 or 2`)
+  if (v.format === '1' && v.name !== undefined) throw new UsageError('--name needs --format 2 (format 1 trees have no name)')
+  return Number(v.format)
+}
+
 export default {
-  usage: 'build SRC OUT (--key KEYFILE | --unsigned --pubkey HEX) [--ttl 7d] [--exclude PATTERN]… [--skip-bad] [--watch]',
+  usage: 'build SRC OUT (--key KEYFILE | --unsigned --pubkey HEX) [--ttl 7d] [--format 1|2] [--name NAME] [--exclude PATTERN]… [--skip-bad] [--watch]',
   summary: 'build or update the published folder OUT from directory SRC',
   positionals: [2, 2],
   options: {
@@ -30,7 +38,9 @@ export default {
     'no-fsync': { type: 'boolean', help: 'do not fsync blobs and fsinfo.json (faster; not crash-safe)' },
     watch: { type: 'boolean', help: 'after building, rebuild and publish each time SRC changes, until interrupted (holds OUT\'s lock)' },
     exclude: { type: 'string', multiple: true, arg: 'PATTERN', help: 'leave out what matches, as a .gitignore line: *.log, node_modules/, /build, **/tmp (repeatable)' },
-    json: { type: 'boolean', help: 'print the result as JSON (with --watch: one line per publish)' }
+    json: { type: 'boolean', help: 'print the result as JSON (with --watch: one line per publish)' },
+    format: { type: 'string', arg: '1|2', help: 'format version to build (default 1; 2: compressed blobs, each file\'s SHA-256, tree names: docs/FORMAT.md §12)' },
+    name: { type: 'string', arg: 'NAME', help: 'the tree\'s name, read at <mirror-url>#<key>:NAME (implies --format 2)' }
   },
   async run ([src, out], v, io) {
     const ttlMs = parseDuration(v.ttl ?? '7d')
@@ -49,6 +59,7 @@ export default {
     const opts = {
       src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'], unsigned: v.unsigned, rehash: v.rehash, exclude: v.exclude ?? [],
       threads: v.jobs !== undefined ? threadCount(v.jobs) : undefined,
+      version: formatVersion(v), name: v.name,
       warn: m => io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}rotree: warning: ${m}\n`)
     }
     if (v.watch) return watchLoop(opts, out, v, io)
@@ -67,7 +78,7 @@ export default {
       (r.unsigned
         ? `  NOT SIGNED: ${out}/unsigned.json waits for: rotree sign unsigned.json --key KEYFILE -o fsinfo.json (on the signing machine),\n` +
           `  then: rotree sign fsinfo.json --publish ${out}\n`
-        : `  address: <mirror-url>#${r.publicKey}\n`))
+        : `  address: <mirror-url>#${r.publicKey}${r.name ? ':' + r.name : ''}\n`))
   }
 }
 
