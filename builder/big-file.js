@@ -21,8 +21,10 @@
 // chunkLengths on random, zero, periodic and adversarial data.
 //
 // Only then are the true chunks hashed and stored (`hashChunks`, again on
-// several threads): a candidate chunk that is not a true one is never
-// written, so h/ is the same as after a sequential build. The whole file's
+// several threads; in format version 2 each is compressed there too, as
+// chunk-file.js storeChunk does, never on the main thread): a candidate
+// chunk that is not a true one is never written, so h/ is the same as after
+// a sequential build. The whole file's
 // SHA-256 is one sequential pass (`hashWhole`), run on a thread of its own
 // beside the others. The file is opened once (by the thread that found it
 // large, relative to its directory's checked handle, chunk-file.js); every
@@ -33,7 +35,7 @@ import { createHash } from 'node:crypto'
 import { nextCut } from 'rotree-client/src/format/cdc.js'
 import { CHUNK_MAX } from 'rotree-client/src/format/limits.js'
 import { BuildInputError } from 'rotree-client/errors'
-import { changed, statOf, sha256Hex } from './chunk-file.js'
+import { changed, statOf, storeChunk } from './chunk-file.js'
 
 /** Files of at least this many bytes are chunked on several threads (when there are ≥ 2). */
 export const BIG_FILE = 64 << 20
@@ -78,11 +80,13 @@ export function cutsFrom (fd, from, to, size, buf, rel, aborted) {
 }
 
 /**
- * Hash and store chunks given as [offset, length] pairs (worker side).
- * @returns {{ hashes: string[], written: boolean[] }}
+ * Hash and store chunks given as [offset, length] pairs (worker side), each
+ * as the tree's format version stores it (chunk-file.js storeChunk).
+ * @param {1|2} [version=1]
+ * @returns {{ refs: import('./chunk-file.js').ChunkRef[], written: boolean[] }}
  */
-export function hashChunks (fd, pairs, store, buf, rel, aborted) {
-  const hashes = []; const written = []
+export function hashChunks (fd, pairs, store, buf, rel, aborted, version = 1) {
+  const refs = []; const written = []
   let base = 0; let len = 0
   for (let i = 0; i < pairs.length; i += 2) {
     const off = pairs[i]; const n = pairs[i + 1]
@@ -94,12 +98,11 @@ export function hashChunks (fd, pairs, store, buf, rel, aborted) {
       base = off; len = end - off
       preadFully(fd, buf, len, base, rel)
     }
-    const piece = buf.subarray(off - base, off - base + n)
-    const hash = sha256Hex(piece)
-    written.push(store(hash, piece))
-    hashes.push(hash)
+    const c = storeChunk(buf.subarray(off - base, off - base + n), store, version)
+    written.push(c.written)
+    refs.push(c.ref)
   }
-  return { hashes, written }
+  return { refs, written }
 }
 
 /** The SHA-256 of the file's first `size` bytes, one sequential pass (worker side). */
@@ -173,21 +176,14 @@ export async function chunkBig (pool, big, rel, segment = SEGMENT) {
     const groups = starts.map(() => [])
     for (let i = 0, p = 0; i < ends.length; p = ends[i++]) groups[Math.min(starts.length - 1, Math.floor(p / segment))].push(p, ends[i] - p)
     const stored = await Promise.all(groups.map(async pairs => {
-      if (!pairs.length) return { hashes: [], written: [] }
+      if (!pairs.length) return { refs: [], written: [] }
       return pool.task({ type: 'write', fd, pairs, rel })
     }))
     const sha256 = await whole
     const after = fstatSync(fd)
     if (!after.isFile() || after.size !== size || after.mtimeMs !== st.mtimeMs) throw changed({ rel })
-    const chunks = []; const written = []
-    let i = 0
-    for (const s of stored) {
-      for (let j = 0; j < s.hashes.length; j++, i++) {
-        const start = i === 0 ? 0 : ends[i - 1]
-        chunks.push({ hash: s.hashes[j], size: ends[i] - start })
-        written.push(s.written[j])
-      }
-    }
+    // in file order: the groups are, and so is each group's list (its size is its pair's length)
+    const chunks = stored.flatMap(s => s.refs); const written = stored.flatMap(s => s.written)
     return { size, mtime: Math.floor(after.mtimeMs), exec: (after.mode & 0o111) !== 0, st: statOf(after), readStart: big.readStart, sha256, chunks, written }
   } finally {
     closeSync(fd)

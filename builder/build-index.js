@@ -12,6 +12,12 @@
 //   "meta:h"      → OUT/h as it was when the last build committed (hIdentity)
 //   "meta:totals" → that build's files and bytes (the next build's progress total)
 //
+// Each record says which format version it was built for (dir-record.js):
+// a build of one version takes no record of the other (its refs and blobs
+// are the other version's), and overwrites it with its own. So the same OUT
+// can be built as version 1 and then version 2 (or back): the first build of
+// the new version reads and encodes everything, as a clean build does.
+//
 // Memory: a full build streams the records in walk order; only the
 // directories being worked on are decoded. Nothing per file stays in memory.
 //
@@ -51,11 +57,12 @@ import { lockDir } from '../lib/published/lock.js'
 import { buildDirectory } from 'rotree-client/src/format/dirpage.js'
 import { buildFileBody } from 'rotree-client/src/format/chunkindex.js'
 import * as limits from 'rotree-client/src/format/limits.js'
+import { DEFLATE_LEVEL, packBlob } from 'rotree-client/src/codec-node.js'
 import { DirRecord } from './dir-record.js'
 import { compareNames } from './names.js'
 
 export const INDEX_DIR = path.join('.rotree', 'build-index')
-const SCHEMA = 5
+const SCHEMA = 6
 const PARAMS_KEY = 'meta:params'
 const H_KEY = 'meta:h'
 const TOTALS_KEY = 'meta:totals'
@@ -72,26 +79,34 @@ export const dirKey = parts => DIR + parts.map(p => '\0' + p).join('')
 let _params = null
 // The code that decides what a file or directory becomes: a change to any of
 // it (FastCDC's masks or gear table, entry or page encoding, how the builder
-// fills an entry) must not meet records written by the old code.
+// fills an entry, how version 2 compresses a blob) must not meet records
+// written by the old code.
 const SOURCES = [
   'rotree-client/src/format/limits.js', 'rotree-client/src/format/cdc.js', 'rotree-client/src/format/gear.js',
   'rotree-client/src/format/entry.js', 'rotree-client/src/format/dirpage.js', 'rotree-client/src/format/chunkindex.js',
-  'rotree-client/src/format/group.js', 'rotree-client/src/format/bytes.js',
-  './build.js', './walk.js', './encode-dir.js', './chunk-file.js', './big-file.js', './build-index.js', './dir-record.js'
+  'rotree-client/src/format/group.js', 'rotree-client/src/format/bytes.js', 'rotree-client/src/format/ref.js',
+  'rotree-client/src/codec-node.js',
+  './build.js', './walk.js', './encode-dir.js', './chunk-file.js', './big-file.js', './build-index.js', './dir-record.js',
+  './file-batch.js'
 ]
 
 /**
  * What the index's contents depend on: the schema, every format limit, the
  * source text of the modules above (reading ~80 KB is far cheaper than running
- * the chunker over a sample), and the blobs of a sample directory and chunk
- * index. A different fingerprint empties the index.
+ * the chunker over a sample), the deflate level and the zlib that compresses
+ * version-2 blobs (another zlib may compress differently: FORMAT.md §12.6),
+ * and the blobs of a sample directory and chunk index. A different
+ * fingerprint empties the index.
  */
 export async function paramsFingerprint () {
   if (_params) return _params
   const h = createHash('sha256')
-  h.update(JSON.stringify({ SCHEMA, limits: { ...limits } }))
+  h.update(JSON.stringify({ SCHEMA, limits: { ...limits }, deflate: { level: DEFLATE_LEVEL, zlib: process.versions.zlib } }))
   // synchronous: a dozen small files, ~0.6 ms, against ~7 ms through the promise API (every rebuild pays it)
-  for (const spec of SOURCES) h.update(readFileSync(new URL(import.meta.resolve(spec))))
+  const texts = SOURCES.map(spec => readFileSync(new URL(import.meta.resolve(spec))))
+  for (const t of texts) h.update(t)
+  // what this zlib makes of 4 KiB of text (version 2 stores that: FORMAT.md §12.6), ~0.1 ms
+  h.update(packBlob(Buffer.concat(texts).subarray(0, 4096)).stored)
   const put = async b => { h.update(b); return { hash: createHash('sha256').update(b).digest('hex'), size: b.length } }
   const ref = i => ({ hash: createHash('sha256').update(String(i)).digest('hex'), size: 1000 + i })
   const body = await buildFileBody(Array.from({ length: limits.MAX_DIRECT_CHUNKS + 9 }, (_, i) => ref(i)), put)
@@ -146,15 +161,17 @@ export function hIdentity (out) {
 export class BuildIndex {
   /**
    * @param {string} out
-   * @param {{ rehash?: boolean, racyMs?: number, warn?: (m: string) => void }} [o]
-   *   rehash: ignore what is recorded (every file is read, every directory encoded) and record afresh
+   * @param {{ rehash?: boolean, racyMs?: number, warn?: (m: string) => void, version?: 1|2 }} [o]
+   *   rehash: ignore what is recorded (every file is read, every directory encoded) and record afresh;
+   *   version: the format version being built: records of the other one are not taken
    */
-  static async open (out, { rehash = false, racyMs = DEFAULT_RACY_MS, warn = () => {} } = {}) {
+  static async open (out, { rehash = false, racyMs = DEFAULT_RACY_MS, warn = () => {}, version = 1 } = {}) {
+    if (version !== 1 && version !== 2) throw new RangeError('format version must be 1 or 2, got ' + version)
     const lock = await lockDir(out, 'rotree build')
     let db = null
     try {
       db = await openDb(out, warn)
-      const idx = new BuildIndex(db, lock, out, { rehash, racyMs, warn })
+      const idx = new BuildIndex(db, lock, out, { rehash, racyMs, warn, version })
       await idx._load()
       return idx
     } catch (err) {
@@ -164,7 +181,8 @@ export class BuildIndex {
     }
   }
 
-  constructor (db, lock, out, { rehash, racyMs, warn }) {
+  constructor (db, lock, out, { rehash, racyMs, warn, version = 1 }) {
+    this.version = version
     this.db = db
     this.lock = lock
     this.out = out
@@ -202,7 +220,7 @@ export class BuildIndex {
   begin () {
     if (this.iter && !this.iter.done) this.iter.it.close().catch(() => {})
     this.iter = null
-    this.stats = { hits: 0, hitBytes: 0, misses: 0, reread: 0, racy: 0, dirHits: 0, dirsEncoded: 0, pruned: 0, invalidated: false, trusted: false }
+    this.stats = { hits: 0, hitBytes: 0, misses: 0, reread: 0, racy: 0, dirHits: 0, dirsEncoded: 0, pruned: 0, otherVersion: 0, invalidated: false, trusted: false }
     this.trusted = false
     if (this.committed) {
       const { id, at } = this.committed
@@ -240,7 +258,7 @@ export class BuildIndex {
       const c = compareNames(k, key)
       if (c > 0) return null
       s.at++
-      if (c === 0) return this.rehash ? null : new DirRecord(v)
+      if (c === 0) return this.rehash ? null : this._ours(v)
       this._queue({ type: 'del', key: k }); this.stats.pruned++
     }
   }
@@ -249,7 +267,15 @@ export class BuildIndex {
   async get (key) {
     if (this.rehash) return null
     const v = await this.db.get(key)
-    return v === undefined ? null : new DirRecord(v)
+    return v === undefined ? null : this._ours(v)
+  }
+
+  // a record built for this build's format version, or null (it is replaced when its directory is encoded)
+  _ours (v) {
+    const rec = new DirRecord(v)
+    if (rec.version === this.version) return rec
+    this.stats.otherVersion++
+    return null
   }
 
   /** Remember a directory just encoded (a Buffer from encodeRecord). */

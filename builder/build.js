@@ -7,7 +7,13 @@
 //            directory rather than the tree
 //   publish  sign the root and rename a new fsinfo.json into place
 //            (lib/published/publish.js), or write OUT/unsigned.json for
-//            `rotree sign` on another machine (sign.js)
+//            `rotree sign` on another machine (sign.js); a format-version-2
+//            tree signed by one key: publish-v2.js
+//
+// `version` picks the format (docs/FORMAT.md §12 for 2: blobs compressed
+// when it pays, refs with codec and decoded size, each file's SHA-256 in its
+// entry); the walk, the pool's threads and the build index all build that
+// one version.
 //
 // Until the rename the previous tree in OUT stays complete and servable:
 // blobs are only ever added. A rebuild into the same OUT does only what
@@ -23,6 +29,8 @@ import { BuildIndex } from './build-index.js'
 import { TreeWalker } from './walk.js'
 import { compileExcludes } from './exclude.js'
 import { signFields, encodeUnsigned } from './sign-root.js'
+import { publishSingleKeyV2 } from './publish-v2.js'
+import { NAME_RE } from 'rotree-client/src/format/signed-doc.js'
 import { peakRss } from '../lib/proc-stat.js'
 
 /**
@@ -50,6 +58,8 @@ import { peakRss } from '../lib/proc-stat.js'
  * @param {number} [o.bigAt] files of at least this many bytes are chunked on several threads (big-file.js)
  * @param {number} [o.segment] in segments of this many bytes
  * @param {string[]} [o.exclude] entries of SRC to leave out, as .gitignore patterns (exclude.js)
+ * @param {1|2} [o.version=1] the format version to build (docs/FORMAT.md §12 for 2)
+ * @param {string} [o.name=''] version 2: the tree's name (FORMAT.md §12.1), read at <url>#<key>:<name>
  */
 export async function build (o) {
   const b = await Builder.open(o)
@@ -70,16 +80,21 @@ export class Builder {
     const outAbs = path.resolve(out)
     if (outAbs === srcAbs || outAbs.startsWith(srcAbs + path.sep)) throw new UsageError(`OUT (${out}) must not be inside SRC (${src})`)
     if (!unsigned && !key.secretKey) throw new UsageError('a secret key is needed to sign (or build with --unsigned)')
+    const version = o.version ?? 1
+    if (version !== 1 && version !== 2) throw new UsageError(`format version ${version}: expected 1 or 2`)
+    if (version !== 2 && o.name) throw new UsageError('a tree name needs format version 2')
+    if (o.name && !NAME_RE.test(o.name)) throw new UsageError(`tree name ${JSON.stringify(o.name)}: 1-64 of a-z 0-9 . _ -, starting with a letter or digit`)
+    if (version === 2 && unsigned) throw new UsageError('--unsigned writes a format-version-1 root only (rotree sign signs version 1): build format 2 with --key')
     const clock = phaseClock()
     await fs.mkdir(out, { recursive: true })
     // held to the end: it is also OUT's lock against a concurrent build, gc or resign
     // a full run lists every directory, so other patterns than the last build's need no new index:
     // what a file's record says stays true, and a directory is compared with its listing
     const exclude = compileExcludes(o.exclude)
-    const index = await BuildIndex.open(out, { rehash: o.rehash, racyMs: o.racyMs, warn })
+    const index = await BuildIndex.open(out, { rehash: o.rehash, racyMs: o.racyMs, warn, version })
     try {
       const store = new StatBlobStore(out, { fsync: o.fsync ?? true }).open()
-      const pool = new ChunkPool(store, { threads: o.threads ?? o.jobs ?? defaultThreads(), workersAfter: o.workersAfter, bigAt: o.bigAt, segment: o.segment })
+      const pool = new ChunkPool(store, { threads: o.threads ?? o.jobs ?? defaultThreads(), workersAfter: o.workersAfter, bigAt: o.bigAt, segment: o.segment, version })
       return new Builder(o, srcAbs, index, store, pool, clock, exclude)
     } catch (err) {
       await index.close()
@@ -114,7 +129,7 @@ export class Builder {
 
     const total = index.totals?.bytes ?? 0
     const walker = new TreeWalker({
-      src, srcAbs: this.srcAbs, index, store, pool, onBad, warn, dirty, onDir, onGone, onListed: o.onListed, onFile: o.onFile, exclude: this.exclude,
+      src, srcAbs: this.srcAbs, index, store, pool, onBad, warn, dirty, onDir, onGone, onListed: o.onListed, onFile: o.onFile, exclude: this.exclude, version: index.version,
       progress: (() => {
         let done = 0; let files = 0
         // the total is the last full build's (0, unknown, once this one has passed it)
@@ -134,7 +149,9 @@ export class Builder {
     } catch (err) { warn(`build index not updated: ${err.message}`) }
     clock.phase('commit')
     return {
-      root: root.dir.hash, rootSize: root.dir.size, seq: published.seq, publicKey: key.publicKey, expires: published.expires, unsigned,
+      version: index.version, name: o.name ?? '',
+      root: root.dir.hash, rootSize: root.dir.size, rootStoredSize: root.dir.storedSize ?? root.dir.size, rootCodec: root.dir.codec ?? 'none',
+      seq: published.seq, publicKey: key.publicKey, expires: published.expires, unsigned,
       files: t.files, dirs: t.dirs, symlinks: t.symlinks, bytes: t.bytes, skipped: t.skipped, excluded: t.excluded, partial: !!dirty,
       blobs: { ...store.stats, swept }, index: { ...index.stats }, pool: { ...pool.stats }, memory: { busyDirs: walker.peakBusy, peakRss: peakRss() }, ...clock.result()
     }
@@ -152,7 +169,8 @@ export class Builder {
  * since 1970 keep them increasing even when OUT is rebuilt from scratch, and
  * history/ keeps a number from ever being reused (nextSeq).
  */
-async function publishRoot ({ out, key, ttlMs, now, seq: forced, unsigned = false, fsync = true }, root) {
+async function publishRoot ({ out, key, ttlMs, now, seq: forced, unsigned = false, fsync = true, version = 1, name = '' }, root) {
+  if (version === 2) return publishSingleKeyV2(out, { rootRef: { ...root.dir, mtime: root.mtime }, key, name, ttlMs, now, seq: forced, fsync })
   const { seq: auto, last } = await nextSeq(out, now)
   const seq = forced ?? auto
   if (seq <= last) throw new UsageError(`sequence ${seq} is not above ${last}, already published in ${out}`)

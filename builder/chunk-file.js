@@ -1,8 +1,12 @@
 // Phase 2 of a build for one file: read it once, cut it into content-defined
 // chunks (FORMAT.md §5), hash and store each chunk, and hash the whole file
-// (its SHA-256, kept in the build index and handed to `onFile`; the tree
-// itself does not carry it in format version 1). Files that change while
-// being read are detected by comparing size and mtime before and after.
+// (its SHA-256, kept in the build index and handed to `onFile`; format
+// version 2 also signs it into the file's entry, FORMAT.md §12.7). In format
+// version 2 each chunk is stored as packBlob decides (deflate-raw when that
+// pays, else raw: FORMAT.md §12.6) and named by the SHA-256 of the stored
+// bytes; the compression runs here, on the thread that reads and hashes.
+// Files that change while being read are detected by comparing size and
+// mtime before and after.
 //
 // Synchronous on purpose: it runs in a chunk worker (chunk-pool.js), where
 // nothing else waits for the thread, or on the main thread for the few files
@@ -18,6 +22,7 @@ import { openSync, readSync, fstatSync, closeSync, lstatSync, constants } from '
 import * as crypto from 'node:crypto'
 import { BuildInputError } from 'rotree-client/errors'
 import { nextCut } from 'rotree-client/src/format/cdc.js'
+import { packBlob } from 'rotree-client/src/codec-node.js'
 import { INLINE_MAX, CHUNK_MAX } from 'rotree-client/src/format/limits.js'
 
 /** Bytes read at once; a thread keeps one buffer of this size (readBuffer). */
@@ -38,6 +43,33 @@ export const sha256Hex = typeof crypto.hash === 'function'
   ? bytes => crypto.hash('sha256', bytes, 'hex')
   : bytes => crypto.createHash('sha256').update(bytes).digest('hex')
 
+/**
+ * @typedef {{ hash: string, size: number, storedSize?: number, codec?: 'deflate-raw' }} ChunkRef
+ *   size: the chunk's bytes (decoded); storedSize and codec only for a chunk stored compressed
+ *   (format version 2), so a raw chunk's ref is { hash, size } in either version
+ */
+
+/**
+ * Store one chunk as the tree's format version says: version 1 as it is;
+ * version 2 through packBlob (FORMAT.md §12.6), named by the SHA-256 of the
+ * stored bytes.
+ * @param {Uint8Array} piece the chunk's bytes (the store must be done with them when it returns)
+ * @param {(hash: string, bytes: Uint8Array) => boolean} store
+ * @param {1|2} version
+ * @returns {{ ref: ChunkRef, written: boolean }}
+ */
+export function storeChunk (piece, store, version) {
+  if (version === 2) {
+    const { stored, codec } = packBlob(piece)
+    if (codec !== 'none') {
+      const hash = sha256Hex(stored)
+      return { ref: { hash, size: piece.length, storedSize: stored.length, codec }, written: store(hash, stored) }
+    }
+  }
+  const hash = sha256Hex(piece)
+  return { ref: { hash, size: piece.length }, written: store(hash, piece) }
+}
+
 /** A read buffer for chunkFileSync; one per thread, reused for every file. */
 export function readBuffer () { return Buffer.allocUnsafe(READ_SIZE) }
 
@@ -52,7 +84,7 @@ export function readBuffer () { return Buffer.allocUnsafe(READ_SIZE) }
  *   sha256: string, inline?: Uint8Array, chunks?: { hash: string, size: number }[], written?: boolean[] }} FileResult
  *   inline: the bytes of a file of at most INLINE_MAX bytes (FORMAT.md §4.3), a view of `buf`
  *   (valid until the next call with it);
- *   chunks: its data chunks in file order; written[i]: chunk i was written by this call;
+ *   chunks: its data chunks in file order (ChunkRef); written[i]: chunk i was written by this call;
  *   sha256: of the whole file; readStart: Date.now() just before the open (build-index.js: racy)
  * @param {FileTask} file
  * @param {(hash: string, bytes: Uint8Array) => boolean} store writes a blob under its hash unless
@@ -61,9 +93,10 @@ export function readBuffer () { return Buffer.allocUnsafe(READ_SIZE) }
  * @param {Buffer} buf from readBuffer()
  * @param {() => boolean} [aborted] checked between reads: the build has failed, stop
  * @param {number} [bigAt] hand back files of at least this many bytes unread: { big: { fd, st, readStart } }
+ * @param {1|2} [version=1] the tree's format version: how chunks are stored (storeChunk)
  * @returns {FileResult | { big: { fd: number, st: FileStat, readStart: number } }}
  */
-export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity) {
+export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity, version = 1) {
   const readStart = Date.now()
   let fd
   try { fd = openSync(file.open ?? file.abs, OPEN_FLAGS) } catch (err) { throw new BuildInputError(`${file.rel}: cannot open (${err.code})`, { cause: err, details: { path: file.rel } }) }
@@ -79,6 +112,7 @@ export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity) {
     if (want >= bigAt) { handedOff = true; return { big: { fd, st: statOf(opened), readStart } } }
     const chunks = []; const written = []
     let whole = null // the whole file's hash, once it is known to have more than one chunk
+    let single = null // a one-chunk file stored compressed: its bytes' hash (the chunk is named by the stored bytes)
     let start = 0; let end = 0; let eof = false; let size = 0; let read = 0
     let inline = null
     for (;;) {
@@ -107,9 +141,10 @@ export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity) {
       const piece = buf.subarray(start, start + len)
       if (size === 0 && len < want) whole = crypto.createHash('sha256')
       whole?.update(piece)
-      const hash = sha256Hex(piece)
-      written.push(store(hash, piece)) // done with the bytes when it returns: the buffer is reused
-      chunks.push({ hash, size: len })
+      const c = storeChunk(piece, store, version) // done with the bytes when it returns: the buffer is reused
+      if (whole === null && c.ref.codec !== undefined) single = sha256Hex(piece)
+      written.push(c.written)
+      chunks.push(c.ref)
       start += len; size += len
     }
     // the listing's or the open's stat is "before": a change while reading is caught here
@@ -121,8 +156,8 @@ export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity) {
       r.sha256 = sha256Hex(inline)
     } else {
       r.chunks = chunks; r.written = written
-      // one chunk is the whole file
-      r.sha256 = whole ? whole.digest('hex') : chunks[0].hash
+      // one chunk is the whole file (its handle, unless it is stored compressed)
+      r.sha256 = whole ? whole.digest('hex') : single ?? chunks[0].hash
     }
     return r
   } finally {

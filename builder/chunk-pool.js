@@ -73,10 +73,13 @@ export class ChunkPool {
    *   threads: worker threads (0: everything on the main thread);
    *   workersAfter: bytes asked for before they start (0: at the first file);
    *   bigAt: files of this size or more are chunked on several threads (with ≥ 2 of them),
-   *   in segments of `segment` bytes
+   *   in segments of `segment` bytes;
+   *   version: the tree's format version, how chunks are stored (chunk-file.js storeChunk;
+   *   in version 2 they are compressed on the thread that reads them)
    */
-  constructor (store, { threads = defaultThreads(), workersAfter = WORKERS_AFTER, bigAt = BIG_FILE, segment = SEGMENT } = {}) {
+  constructor (store, { threads = defaultThreads(), workersAfter = WORKERS_AFTER, bigAt = BIG_FILE, segment = SEGMENT, version = 1 } = {}) {
     this.store = store
+    this.version = version
     this.threads = threads
     this.workersAfter = workersAfter
     this.bigAt = threads >= 2 ? bigAt : Infinity
@@ -216,7 +219,7 @@ export class ChunkPool {
     while (this._pending() > 0 && performance.now() - t0 < SLICE_MS) {
       const { items, batch } = this._batch()
       this.buf ??= readBuffer()
-      const { data, errors } = runBatch(batch, this.store.writeSync, this.buf, () => this.closed, this.bigAt, encodeError)
+      const { data, errors } = runBatch(batch, this.store.writeSync, this.buf, () => this.closed, this.bigAt, encodeError, this.version)
       this._results(items, data, errors, 'mainFiles')
     }
     if (this._pending() > 0) this._schedule()
@@ -228,7 +231,7 @@ export class ChunkPool {
     const n = Math.max(1, this.threads)
     for (let i = 0; i < n; i++) {
       const w = new Worker(new URL('./chunk-worker.js', import.meta.url), {
-        workerData: { dir: this.store.dir, fsync: this.store.fsync, abort, bigAt: this.bigAt },
+        workerData: { dir: this.store.dir, fsync: this.store.fsync, abort, bigAt: this.bigAt, version: this.version },
         stdout: false, stderr: false,
         // a worker holds one batch at a time: a small young generation keeps its memory small
         resourceLimits: { maxYoungGenerationSizeMb: 8 }
@@ -288,7 +291,7 @@ export class ChunkPool {
       const e = items[i]
       if (status === SAME) return e.cb(e.i, null, null, 0)
       if (status === FILE) {
-        eachChunkAt(buf, pos, (size, written) => this.store.count(written, size))
+        eachChunkAt(buf, pos, (stored, written) => this.store.count(written, stored))
         this.stats[who]++
         // a first build knows a file's size only once it is read: what the main thread has read counts
         if (who === 'mainFiles') this.asked += fileSizeAt(buf, pos)
@@ -306,7 +309,7 @@ export class ChunkPool {
     this.stats.bigFiles++
     this.inFlight++
     chunkBig(this, big, e.dir.rel + e.name, this.segment).then(r => {
-      for (let j = 0; j < r.chunks.length; j++) this.store.count(r.written[j], r.chunks[j].size)
+      for (let j = 0; j < r.chunks.length; j++) this.store.count(r.written[j], r.chunks[j].storedSize ?? r.chunks[j].size)
       const { buf, pos } = encodeFile(r)
       this.inFlight--; this._wake(); e.cb(e.i, null, buf, pos)
     }, err => { this.inFlight--; this._wake(); e.cb(e.i, err) })

@@ -6,7 +6,9 @@
 //                  answers { id, value } or { id, error }
 //
 // and 'ready' once, at start. After the build has failed (the shared abort
-// flag) every file still to do comes back ABORTED.
+// flag) every file still to do comes back ABORTED. Chunks are stored as the
+// tree's format version (workerData.version) says: in version 2 they are
+// compressed here, on this thread, beside the hashing.
 import { parentPort, workerData } from 'node:worker_threads'
 import { readBuffer } from './chunk-file.js'
 import { runBatch } from './file-batch.js'
@@ -14,7 +16,7 @@ import { cutsFrom, hashChunks, hashWhole } from './big-file.js'
 import { blobWriter } from '../lib/published/blob-store.js'
 import { encodeError } from './chunk-pool.js'
 
-const { dir, fsync, abort, bigAt } = workerData
+const { dir, fsync, abort, bigAt, version } = workerData
 const flag = new Int32Array(abort)
 const aborted = () => Atomics.load(flag, 0) !== 0
 // this thread does not share the main thread's account of h/: it looks before writing
@@ -23,14 +25,14 @@ const buf = readBuffer()
 
 parentPort.on('message', ({ id, batch, task }) => {
   if (batch) {
-    const { data, errors } = runBatch(batch, store, buf, aborted, bigAt, encodeError)
+    const { data, errors } = runBatch(batch, store, buf, aborted, bigAt, encodeError, version)
     parentPort.postMessage({ id, data, errors }, [data])
     return
   }
   try {
     let value
     if (task.type === 'cuts') value = cutsFrom(task.fd, task.from, task.to, task.size, buf, task.rel, aborted)
-    else if (task.type === 'write') value = hashChunks(task.fd, task.pairs, store, buf, task.rel, aborted)
+    else if (task.type === 'write') value = hashChunks(task.fd, task.pairs, store, buf, task.rel, aborted, version)
     else value = hashWhole(task.fd, task.size, buf, task.rel, aborted)
     parentPort.postMessage(value === null ? { id, aborted: true } : { id, value })
   } catch (err) {

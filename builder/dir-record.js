@@ -5,22 +5,34 @@
 // children are all as recorded gives back its ref without reading or
 // encoding anything.
 //
-//   u8 version=1, 3 × u8 0, u32 children, u32 blobs, u32 namesLen,
-//   f64 ref.size, f64 ref.entries, ref.hash[32]                    (64 bytes)
+//   u8 layout=1, u8 version, u8 ref.codec, u8 0, u32 children, u32 blobs, u32 namesLen,
+//   f64 ref.size, f64 ref.entries, ref.hash[32], f64 ref.storedSize  (72 bytes)
 //   children × 8 × f64 (LE), in name order:
-//     file      1 | size mtimeMs ctimeMs ino dev mode | at → sha256[32] u32 n, n × (hash[32] u32 size)
+//     file      1 | size mtimeMs ctimeMs ino dev mode | at → sha256[32] u32 n, n × chunk
 //               (n = 0: an inlined file; its bytes are read again when its directory is encoded)
 //     racy file 4 | the same: never taken as unchanged (build-index.js: racy entries)
 //     symlink   2 | mtimeMs 0 0 0 0 0 | at → u32 len, target (UTF-8)
-//     dir       3 | mtimeMs ref.size ref.entries ino dev 0 | at → ref.hash[32]
+//     dir       3 | mtimeMs ref.size ref.entries ino dev 0 | at → ref
 //   names, UTF-8, each followed by NUL (names hold no NUL)
 //   blobs × hash[32]: the directory's own pages and its files' chunk-index blobs
 //   the variable parts the children point at (`at`: offset from the record's start)
 //
+//   version 1:  chunk := hash[32] u32 size                      ref := hash[32]
+//   version 2:  chunk := hash[32] u32 size u32 storedSize u8 codec
+//               ref   := hash[32] u32 storedSize u8 codec
+//
+// `version` is the format version of the tree the record was built for
+// (FORMAT.md §6.1, §12): its refs, and the blobs it names, are that
+// version's, so a build of the other version never takes it (build-index.js).
+// Sizes are decoded sizes; storedSize and codec say how a blob is stored
+// (FORMAT.md §12.6; codec 0 none, 1 deflate-raw; version 1: always none).
+//
 // Little-endian throughout: it never leaves this machine's index.
+import { CODECS, CODEC_ID } from 'rotree-client/src/format/codec-names.js'
+
 export const T_FILE = 1; export const T_SYMLINK = 2; export const T_DIR = 3; export const T_RACY = 4
-const HEAD = 64
-const ROW = 64
+export const HEAD = 72 // bytes before the first child row (tests patch records in place)
+export const ROW = 64
 const utf8 = new TextEncoder()
 const fromUtf8 = new TextDecoder()
 
@@ -28,14 +40,18 @@ export class DirRecord {
   /** @param {Uint8Array} bytes */
   constructor (bytes) {
     this.b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    if (this.b[0] !== 1 || this.b.length < HEAD) throw new RangeError('not a directory record')
+    if (this.b[0] !== 1 || this.b.length < HEAD || (this.b[1] !== 1 && this.b[1] !== 2)) throw new RangeError('not a directory record')
+    /** The format version of the tree this record was built for (1 or 2). */
+    this.version = this.b[1]
+    this.chunkLen = this.version === 2 ? 41 : 36
     this.n = this.b.readUInt32LE(4)
     this.nBlobs = this.b.readUInt32LE(8)
     this.namesLen = this.b.readUInt32LE(12)
     this._names = null
   }
 
-  get ref () { return { hash: this.b.toString('hex', 32, 64), size: this.b.readDoubleLE(16), entries: this.b.readDoubleLE(24) } }
+  /** The directory's ref: { hash, size, entries }, and storedSize and codec when its top page is stored compressed. */
+  get ref () { return withCodec({ hash: this.b.toString('hex', 32, 64), size: this.b.readDoubleLE(16), entries: this.b.readDoubleLE(24) }, this.b[2], this.b.readDoubleLE(64)) }
 
   /** @returns {string[]} the children's names, in order */
   get names () {
@@ -64,45 +80,67 @@ export class DirRecord {
   mode (i) { return this.f(i, 6) }
   sha256 (i) { const at = this._at(i); return this.b.toString('hex', at, at + 32) }
 
-  /** A file's chunks, or null when it was inlined. */
+  /** A file's chunks (chunk-file.js ChunkRef), or null when it was inlined. */
   chunks (i) {
     let at = this._at(i) + 32
     const n = this.b.readUInt32LE(at); at += 4
     if (n === 0) return null
     const out = new Array(n)
-    for (let j = 0; j < n; j++, at += 36) out[j] = { hash: this.b.toString('hex', at, at + 32), size: this.b.readUInt32LE(at + 32) }
+    const v2 = this.version === 2
+    for (let j = 0; j < n; j++, at += this.chunkLen) {
+      const c = { hash: this.b.toString('hex', at, at + 32), size: this.b.readUInt32LE(at + 32) }
+      out[j] = v2 ? withCodec(c, this.b[at + 40], this.b.readUInt32LE(at + 36)) : c
+    }
     return out
   }
 
   target (i) { const at = this._at(i); return this.b.toString('utf8', at + 4, at + 4 + this.b.readUInt32LE(at)) }
-  dirRef (i) { const at = this._at(i); return { hash: this.b.toString('hex', at, at + 32), size: this.f(i, 2), entries: this.f(i, 3) } }
+  dirRef (i) {
+    const at = this._at(i)
+    const ref = { hash: this.b.toString('hex', at, at + 32), size: this.f(i, 2), entries: this.f(i, 3) }
+    return this.version === 2 ? withCodec(ref, this.b[at + 36], this.b.readUInt32LE(at + 32)) : ref
+  }
 
   /** Is child i still the directory it was (same inode and device, same mtime to the ms)? */
   sameDir (i, st) { return this.type(i) === T_DIR && this.f(i, 4) === st.ino && this.f(i, 5) === st.dev && Math.floor(this.f(i, 1)) === Math.floor(st.mtimeMs) }
 }
 
+// a ref with storedSize and codec only when the blob is stored compressed (as ref.js refOf gives it)
+function withCodec (ref, codecId, storedSize) {
+  if (codecId === 0) return ref
+  ref.storedSize = storedSize; ref.codec = CODECS[codecId]
+  return ref
+}
+
+const codecIdOf = ref => ref.codec === undefined ? 0 : CODEC_ID[ref.codec]
+
 /**
- * @param {{ hash: string, size: number, entries: number }} ref
+ * @param {{ hash: string, size: number, entries: number, storedSize?: number, codec?: string }} ref
  * @param {string[]} blobs
  * @param {({ name: string, type: 1|4, st: object, sha256: string, chunks: { hash: string, size: number }[] | null }
  *   | { name: string, type: 2, mtimeMs: number, target: string }
  *   | { name: string, type: 3, mtimeMs: number, ino: number, dev: number, ref: object })[]} children in name order
+ * @param {1|2} [version=1] the format version of the tree the refs belong to
  * @returns {Buffer}
  */
-export function encodeRecord (ref, blobs, children) {
+export function encodeRecord (ref, blobs, children, version = 1) {
+  const v2 = version === 2
+  if (!v2 && version !== 1) throw new RangeError('format version must be 1 or 2, got ' + version)
+  if (!v2 && ref.codec !== undefined) throw new RangeError('a version-1 record cannot carry a codec')
   const names = children.length ? utf8.encode(children.map(c => c.name).join('\0') + '\0') : new Uint8Array(0)
   let varLen = 0
   const targets = new Array(children.length)
   for (let i = 0; i < children.length; i++) {
     const c = children[i]
-    if (c.type === T_FILE || c.type === T_RACY) varLen += 36 + (c.chunks ? c.chunks.length * 36 : 0)
-    else if (c.type === T_SYMLINK) { targets[i] = utf8.encode(c.target); varLen += 4 + targets[i].length } else varLen += 32
+    if (c.type === T_FILE || c.type === T_RACY) varLen += 36 + (c.chunks ? c.chunks.length * (v2 ? 41 : 36) : 0)
+    else if (c.type === T_SYMLINK) { targets[i] = utf8.encode(c.target); varLen += 4 + targets[i].length } else varLen += v2 ? 37 : 32
   }
   const fixed = HEAD + children.length * ROW + names.length + blobs.length * 32
   const b = Buffer.alloc(fixed + varLen)
-  b[0] = 1
+  b[0] = 1; b[1] = version; b[2] = codecIdOf(ref)
   b.writeUInt32LE(children.length, 4); b.writeUInt32LE(blobs.length, 8); b.writeUInt32LE(names.length, 12)
   b.writeDoubleLE(ref.size, 16); b.writeDoubleLE(ref.entries, 24); b.write(ref.hash, 32, 32, 'hex')
+  b.writeDoubleLE(ref.storedSize ?? ref.size, 64)
   b.set(names, HEAD + children.length * ROW)
   for (let i = 0, at = HEAD + children.length * ROW + names.length; i < blobs.length; i++, at += 32) b.write(blobs[i], at, 32, 'hex')
   let v = fixed
@@ -118,7 +156,11 @@ export function encodeRecord (ref, blobs, children) {
       b.write(c.sha256, v, 32, 'hex'); v += 32
       const n = c.chunks ? c.chunks.length : 0
       b.writeUInt32LE(n, v); v += 4
-      for (let j = 0; j < n; j++) { b.write(c.chunks[j].hash, v, 32, 'hex'); b.writeUInt32LE(c.chunks[j].size, v + 32); v += 36 }
+      for (let j = 0; j < n; j++) {
+        const k = c.chunks[j]
+        b.write(k.hash, v, 32, 'hex'); b.writeUInt32LE(k.size, v + 32); v += 36
+        if (v2) { b.writeUInt32LE(k.storedSize ?? k.size, v); b[v + 4] = codecIdOf(k); v += 5 } else if (k.codec !== undefined) throw new RangeError('a version-1 record cannot carry a codec')
+      }
     } else if (c.type === T_SYMLINK) {
       b.writeDoubleLE(c.mtimeMs, row + 8)
       b.writeUInt32LE(targets[i].length, v); b.set(targets[i], v + 4); v += 4 + targets[i].length
@@ -126,6 +168,7 @@ export function encodeRecord (ref, blobs, children) {
       b.writeDoubleLE(c.mtimeMs, row + 8); b.writeDoubleLE(c.ref.size, row + 16); b.writeDoubleLE(c.ref.entries, row + 24)
       b.writeDoubleLE(c.ino, row + 32); b.writeDoubleLE(c.dev, row + 40)
       b.write(c.ref.hash, v, 32, 'hex'); v += 32
+      if (v2) { b.writeUInt32LE(c.ref.storedSize ?? c.ref.size, v); b[v + 4] = codecIdOf(c.ref); v += 5 } else if (c.ref.codec !== undefined) throw new RangeError('a version-1 record cannot carry a codec')
     }
   }
   return b

@@ -5,20 +5,47 @@
 //   a file as recorded       its record row: chunks (an inlined file is read again for its bytes)
 //   a subdirectory           its ref and mtime
 //   a symlink                its target and mtime
+//
+// In format version 2 (FORMAT.md §12) the pages and chunk indexes are stored
+// as packBlob decides (blobPutter), every ref carries its codec and decoded
+// size, and a chunked file's entry carries its whole-file SHA-256 (§12.7).
 import { BadFormatError } from 'rotree-client/errors'
+import { packBlob } from 'rotree-client/src/codec-node.js'
 import { buildDirectory } from 'rotree-client/src/format/dirpage.js'
 import { buildFileBody } from 'rotree-client/src/format/chunkindex.js'
+import { refOf } from 'rotree-client/src/format/ref.js'
 import { encodeRecord, T_FILE, T_RACY, T_SYMLINK, T_DIR } from './dir-record.js'
 import { fileAt } from './file-batch.js'
 import { READ, SAME, SUBDIR, LINK } from './walk.js'
 
 /**
- * @param {import('./walk.js').Dir} d every child settled (its state, walk.js)
- * @param {(bytes: Uint8Array) => Promise<{ hash: string, size: number }>} put stores a blob
- * @param {(st: object, at: number) => boolean} racy
- * @returns {Promise<{ ref: { hash: string, size: number, entries: number }, record: Buffer, racy: number }>}
+ * How a build stores a page or a chunk index: version 1 as it is; version 2
+ * through packBlob (FORMAT.md §12.6: deflate-raw when that pays), named by
+ * the SHA-256 of the stored bytes.
+ * @param {{ put: (bytes: Uint8Array) => Promise<{ hash: string, size: number }> }} store h/
+ * @param {1|2} version
+ * @returns {(bytes: Uint8Array) => Promise<{ hash: string, size: number, storedSize?: number, codec?: string }>}
+ *   the blob's ref: size is bytes.length; storedSize and codec only when it is stored compressed
  */
-export async function encodeDir (d, put, racy) {
+export function blobPutter (store, version) {
+  if (version !== 2) return bytes => store.put(bytes)
+  return async bytes => {
+    const { stored, codec } = packBlob(bytes)
+    const { hash } = await store.put(stored)
+    return codec === 'none' ? { hash, size: bytes.length } : { hash, size: bytes.length, storedSize: stored.length, codec }
+  }
+}
+
+/**
+ * @param {import('./walk.js').Dir} d every child settled (its state, walk.js)
+ * @param {(bytes: Uint8Array) => Promise<{ hash: string, size: number }>} put stores a blob (blobPutter)
+ * @param {(st: object, at: number) => boolean} racy
+ * @param {1|2} [version=1] the tree's format version
+ * @returns {Promise<{ ref: { hash: string, size: number, entries: number, storedSize?: number, codec?: string },
+ *   record: Buffer, racy: number }>}
+ */
+export async function encodeDir (d, put, racy, version = 1) {
+  const fo = { version }
   const blobs = [] // this directory's own: pages and chunk indexes
   const putOwn = async bytes => { const r = await put(bytes); blobs.push(r.hash); return r }
   const entries = []; const children = []
@@ -33,6 +60,7 @@ export async function encodeDir (d, put, racy) {
         if (isRacy) racyFiles++
         e = { name, type: 'file', size: r.size, mtime: r.mtime, exec: r.exec }
         if (r.inline) e.inline = r.inline; else e.chunks = r.chunks
+        if (version === 2) e.sha256 = r.sha256 // FORMAT.md §12.7 (not stored for an inline file)
         child = { name, type: isRacy ? T_RACY : T_FILE, st: r.st, sha256: r.sha256, chunks: r.inline ? null : r.chunks }
       } else {
         // unchanged, chunked, from its record (an unchanged inlined file was read again: it is READ)
@@ -41,16 +69,17 @@ export async function encodeDir (d, put, racy) {
         const chunks = rec.chunks(ri)
         e = { name, type: 'file', size: st.size, mtime: Math.floor(st.mtimeMs), exec: (st.mode & 0o111) !== 0, chunks }
         child = { name, type: rec.type(ri), st, sha256: rec.sha256(ri), chunks }
+        if (version === 2) e.sha256 = child.sha256
       }
       checkFileEntry(e, relOf(d, name))
       if (e.chunks) {
         const { chunks, ...rest } = e
-        e = { ...rest, ...(await buildFileBody(chunks, putOwn)) }
+        e = { ...rest, ...(await buildFileBody(chunks, putOwn, fo)) }
       }
       entries.push(e); children.push(child)
     } else if (state === SUBDIR) {
       const v = d.extra[i]
-      entries.push({ name, type: 'dir', size: v.ref.entries, mtime: Math.floor(v.mtimeMs), dir: { hash: v.ref.hash, size: v.ref.size } })
+      entries.push({ name, type: 'dir', size: v.ref.entries, mtime: Math.floor(v.mtimeMs), dir: refOf(v.ref) })
       children.push({ name, type: T_DIR, mtimeMs: v.mtimeMs, ino: v.ino, dev: v.dev, ref: v.ref })
     } else if (state === LINK) {
       const v = d.extra[i]
@@ -59,9 +88,9 @@ export async function encodeDir (d, put, racy) {
     }
     // SKIPPED (--skip-bad): left out
   }
-  const top = await buildDirectory(entries, putOwn)
-  const ref = { hash: top.hash, size: top.size, entries: top.entries }
-  return { ref, record: encodeRecord(ref, blobs, children), racy: racyFiles }
+  const top = await buildDirectory(entries, putOwn, fo)
+  const ref = { ...refOf(top), entries: top.entries }
+  return { ref, record: encodeRecord(ref, blobs, children, version), racy: racyFiles }
 }
 
 export const relOf = (d, name) => (d.rel === '/' ? '/' : d.rel + '/') + name

@@ -13,13 +13,17 @@
 //   the errors, encoded (chunk-pool.js rebuilds them as the same class):
 //     u8 SAME                      (checked, and unchanged)
 //     u8 FILE  f64 × 7 (size mtimeMs ctimeMs ino dev mode readStart) sha256[32]
-//              u32 n; n = 0: u32 len, len bytes (inline); else n × (hash[32] u32 size u8 written)
+//              u32 n; n = 0: u32 len, len bytes (inline);
+//              else n × (hash[32] u32 size u32 storedSize u8 codec u8 written)
+//              (size: the chunk's bytes; storedSize and codec: how it is stored, FORMAT.md §12.6)
 //     u8 BIG   f64 fd, f64 × 7      (chunked on several threads: big-file.js)
 //     u8 ERROR u32 index into errors
 //     u8 ABORTED
+import { CODECS, CODEC_ID } from 'rotree-client/src/format/codec-names.js'
 import { chunkFileSync, statChanged, Aborted } from './chunk-file.js'
 
 export const SAME = 0; export const FILE = 1; export const BIG = 2; export const ERROR = 3; export const ABORTED = 4
+const CHUNK = 42 // bytes of one chunk in a FILE record
 
 class Out {
   constructor () { this.buf = Buffer.allocUnsafe(64 << 10); this.pos = 0 }
@@ -46,9 +50,10 @@ class Out {
  * @param {() => boolean} aborted
  * @param {number} bigAt files of at least this size come back as BIG, their handle open
  * @param {(err: unknown) => object} encodeError
+ * @param {1|2} [version=1] the tree's format version (chunk-file.js storeChunk)
  * @returns {{ data: ArrayBuffer, errors: object[] }}
  */
-export function runBatch (batch, store, buf, aborted, bigAt, encodeError) {
+export function runBatch (batch, store, buf, aborted, bigAt, encodeError, version = 1) {
   const { dirs, dir, names, check, expect } = batch
   const out = new Out()
   const errors = []
@@ -64,7 +69,7 @@ export function runBatch (batch, store, buf, aborted, bigAt, encodeError) {
         if (!now) { out.u8(SAME); continue }
         task = { open, rel, size: now.size, mtimeMs: now.mtimeMs, ino: now.ino, dev: now.dev }
       }
-      const r = chunkFileSync(task, store, buf, aborted, bigAt)
+      const r = chunkFileSync(task, store, buf, aborted, bigAt, version)
       if (r.big) {
         out.u8(BIG); out.f64(r.big.fd); out.stat(r.big.st, r.big.readStart)
         continue
@@ -97,7 +102,7 @@ export function walkResults (data, n, each) {
     if (status === FILE) {
       p += 7 * 8 + 32
       const k = b.readUInt32LE(p); p += 4
-      p += k === 0 ? 4 + b.readUInt32LE(p) : k * 37
+      p += k === 0 ? 4 + b.readUInt32LE(p) : k * CHUNK
     } else if (status === BIG) p += 8 * 8
     else if (status === ERROR) p += 4
   }
@@ -114,7 +119,7 @@ export function fileAt (b, p) {
     r.inline = new Uint8Array(b.buffer, b.byteOffset + p, len)
   } else {
     r.chunks = new Array(k); r.written = new Array(k)
-    for (let j = 0; j < k; j++, p += 37) { r.chunks[j] = { hash: b.toString('hex', p, p + 32), size: b.readUInt32LE(p + 32) }; r.written[j] = b[p + 36] === 1 }
+    for (let j = 0; j < k; j++, p += CHUNK) { r.chunks[j] = chunkAt(b, p); r.written[j] = b[p + 41] === 1 }
   }
   return r
 }
@@ -124,12 +129,19 @@ export const fileSizeAt = (b, p) => b.readDoubleLE(p)
 export const fileStatAt = (b, p) => ({ size: b.readDoubleLE(p), mtimeMs: b.readDoubleLE(p + 8), ctimeMs: b.readDoubleLE(p + 16) })
 export const readStartAt = (b, p) => b.readDoubleLE(p + 48)
 
-/** Each chunk of a FILE record: fn(size, written). */
+// a chunk's ref (chunk-file.js ChunkRef): storedSize and codec only when it is stored compressed
+function chunkAt (b, p) {
+  const hash = b.toString('hex', p, p + 32); const size = b.readUInt32LE(p + 32)
+  const codec = b[p + 40]
+  return codec === 0 ? { hash, size } : { hash, size, storedSize: b.readUInt32LE(p + 36), codec: CODECS[codec] }
+}
+
+/** Each chunk of a FILE record: fn(storedSize, written). */
 export function eachChunkAt (b, p, fn) {
   p += 88
   const k = b.readUInt32LE(p); p += 4
   if (k === 0) return
-  for (let j = 0; j < k; j++, p += 37) fn(b.readUInt32LE(p + 32), b[p + 36] === 1)
+  for (let j = 0; j < k; j++, p += CHUNK) fn(b.readUInt32LE(p + 36), b[p + 41] === 1)
 }
 
 /** A BIG record: the open handle and the stat it was opened with. */
@@ -152,6 +164,9 @@ function writeFile (out, r) {
   out.u8(FILE); out.stat(r.st, r.readStart); out.hex(r.sha256)
   if (r.inline) { out.u32(0); out.u32(r.inline.length); out.bytes(r.inline) } else {
     out.u32(r.chunks.length)
-    for (let j = 0; j < r.chunks.length; j++) { out.hex(r.chunks[j].hash); out.u32(r.chunks[j].size); out.u8(r.written[j] ? 1 : 0) }
+    for (let j = 0; j < r.chunks.length; j++) {
+      const c = r.chunks[j]
+      out.hex(c.hash); out.u32(c.size); out.u32(c.storedSize ?? c.size); out.u8(c.codec === undefined ? 0 : CODEC_ID[c.codec]); out.u8(r.written[j] ? 1 : 0)
+    }
   }
 }

@@ -29,10 +29,11 @@
 import path from 'node:path'
 import { BuildInputError } from 'rotree-client/errors'
 import { checkName } from 'rotree-client/src/format/entry.js'
+import { refOf } from 'rotree-client/src/format/ref.js'
 import { MAX_SYMLINK, MAX_DEPTH, MAX_PATH, MAX_NAME } from 'rotree-client/src/format/limits.js'
 import { openRoot, openChild, listDir, listDirBytes, lstatChild, readlinkChild, closeHandle } from './src-dirs.js'
 import { T_FILE, T_RACY, T_SYMLINK, T_DIR } from './dir-record.js'
-import { encodeDir, relOf } from './encode-dir.js'
+import { encodeDir, blobPutter, relOf } from './encode-dir.js'
 import { fileSizeAt } from './file-batch.js'
 import { compareNames } from './names.js'
 
@@ -80,11 +81,15 @@ export class TreeWalker {
    * @param {(rel: string) => void} [o.onGone] a directory (and what was below it) is gone
    * @param {(f: { path: string, size: number, sha256: string }) => void} [o.onFile] every file looked at
    * @param {{ test: (rel: string, isDir: boolean) => boolean } | null} [o.exclude] entries to leave out (exclude.js)
+   * @param {1|2} [o.version=1] the format version of the tree (FORMAT.md §12): the pool and the
+   *   index must be of the same one (chunk-pool.js, build-index.js)
    */
   constructor (o) {
     Object.assign(this, o)
     this.dirty ??= null
     this.exclude ??= null
+    this.version ??= 1
+    this.putBlob = blobPutter(this.store, this.version)
     this.totals = { files: 0, bytes: 0, dirs: 0, symlinks: 0, skipped: [], excluded: 0 }
     this.gone = [] // index keys of directories that left the tree (a partial walk)
     this.handles = new Set()
@@ -98,7 +103,10 @@ export class TreeWalker {
     if (this.dirty) for (const rel of this.dirty) for (let p = rel; p !== '/'; p = path.posix.dirname(p)) this.onPath.add(path.posix.dirname(p))
   }
 
-  /** @returns {Promise<{ mtime: number, dir: { hash: string, size: number } }>} the root entry of fsinfo.json */
+  /**
+   * @returns {Promise<{ mtime: number, dir: { hash: string, size: number, storedSize?: number, codec?: string } }>}
+   *   the root of fsinfo.json: its top page's ref (size decoded; storedSize and codec when stored compressed)
+   */
   async run () {
     const root = new Dir(null, -1, '', '/', 0, 'd:', this.dirty ? (this.dirty.has('/') ? 'dirty' : 'path') : 'full')
     root.h = openRoot(this.src, this.srcAbs)
@@ -119,7 +127,7 @@ export class TreeWalker {
         if (performance.now() - last > YIELD_MS) { await new Promise(resolve => setImmediate(resolve)); last = performance.now() }
       }
       const ref = await this.result.promise
-      return { mtime: Math.floor(root.h.st.mtimeMs), dir: { hash: ref.hash, size: ref.size } }
+      return { mtime: Math.floor(root.h.st.mtimeMs), dir: refOf(ref) }
     } finally {
       for (const h of this.handles) closeHandle(h)
       this.handles.clear()
@@ -449,7 +457,7 @@ export class TreeWalker {
       ref = rec.ref
       this.index.stats.dirHits++
     } else {
-      const out = await encodeDir(d, bytes => this.store.put(bytes), (st, at) => this.index.racy(st, at))
+      const out = await encodeDir(d, this.putBlob, (st, at) => this.index.racy(st, at), this.version)
       if (this.failed) return
       ref = out.ref
       this.index.stats.racy += out.racy

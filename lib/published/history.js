@@ -9,6 +9,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
+import { fsinfoVersion, decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
 import { ForkError } from 'rotree-client/errors'
 import { pidAlive } from './lock.js'
 import { syncDir } from './blob-store.js'
@@ -45,7 +46,7 @@ export async function readHistory (dir, seq) {
  * key once signed.
  */
 export async function writeHistory (dir, text, fsync = true) {
-  const { seq } = decodeFsinfo(text)
+  const { seq } = fsinfoVersion(text) === 2 ? decodeFsinfoV2(text) : decodeFsinfo(text)
   const hdir = path.join(dir, HISTORY_DIR)
   await fs.mkdir(hdir, { recursive: true })
   const final = path.join(hdir, `${seq}.json`)

@@ -12,7 +12,7 @@ import { tmpdir, writeTree, makeKey, prng } from '../helpers/fixtures.js'
 import { checkPublished } from '../helpers/check-tree.js'
 import { build } from '../../builder/build.js'
 import { checkFileEntry } from '../../builder/encode-dir.js'
-import { DirRecord } from '../../builder/dir-record.js'
+import { DirRecord, HEAD, ROW } from '../../builder/dir-record.js'
 import { INDEX_DIR } from '../../builder/build-index.js'
 import { pageLoader } from '../../lib/published/pages.js'
 import { BuildInputError } from 'rotree-client/errors'
@@ -127,7 +127,7 @@ test('an index record whose chunks do not add up to the file is not used: the fi
   const i = rec.names.indexOf('big.bin')
   assert.ok(rec.chunks(i) !== null, 'a chunked record')
   const size = rec.chunks(i)[0].size
-  const firstChunk = v.readDoubleLE(64 + 64 * i + 56) + 32 + 4 // its chunks: u32 n, then hash[32] u32 size each
+  const firstChunk = v.readDoubleLE(HEAD + ROW * i + 56) + 32 + 4 // its chunks: u32 n, then hash[32] u32 size each
   v.writeUInt32LE(v.readUInt32LE(firstChunk + 32) + 1, firstChunk + 32)
   assert.equal(new DirRecord(v).chunks(i)[0].size, size + 1)
   await db.put(k, v)
