@@ -21,7 +21,7 @@ import { decodeBlobSync } from 'rotree-client/src/codec-node.js'
 import { verifySignature } from 'rotree-client/src/ed25519-node.js'
 import { releaseMessage } from 'rotree-client/src/format/fsinfo-v2.js'
 import { tmpdir, writeTree, makeKey, prng, serve } from '../helpers/fixtures.js'
-import { build } from '../../builder/build.js'
+import { build, Builder } from '../../builder/build.js'
 
 const cleanups = []
 after(async () => { for (const c of cleanups.reverse()) await c() })
@@ -231,6 +231,30 @@ test('a version-2 rebuild reads only what changed and equals a clean version-2 b
   const { files } = await walkStored(out)
   assert.equal(files.get('c/d/e.txt').entry.sha256, sha(text(210_000, 'e2')))
   assert.equal(files.get('many.bin').entry.sha256, sha(prng(9 * MiB, 'rebuild-many')), 'an unchanged file\'s SHA-256 from its index record')
+})
+
+test('a partial version-2 run (as --watch makes) looks at the changed directory only and equals a clean build', async () => {
+  const src = path.join(await dir('rotree-v2-src-'), 'src')
+  await writeTree(src, {
+    'a/b/c.txt': text(30_000, 'c'), 'a/top.txt': 'top', 'd/big.bin': prng(400_000, 'big'), 'd/t.txt': text(100_000, 't'), 'l': { symlink: 'a/top.txt' }
+  })
+  const key = makeKey()
+  const out = path.join(await dir('rotree-v2-out-'), 'out')
+  const b = await Builder.open(opts(src, out, key))
+  try {
+    await b.run()
+    await fs.writeFile(path.join(src, 'a/b/c.txt'), text(31_000, 'c2'))
+    await fs.writeFile(path.join(src, 'a/b/new.txt'), text(12_000, 'new'))
+    const r = await b.run({ dirty: new Set(['/a/b']) })
+    assert.equal(r.partial, true)
+    assert.equal(r.index.misses, 2, 'the two files of a/b read')
+    const clean = await build(opts(src, path.join(await dir('rotree-v2-out-'), 'out'), key))
+    assert.equal(r.root, clean.root)
+    assert.equal(r.rootCodec, clean.rootCodec)
+  } finally { await b.close() }
+  const { files } = await walkStored(out)
+  assert.equal(files.get('a/b/new.txt').entry.sha256, sha(text(12_000, 'new')))
+  assert.equal(files.get('d/t.txt').entry.sha256, sha(text(100_000, 't')))
 })
 
 test('one OUT built as version 1, then 2, then 1: no record is taken for the other version', async () => {
