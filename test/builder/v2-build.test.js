@@ -233,6 +233,19 @@ test('a version-2 rebuild reads only what changed and equals a clean version-2 b
   assert.equal(files.get('many.bin').entry.sha256, sha(prng(9 * MiB, 'rebuild-many')), 'an unchanged file\'s SHA-256 from its index record')
 })
 
+test('version 2: a large file the main thread meets is compressed on the workers (big-file.js), to the same tree', async () => {
+  const src = path.join(await dir('rotree-v2-src-'), 'src')
+  await writeTree(src, { 'small.txt': text(20_000, 's'), 'large.txt': text(5 * MiB, 'large') })
+  const key = makeKey()
+  // workers start only after 64 MiB: the main thread reads these files itself
+  const r = await build(opts(src, path.join(await dir('rotree-v2-out-'), 'out'), key, { workersAfter: 64 * MiB, bigAt: Infinity }))
+  assert.equal(r.pool.mainFiles, 1, 'small.txt on the main thread')
+  assert.equal(r.pool.bigFiles, 1, 'large.txt handed to the workers')
+  const one = await build(opts(src, path.join(await dir('rotree-v2-out-'), 'out'), key, { threads: 0 }))
+  assert.equal(one.pool.bigFiles, 0)
+  assert.equal(r.root, one.root)
+})
+
 test('a partial version-2 run (as --watch makes) looks at the changed directory only and equals a clean build', async () => {
   const src = path.join(await dir('rotree-v2-src-'), 'src')
   await writeTree(src, {
