@@ -346,8 +346,10 @@ export class BuildIndex {
 
 /**
  * Every file the last build of OUT recorded, with its size and whole-file
- * SHA-256 (in directory order). Takes OUT's lock while it reads, so not
- * while a build (or --watch) holds it.
+ * SHA-256 (in directory order), whichever format version it built. Takes
+ * OUT's lock while it reads, so not while a build (or --watch) holds it. An
+ * index written by other code (another fingerprint: its records may be laid
+ * out otherwise) lists nothing, as the next build would empty it.
  * @param {string} out
  * @returns {AsyncGenerator<{ path: string, size: number, sha256: string }>}
  */
@@ -356,6 +358,8 @@ export async function * recordedFiles (out) {
   const db = new Level(path.join(out, INDEX_DIR), DB_OPTIONS)
   try {
     await db.open()
+    const fp = await db.get(PARAMS_KEY)
+    if (fp === undefined || Buffer.from(fp).toString() !== await paramsFingerprint()) return
     for await (const [k, v] of db.iterator({ gte: DIR, lt: DIR_END })) {
       const rec = new DirRecord(v)
       const dir = k.slice(DIR.length).split('\0').join('/')
