@@ -7,7 +7,7 @@
 // unless asked to hash them (docs/TRUST.md rule 3 for a local blob:
 // localChunkFault; fsck scrubs every byte).
 import fs from 'node:fs/promises'
-import { VERIFIERS, localChunkFault } from 'rotree-client/verify'
+import { VERIFIERS, localChunkFault, storedSizeOf } from 'rotree-client/verify'
 import { DAMAGE_CODES, RotreeError } from 'rotree-client/errors'
 import { walkTree } from 'rotree-client/src/walk.js'
 import { readLocal, blobPath, missingBlob } from './blob-store.js'
@@ -39,13 +39,13 @@ export function pageLoader (dir, { has, onDamage, onLocal, cacheBytes = 0 } = {}
   const cache = new Map()
   let cached = 0
   return async function load (ref, kind) {
-    // the size is part of the key: a second reference with another size must be checked again
-    const k = kind + ref.hash + ref.size
+    // the sizes and codec are part of the key: a second reference that says otherwise must be checked again
+    const k = `${kind} ${ref.hash} ${ref.size} ${storedSizeOf(ref)} ${ref.codec}`
     const hit = cache.get(k)
     if (hit) { onLocal?.(ref, kind); return hit }
     let fault = null
     let value
-    const bytes = has && !has(ref.hash) ? null : await readLocal(dir, ref.hash, ref.size)
+    const bytes = has && !has(ref.hash) ? null : await readLocal(dir, ref.hash, storedSizeOf(ref))
     if (bytes === null) fault = missingBlob(dir, ref, PAGE_NAMES[kind] ?? kind)
     else {
       try { value = await VERIFIERS[kind](bytes, ref) } catch (err) {
@@ -72,7 +72,7 @@ export function pageLoader (dir, { has, onDamage, onLocal, cacheBytes = 0 } = {}
  */
 export async function localDataFault (dir, ref, { rehash = false, what = 'data' } = {}) {
   if (rehash) {
-    const bytes = await readLocal(dir, ref.hash, ref.size)
+    const bytes = await readLocal(dir, ref.hash, storedSizeOf(ref))
     if (bytes === null) return missingBlob(dir, ref, what)
     try { await VERIFIERS.data(bytes, ref); return null } catch (err) {
       if (!isLocalDamage(err)) throw err
@@ -120,7 +120,7 @@ export async function walkLocal (dir, root, { load = pageLoader(dir), onRef = ()
       if (size === undefined) {
         const fault = await localDataFault(dir, ref)
         if (fault) throw atPath(fault, p)
-        sizes.set(ref.hash, ref.size)
+        sizes.set(ref.hash, storedSizeOf(ref))
       } else {
         const fault = localChunkFault(size, ref)
         if (fault) throw atPath(fault, p)
