@@ -10,6 +10,14 @@
 // be served whole, and fails naming the path whose reference is wrong (the
 // first one's fetch fails, or a later one's size is not the blob's).
 //
+// Format version 2 (FORMAT.md §12.6): a blob is copied as its STORED bytes,
+// which its handle names; they are capped at the ref's stored size and
+// hashed, and pages are decoded by their codec to be walked. Sizes counted
+// here (progress, fetched, present) are stored bytes, what moves and what
+// DIR holds. A later reference that names the same stored blob under
+// another codec or decoded size is checked by decoding the local copy as
+// it says (a hostile tree cannot be served whole that way either).
+//
 // How much at once: at a distance every page and every blob is a round
 // trip, so the walk keeps PAGE_BREADTH page loads going (walk.js), and data
 // blobs are fetched as long as their bytes fit in what the fetch scheduler
@@ -19,6 +27,7 @@
 // round trips at a time. The walk waits while the budget is full, so what
 // it holds stays bounded.
 import { walkTree } from 'rotree-client/src/walk.js'
+import { storedSizeOf } from 'rotree-client/verify'
 import { pageLoader, localDataFault, atPath, blobPath } from '../lib/published/index.js'
 import { fetchVerified } from './fetch.js'
 
@@ -42,7 +51,7 @@ export class TreeCopy {
     this._progress = progress
     this.total = 0; this.done = 0
     this.failed = null // the first error: stops work not yet started
-    this.sizes = new Map() // hash → the size its first reference gave
+    this.sizes = new Map() // hash → the stored size, codec and decoded size its first reference gave
     this.others = [] // later references that gave another size: { ref, path }, checked once every blob is in
     this.reachable = new Set()
     this.walked = new Set() // page keys, for gc (see client-js/src/walk.js)
@@ -70,7 +79,8 @@ export class TreeCopy {
     if (this.failed) throw this.failed
     // every blob is in and verified against its first reference: the others must agree with it
     for (const { ref, path } of this.others) {
-      const fault = await localDataFault(this.dir, ref)
+      // another codec or decoded size for the same stored bytes: decode them as this ref says
+      const fault = await localDataFault(this.dir, ref, { rehash: ref.codec !== undefined && this.sizes.get(ref.hash) !== refKey(ref, 'data') })
       if (fault) throw atPath(fault, path)
     }
     return { reachable: this.reachable, walked: this.walked }
@@ -100,18 +110,20 @@ export class TreeCopy {
   onRef (ref, kind, p) {
     this.reachable.add(ref.hash)
     const first = this.sizes.get(ref.hash)
+    const key = refKey(ref, kind)
     if (first !== undefined) {
-      if (first !== ref.size) this.others.push({ ref, path: p })
+      if (first !== key) this.others.push({ ref, path: p })
       return
     }
-    this.sizes.set(ref.hash, ref.size)
-    this.total += ref.size; this.progress()
+    this.sizes.set(ref.hash, key)
+    const size = storedSizeOf(ref)
+    this.total += size; this.progress()
     if (kind !== 'data') return
     // the walk goes on once the blob has room, not once it is in
-    return this.gate.enter(ref.size).then(() => {
+    return this.gate.enter(size).then(() => {
       const task = this.data(ref)
         .catch(err => this.fail(atPath(err, p, ref)))
-        .finally(() => { this.gate.leave(ref.size); this.tasks.delete(task) })
+        .finally(() => { this.gate.leave(size); this.tasks.delete(task) })
       this.tasks.add(task)
     })
   }
@@ -128,8 +140,9 @@ export class TreeCopy {
   }
 
   present (ref) {
-    this.r.present.blobs++; this.r.present.bytes += ref.size
-    this.done += ref.size; this.progress()
+    const size = storedSizeOf(ref)
+    this.r.present.blobs++; this.r.present.bytes += size
+    this.done += size; this.progress()
   }
 
   // disks corrupt silently: a damaged local copy is replaced, not trusted
@@ -142,10 +155,20 @@ export class TreeCopy {
   async fetch (ref, kind) {
     const { value, raw } = await fetchVerified(this.mirrors, ref, kind)
     await this.store.replace(ref.hash, raw) // over a damaged copy, atomically
-    this.r.fetched.blobs++; this.r.fetched.bytes += ref.size; this.r.fetchedHashes.push(ref.hash)
-    this.done += ref.size; this.progress()
+    this.r.fetched.blobs++; this.r.fetched.bytes += raw.length; this.r.fetchedHashes.push(ref.hash)
+    this.done += raw.length; this.progress()
     return value
   }
+}
+
+/**
+ * What a reference says about the blob's bytes: its stored size, and for a
+ * version-2 ref its codec and decoded size. A page's kind is part of it (a
+ * page must decode as what its parent names); a data chunk's is not.
+ */
+function refKey (ref, kind) {
+  const k = `${storedSizeOf(ref)}`
+  return ref.codec === undefined ? k : `${k} ${ref.codec} ${ref.size}${kind === 'data' ? '' : ' ' + kind}`
 }
 
 /**

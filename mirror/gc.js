@@ -10,12 +10,17 @@
 // Called only after the new fsinfo.json is in place, under the folder lock.
 // When a kept root cannot be walked completely from local blobs (damage, or a
 // history file that does not verify) nothing is deleted: gc never guesses.
-import { historyEntries, verifyHistoryEntry, collectGarbage } from '../lib/published/index.js'
+// History entries of either format version are checked as a reader would
+// (lib/published/signed-roots.js: version 2 against the trust documents in
+// DIR/trust); only h/ is swept, so trust/ and history/ are never touched.
+import { historyEntries, collectGarbage } from '../lib/published/index.js'
+import { rootContext, verifyHistoryRoot } from '../lib/published/signed-roots.js'
 
 /**
  * @param {string} dir
  * @param {object} o
- * @param {string} o.publicKey
+ * @param {{ anchor: object, name: string }} [o.context] the anchor and name of the address pulled
+ * @param {string} [o.publicKey] a version-1 key: the same as context { anchor: { kind: 'key', key }, name: '' }
  * @param {number} o.keep distinct roots to keep (≥ 1)
  * @param {{ seq: number, root: { hash: string, size: number } }} o.current the root DIR serves now
  * @param {{ seq: number, root: { hash: string, size: number } }|null} [o.previous] the one it served before
@@ -24,7 +29,7 @@ import { historyEntries, verifyHistoryEntry, collectGarbage } from '../lib/publi
  * @param {boolean} [o.fsync=true]
  * @returns {Promise<{ kept: { seq: number, root: string }[], deleted: number, deletedBytes: number, skipped?: string }>}
  */
-export async function collect (dir, { publicKey, keep, current, previous = null, reachable = new Set(), walked = new Set(), warn = () => {}, jobs = 8, fsync = true }) {
+export async function collect (dir, { context, publicKey, keep, current, previous = null, reachable = new Set(), walked = new Set(), warn = () => {}, jobs = 8, fsync = true }) {
   const kept = [{ seq: current.seq, ref: current.root }]
   const roots = new Set([current.root.hash])
   const summary = () => kept.map(k => ({ seq: k.seq, root: k.ref.hash }))
@@ -35,10 +40,12 @@ export async function collect (dir, { publicKey, keep, current, previous = null,
   if (previous && keep > 1 && !roots.has(previous.root.hash)) {
     kept.push({ seq: previous.seq, ref: previous.root }); roots.add(previous.root.hash)
   }
+  let ctx = null
   for await (const h of historyEntries(dir)) { // newest first; read and checked only as far as needed
     if (roots.size >= keep) break
+    ctx ??= await rootContext(dir, { given: context ?? { anchor: { kind: 'key', key: publicKey }, name: '' } })
     let info
-    try { info = verifyHistoryEntry(h, publicKey) } catch (err) {
+    try { info = verifyHistoryRoot(h, ctx) } catch (err) {
       return skip(`history/${h.seq}.json does not verify (${err.code ?? err.message}); not collecting`)
     }
     if (roots.has(info.root.hash)) continue

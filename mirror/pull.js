@@ -2,14 +2,22 @@
 // copy of the tree at ADDR, moving only the blobs DIR lacks.
 //
 //   1. lock DIR, sweep what a killed run left behind (temp files, a stale lock);
-//   2. open the tree: fsinfo.json is verified by openTree (key from ADDR,
-//      signature, expiry, skew, rollback against the persisted reader state);
-//      DIR's own fsinfo.json must not be newer (DIR never goes backwards);
-//   3. walk from the root; every blob DIR lacks is fetched, verified by hash
-//      and size (and decoded, for pages), written to a temp name and renamed
-//      (copy-tree.js);
-//   4. make the blobs durable, record the new fsinfo.json in DIR/history/<seq>.json
-//      and rename it in LAST (lib/published/publish.js, as a build does);
+//   2. open the tree: fsinfo.json is verified by openTree (anchor and name
+//      from ADDR; version 1: key, signature; version 2: the trust chain, the
+//      timestamp and release thresholds, FORMAT.md §12.9; then expiry, skew,
+//      rollback against the persisted reader state); DIR's own fsinfo.json
+//      must not be newer (DIR never goes backwards);
+//   3. walk from the root (version 2: the release's root ref, with its
+//      codec); every blob DIR lacks is fetched by its stored bytes, verified
+//      by hash and stored size (and decoded, for pages, to walk on), written
+//      to a temp name and renamed (copy-tree.js);
+//   3b. version 2: trust/1.json … trust/<n>.json, the whole chain up to the
+//      document fsinfo.json names, each accepted from the anchor on
+//      (trust/roles.js acceptTrustStep), so a reader of DIR walks it from 1
+//      (FORMAT.md §12.2: a mirror serves every document of the chain);
+//   4. make the blobs and trust documents durable, record the new
+//      fsinfo.json in DIR/history/<seq>.json and rename it in LAST
+//      (lib/published/publish.js, as a build does);
 //   5. with --gc, delete blobs no kept root reaches (only now: the new
 //      fsinfo.json is in place).
 // Killed anywhere, DIR still serves a complete tree (the old one until step
@@ -18,9 +26,13 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { openTree } from 'rotree-client'
-import { decodeFsinfo } from 'rotree-client/format'
-import { verifyFsinfoSignature, checkRollback } from 'rotree-client/verify'
-import { BlobStore, publishFsinfo, writeHistory, isHistoryConflict, cleanHistoryTemps, withDirLock, pidAlive } from '../lib/published/index.js'
+import { checkRollback } from 'rotree-client/verify'
+import { BadFormatError, ForkError } from 'rotree-client/errors'
+import { decodeTrustDoc, MAX_TRUST_DOC } from 'rotree-client/src/format/trust-doc.js'
+import { acceptTrustStep, advanceState, trustHash } from 'rotree-client/src/trust/roles.js'
+import { BlobStore, publishFsinfo, writeHistory, isHistoryConflict, cleanHistoryTemps, withDirLock, pidAlive, syncDir } from '../lib/published/index.js'
+import { writeDurable } from '../lib/published/history.js'
+import { decodeRoot, readTrustChain, rootContext, verifyRoot, TRUST_DIR } from '../lib/published/signed-roots.js'
 import { TreeCopy } from './copy-tree.js'
 import { collect } from './gc.js'
 
@@ -28,7 +40,7 @@ const CONCURRENCY = 64 // openTree's concurrency, which sizes its connections pe
 
 /**
  * @param {object} o
- * @param {string} o.address '<mirror-url>#<public key>'
+ * @param {string} o.address '<mirror-url>#<anchor>[:<name>]' (FORMAT.md §1.4, §12.5)
  * @param {string} o.dir the mirror folder (created if missing)
  * @param {object} [o.reader] openTree options (mirrors, timeoutMs, stateDir, now, …)
  * @param {number} [o.jobs] most blobs fetched at once (default: as many as fit in the fetch
@@ -59,8 +71,9 @@ export async function pull (o) {
         progress: (done, total) => onProgress({ done, total, fetched: r.fetched.bytes, present: r.present.bytes })
       })
       const { reachable, walked } = await copy.run(info.root)
+      if (info.version === 2) r.trust = await copyTrust(tree, dir, info, fsync, warn)
       r.updated = await publish(dir, store, tree.fsinfoBytes, info, local, fsync, warn)
-      if (gc) r.gc = await collect(dir, { publicKey: tree.publicKey, keep, current: info, previous: local, reachable, walked, warn, jobs, fsync })
+      if (gc) r.gc = await collect(dir, { context: given(tree), keep, current: info, previous: local, reachable, walked, warn, jobs, fsync })
       r.requests = tree.stats.requests
       r.bytesMoved = tree.stats.bytes // every body byte received, fsinfo.json from each mirror included
       r.mirrors = tree.stats.mirrors
@@ -73,7 +86,7 @@ export async function pull (o) {
 }
 
 // Step 1: what a killed run left outside h/ (fsinfo.json temp files of dead
-// processes, history temps; the lock sweeps its own), then h/ itself (its
+// processes, history and trust temps; the lock sweeps its own), then h/ itself (its
 // temp files go when the store opens).
 async function prepare (dir, fsync) {
   for (const n of await fs.readdir(dir)) {
@@ -81,15 +94,21 @@ async function prepare (dir, fsync) {
     if (m && Number(m[1]) !== process.pid && !pidAlive(Number(m[1]))) await fs.rm(path.join(dir, n), { force: true })
   }
   await cleanHistoryTemps(dir)
+  let temps = []
+  try { temps = await fs.readdir(path.join(dir, TRUST_DIR)) } catch {}
+  for (const n of temps) {
+    const m = /^\.tmp-\d+-(\d+)$/.exec(n)
+    if (m && Number(m[1]) !== process.pid && !pidAlive(Number(m[1]))) await fs.rm(path.join(dir, TRUST_DIR, n), { force: true })
+  }
   return new BlobStore(dir, { fsync }).open()
 }
 
 // Step 2: the root to pull, against the one DIR serves now.
 async function checkSource (tree, dir, fsync, warn) {
-  const info = decodeFsinfo(tree.fsinfoBytes) // verified by openTree; decoded again for the fields
-  const local = await readLocalFsinfo(dir, tree.publicKey, warn)
+  const info = decodeRoot(tree.fsinfoBytes) // verified by openTree; decoded again for the fields
+  const local = await readLocalFsinfo(dir, given(tree), warn)
   // DIR never goes backwards, even for a reader state that has not seen DIR's root
-  if (local) checkRollback(info, { seq: local.seq, root: local.root.hash })
+  if (local) notBehind(info, local, tree.rootRecord)
   // the root DIR serves now is history too (gc keeps the previous root for readers mid-update)
   if (local) await recordHistory(dir, local.raw, fsync, warn)
   return { info, local }
@@ -107,22 +126,84 @@ async function publish (dir, store, bytes, info, local, fsync, warn) {
   return true
 }
 
+/** The anchor and name the reader took from ADDR: what DIR's own roots are checked against. */
+function given (tree) { return { anchor: tree.roots.anchor, name: tree.roots.name } }
+
 /**
- * DIR's current fsinfo.json if it is a signed root for `publicKey` (expired is
- * fine: it is what DIR serves now, so only key and signature are checked).
- * Another key's tree is refused: pulling one tree over another is a mistake,
- * not an update. A damaged or unsigned file is ignored with a warning and replaced.
+ * Is the root pulled (`info`, decodeRoot's; `rec`, the reader's record of
+ * it) at least as new as DIR's (`local`)? The reader's own rules decide:
+ * checkRollback for version 1 (a version-2 DIR never goes back to version
+ * 1: docs/TRUST.md rule 13), advanceState for version 2 (rule 13: the trust
+ * document, then the release and timestamp sequences of unchanged roles).
+ * A version-1 DIR taking a version-2 root is an upgrade (FORMAT.md §12.9).
  */
-export async function readLocalFsinfo (dir, publicKey, warn = () => {}) {
+function notBehind (info, local, rec) {
+  if (info.version === 1) return checkRollback(info, local.version === 2 ? { v: 2 } : { seq: local.seq, root: local.root.hash })
+  if (local.version === 1) return true
+  const { state } = advanceState(null, local.info, local.roles)
+  return advanceState(state, info.info, rec.roles).newer
+}
+
+/**
+ * DIR's current fsinfo.json if it is a signed root for the anchor and name
+ * of `ctx` ({ anchor, name }; a string: a version-1 key) — expired is fine:
+ * it is what DIR serves now, so only signatures are checked (version 2:
+ * against the trust documents in DIR/trust, signed-roots.js). Another key's
+ * or another name's tree is refused: pulling one tree over another is a
+ * mistake, not an update. A damaged or unsigned file is ignored with a
+ * warning and replaced.
+ */
+export async function readLocalFsinfo (dir, ctx, warn = () => {}) {
+  if (typeof ctx === 'string') ctx = { anchor: { kind: 'key', key: ctx }, name: '' }
   let raw
   try { raw = new Uint8Array(await fs.readFile(path.join(dir, 'fsinfo.json'))) } catch (err) { if (err.code === 'ENOENT') return null; throw err }
   try {
-    return verifyFsinfoSignature(raw, { publicKey })
+    return verifyRoot(raw, await rootContext(dir, { given: ctx }))
   } catch (err) {
-    if (err.code === 'ROTREE_WRONG_KEY') throw err
+    if (err.code === 'ROTREE_WRONG_KEY' || err.code === 'ROTREE_WRONG_NAME') throw err
     warn(`${path.join(dir, 'fsinfo.json')} is not a valid signed root (${err.code}); it will be replaced`)
     return null
   }
+}
+
+/**
+ * Step 3b: DIR/trust/1.json … <n>.json for the document fsinfo.json names.
+ * Documents already in DIR that a reader accepts from the anchor are kept;
+ * the rest are fetched, each accepted by acceptTrustStep before it is
+ * written, and the last must be the one fsinfo.json names (by hash: the one
+ * the reader verified it under).
+ * @returns {Promise<{ fetched: number, present: number }>}
+ */
+async function copyTrust (tree, dir, info, fsync, warn) {
+  const out = { fetched: 0, present: 0 }
+  if (info.trust === null) return out
+  const anchor = tree.roots.anchor
+  const local = await readTrustChain(dir, anchor)
+  if (local.fault && local.fault.seq <= info.trust.seq && !local.fault.missing) warn(`${local.fault.message}; fetching it again`)
+  const tdir = path.join(dir, TRUST_DIR)
+  await fs.mkdir(tdir, { recursive: true })
+  let prev = null
+  for (let n = 1; n <= info.trust.seq; n++) {
+    if (local.docs[n - 1]) { prev = local.docs[n - 1]; out.present++; continue }
+    const p = prev
+    const doc = await tree.mirrors.fetch(`${TRUST_DIR}/${n}.json`, MAX_TRUST_DOC, bytes => {
+      const d = decodeTrustDoc(bytes)
+      if (d.seq !== n) throw new BadFormatError(`${TRUST_DIR}/${n}.json holds trust document ${d.seq}`)
+      acceptTrustStep(p, d, anchor)
+      d.bytes = typeof bytes === 'string' ? Buffer.from(bytes) : bytes
+      return d
+    })
+    // under a temporary name, then renamed: a reader of DIR never sees half a document
+    const tmp = path.join(tdir, `.tmp-${n}-${process.pid}`)
+    await writeDurable(tmp, doc.bytes, fsync)
+    await fs.rename(tmp, path.join(tdir, `${n}.json`))
+    prev = doc; out.fetched++
+  }
+  if (trustHash(prev) !== info.trust.hash) {
+    throw new ForkError(`DIR's ${TRUST_DIR}/${prev.seq}.json is not the trust document fsinfo.json names (another document ${prev.seq} signed by the root keys); move it aside to pull`)
+  }
+  if (fsync && out.fetched) await syncDir(tdir)
+  return out
 }
 
 /** history/<seq>.json for a root DIR already serves; one seq with two signed texts is kept as found, with a warning. */

@@ -1,0 +1,164 @@
+// The signed roots of a published folder, read from its own disk, for the
+// tools that check or keep them (pull, fsck, gc, push): fsinfo.json and
+// history/<seq>.json of either format version and, for version 2, the trust
+// documents in trust/<seq>.json they are signed under (FORMAT.md §12.2,
+// §12.4). Every decision is the reader's (client-js/src/verify.js,
+// client-js/src/trust/roles.js); what this module adds is where the bytes
+// come from, and that it checks signatures without the clock: an old root's
+// age is no reason to doubt who signed it (docs/TRUST.md rule 17). Tools
+// that judge freshness say so (fsck's check of the current root).
+//
+// What a folder's roots are checked against (a "context"):
+//   given      the anchor and name of an address (FORMAT.md §12.5), as a
+//              reader takes them: the user's, never the folder's;
+//   self       no address: the folder's own claims, checked for consistency
+//              only (the anchor is trust document 1's hash, or the key that
+//              signed a single-key fsinfo.json; the name is fsinfo.json's).
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { verifyFsinfoSignature } from 'rotree-client/verify'
+import { ThresholdError, BadFormatError } from 'rotree-client/errors'
+import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
+import { fsinfoVersion, decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
+import { decodeTrustDoc, MAX_TRUST_DOC } from 'rotree-client/src/format/trust-doc.js'
+import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
+import { acceptTrustStep, trustHash, verifyFsinfoV2 } from 'rotree-client/src/trust/roles.js'
+import { decodeUtf8 } from 'rotree-client/src/format/bytes.js'
+
+export const TRUST_DIR = 'trust'
+const TRUST_NAME = /^([1-9][0-9]{0,15})\.json$/
+
+/** The format version of a signed fsinfo.json text (FORMAT.md §6.1), or a typed error. */
+export function versionOf (bytes) { return fsinfoVersion(bytes) }
+
+/**
+ * Decode (not verify) an fsinfo.json of either version into the fields the
+ * tools use: { version, seq, root (ref; version 2: the release root, with its
+ * codec), name, trust, info }.
+ */
+export function decodeRoot (bytes) {
+  if (fsinfoVersion(bytes) !== 2) {
+    const info = decodeFsinfo(bytes)
+    return { version: 1, seq: info.seq, root: info.root, name: '', trust: null, key: info.key, info }
+  }
+  const info = decodeFsinfoV2(bytes)
+  return { version: 2, seq: info.seq, root: refOfReleaseRoot(info.release.root), name: info.name, trust: info.trust, key: null, info }
+}
+
+/**
+ * The trust documents in dir/trust, each accepted as a reader accepts it
+ * (acceptTrustStep, docs/TRUST.md rule 10) from the anchor on, as far as
+ * the chain holds. `anchor` null: the folder's own (self-consistency only,
+ * the anchor being document 1's hash).
+ * @param {string} dir @param {{ kind: 'key', key: string } | { kind: 'trust', hash: string } | null} anchor
+ * @returns {Promise<{ docs: object[], highest: number, fault: { seq: number, code: string, message: string, missing?: boolean } | null, anchor: object|null }>}
+ *   docs[i] is document i + 1 (decoded, with `text` and `bytes`); highest: the highest seq present
+ *   in trust/; fault: the first document that is missing (below `highest`) or does not verify
+ */
+export async function readTrustChain (dir, anchor) {
+  let names = []
+  try { names = await fs.readdir(path.join(dir, TRUST_DIR)) } catch (err) { if (err.code !== 'ENOENT') throw err }
+  const highest = Math.max(0, ...names.map(n => TRUST_NAME.exec(n)).filter(Boolean).map(m => Number(m[1])))
+  const out = { docs: [], highest, fault: null, anchor }
+  let prev = null
+  for (let n = 1; n <= highest; n++) {
+    const bytes = await readCapped(path.join(dir, TRUST_DIR, `${n}.json`), MAX_TRUST_DOC)
+    if (bytes === null) { out.fault = { seq: n, code: 'ROTREE_NOT_FOUND', message: `${TRUST_DIR}/${n}.json is missing, but ${TRUST_DIR}/${highest}.json is there: the chain is broken`, missing: true }; break }
+    try {
+      const doc = decodeTrustDoc(bytes)
+      if (doc.seq !== n) throw new BadFormatError(`${TRUST_DIR}/${n}.json holds trust document ${doc.seq}`)
+      if (n === 1 && out.anchor === null) out.anchor = { kind: 'trust', hash: trustHash(doc) } // self: consistency from here on
+      acceptTrustStep(prev, doc, out.anchor)
+      doc.bytes = bytes
+      doc.text = decodeUtf8(bytes)
+      out.docs.push(prev = doc)
+    } catch (err) {
+      if (typeof err.code !== 'string' || !err.code.startsWith('ROTREE_')) throw err
+      out.fault = { seq: n, code: err.code, message: `${TRUST_DIR}/${n}.json: ${err.message}` }
+      break
+    }
+  }
+  return out
+}
+
+/**
+ * The context a folder's roots are checked against. `given`: { anchor, name }
+ * from an address; without it, the folder's own (self-asserted) claims from
+ * its current fsinfo.json (`current`, decodeRoot's value) and trust/.
+ * @returns {Promise<{ anchor: object|null, name: string, self: boolean, chain: Awaited<ReturnType<typeof readTrustChain>> }>}
+ */
+export async function rootContext (dir, { given = null, current = null } = {}) {
+  if (given) return { anchor: given.anchor, name: given.name ?? '', self: false, chain: await readTrustChain(dir, given.anchor) }
+  const chain = await readTrustChain(dir, null)
+  let anchor = chain.anchor
+  // a single-key tree: the key that signed it (FORMAT.md §12.5), as version 1's key is the one inside fsinfo.json
+  if (!anchor && current?.version === 2) anchor = current.info.signatures[0] ? { kind: 'key', key: current.info.signatures[0].key } : null
+  if (!anchor && current?.version === 1) anchor = { kind: 'key', key: current.key }
+  return { anchor, name: current?.name ?? '', self: true, chain }
+}
+
+/**
+ * A signed root of either version checked against a context, without the
+ * clock: version 1 by verifyFsinfoSignature (the anchor's key), version 2 by
+ * verifyFsinfoV2 under the trust document it names, which the local chain
+ * must hold (docs/TRUST.md rules 10–12, 14; rule 2's times are left to the
+ * caller: `now: -Infinity` is a clock before every expiry, and freshness is
+ * a no-op here). Throws the reader's typed error.
+ * @returns {{ version: 1|2, seq: number, root: object, name: string, trust: object|null, raw: Uint8Array, info: object, roles?: object }}
+ */
+export function verifyRoot (bytes, ctx) {
+  if (!ctx.anchor) throw new ThresholdError('no anchor to check fsinfo.json against: no trust/1.json, no signature, no key')
+  const r = decodeRoot(bytes)
+  if (r.version === 1) {
+    const info = verifyFsinfoSignature(bytes, { publicKey: ctx.anchor.kind === 'key' ? ctx.anchor.key : null, name: ctx.name })
+    return { ...r, info, raw: bytes }
+  }
+  let trust = null
+  if (r.trust !== null) {
+    trust = ctx.chain.docs[r.trust.seq - 1] ?? null
+    if (trust === null) {
+      const why = ctx.chain.fault ? ctx.chain.fault.message : `${TRUST_DIR}/ holds documents up to ${ctx.chain.highest} only`
+      throw new ThresholdError(`fsinfo.json seq ${r.seq} names trust document ${r.trust.seq}, which is not in a chain this folder holds from the anchor (${why}): its signatures cannot be counted`)
+    }
+  }
+  const { roles } = verifyFsinfoV2(r.info, { anchor: ctx.anchor, name: ctx.name, trust, now: -Infinity, skewMs: 0, graceMs: 0, checkFreshness: () => {} })
+  return { ...r, raw: bytes, trustDoc: trust, roles }
+}
+
+/**
+ * The same root judged with the clock as a reader judges it (docs/TRUST.md
+ * rule 2 for version 1; rules 2 and 14 for version 2, against the trust
+ * document it names). For a root verifyRoot() accepted.
+ * @param {ReturnType<typeof verifyRoot>} v @param {{ anchor: object, name: string }} ctx
+ * @param {{ now: number, skewMs: number, graceMs?: number, checkFreshness: Function }} o
+ */
+export function checkRootTimes (v, ctx, { now, skewMs, graceMs = 0, checkFreshness }) {
+  if (v.version === 1) return checkFreshness(v.info, { now, skewMs, graceMs })
+  verifyFsinfoV2(v.info, { anchor: ctx.anchor, name: ctx.name, trust: v.trustDoc, now, skewMs, graceMs, checkFreshness })
+}
+
+/**
+ * A history entry (historyEntries()) checked against a context: verifyRoot,
+ * and filed under its own seq.
+ */
+export function verifyHistoryRoot (h, ctx) {
+  if (h.error) throw h.error
+  const v = verifyRoot(h.raw, ctx)
+  if (v.seq !== h.seq) throw new BadFormatError(`history/${h.seq}.json holds seq ${v.seq}`)
+  return v
+}
+
+/** A small file's bytes, at most `cap` + 1 of them (one more is enough to be refused as too large); null when absent. */
+export async function readCapped (file, cap) {
+  let fh
+  try { fh = await fs.open(file, 'r') } catch (err) { if (err.code === 'ENOENT') return null; throw err }
+  try {
+    const buf = Buffer.allocUnsafe(cap + 1)
+    let n = 0
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, n)
+      if (bytesRead === 0 || (n += bytesRead) === buf.length) break
+    }
+    return new Uint8Array(buf.buffer, buf.byteOffset, n)
+  } finally { await fh.close() }
+}

@@ -1,0 +1,157 @@
+// The mirror-side tools on format-version-2 trees (docs/FORMAT.md §12):
+// pull copies the stored bytes of every blob and the trust chain, and the
+// copy opens from scratch; fsck finds a corrupt compressed blob and a hole
+// in trust/; gc keeps what the kept roots reach and every trust document;
+// push verifies the roots by the trust documents before it uploads.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { createHash } from 'node:crypto'
+import { spawnSync } from 'node:child_process'
+import { openTree } from 'rotree-client'
+import { walkTree } from 'rotree-client/src/walk.js'
+import { decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
+import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
+import { tmpdir, writeTree, makeKey, prng } from '../helpers/fixtures.js'
+import { Publisher, role } from '../client/v2-publisher.js'
+import { startStaticMirror } from '../client/static-mirror.js'
+import { build } from '../../builder/build.js'
+import { gc } from '../../builder/gc.js'
+import { pull } from '../../mirror/pull.js'
+import { fsck } from '../../mirror/fsck.js'
+import { blobSource } from '../../mirror/source.js'
+import { pageLoader } from '../../lib/published/index.js'
+import { rotree, blobNames } from './helpers.js'
+
+const sha = b => createHash('sha256').update(b).digest('hex')
+const haveRclone = spawnSync('rclone', ['version'], { stdio: 'ignore' }).status === 0
+
+async function scratch (t, prefix) {
+  const d = await tmpdir(prefix)
+  t.after(() => fs.rm(d, { recursive: true, force: true }))
+  return d
+}
+
+// compressible text that does not repeat, so it is stored deflated and chunked
+function text (n, seed) {
+  const words = ['tree', 'blob', 'page', 'chunk', 'mirror', 'reader', 'signed', 'root', 'index', 'trust']
+  const r = prng(n, seed)
+  let s = ''
+  for (let i = 0; s.length < n; i++) s += words[r[i % r.length] % words.length] + (r[(i + 7) % r.length] % 9 === 0 ? '\n' : ' ')
+  return s.slice(0, n)
+}
+
+const FILES = {
+  'README.md': '# v2\n',
+  'docs/long.txt': text(300_000, 'long'),
+  'docs/random.bin': prng(100_000, 'rnd'),
+  'small/a.txt': 'a\n'
+}
+
+/** A fresh reader (no state) of the tree at `address` reads every file as `files` says. */
+async function readsAll (address, files) {
+  const tree = await openTree(address, { stateDir: null, timeoutMs: 5000 })
+  try {
+    for (const [p, want] of Object.entries(files)) {
+      const got = await tree.readFile('/' + p)
+      assert.equal(sha(got), sha(typeof want === 'string' ? Buffer.from(want) : want), p)
+    }
+    return tree.info
+  } finally { tree.close() }
+}
+
+/** Every ref the root of DIR's fsinfo.json reaches: { ref, kind }[]. */
+async function refsOf (dir) {
+  const info = decodeFsinfoV2(await fs.readFile(path.join(dir, 'fsinfo.json')))
+  const out = []
+  await walkTree(refOfReleaseRoot(info.release.root), pageLoader(dir), (ref, kind) => { out.push({ ref, kind }) })
+  return out
+}
+
+/** A Publisher tree of FILES with big chunked files, rotated from trust 1 to 2, published under 2. */
+async function rotatedTree (t) {
+  const p = await Publisher.create({ name: 'stable' })
+  t.after(() => p.close())
+  const files = { ...FILES, 'docs/chunked.txt': { data: text(200_000, 'chunked'), chunkSize: 4096 } }
+  await p.publish(files)
+  const k = p.k
+  await p.rotate({ root: role([k.A, k.B, k.D], 2), release: role([k.R2, k.R3], 2), timestamp: role([k.T2]) })
+  await p.publish(files)
+  const plain = Object.fromEntries(Object.entries(files).map(([n, v]) => [n, v.data ?? v]))
+  return { p, files: plain }
+}
+
+test('pull of a single-key version-2 tree from build({ version: 2, name }): a fresh reader of the copy reads every file', { timeout: 60_000 }, async t => {
+  const d = await scratch(t, 'rotree-v2pull-')
+  const src = path.join(d, 'src'); const out = path.join(d, 'out'); const dir = path.join(d, 'mirror')
+  await writeTree(src, FILES)
+  const key = makeKey()
+  await build({ src, out, key, ttlMs: 3600e3, fsync: false, version: 2, name: 'stable' })
+  const srv = await startStaticMirror(out); t.after(srv.close)
+  const addr = `${srv.url}#${key.publicKey}:stable`
+
+  const r = await pull({ address: addr, dir, reader: { stateDir: null }, fsync: false })
+  assert.equal(r.updated, true)
+  assert.deepEqual(await fs.readFile(path.join(dir, 'fsinfo.json')), await fs.readFile(path.join(out, 'fsinfo.json')))
+  const refs = await refsOf(out)
+  assert.ok(refs.some(x => x.ref.codec === 'deflate-raw'), 'the tree has compressed blobs')
+  assert.deepEqual(await blobNames(dir), new Set(refs.map(x => x.ref.hash)))
+  for (const h of await blobNames(dir)) {
+    assert.equal(sha(await fs.readFile(path.join(dir, 'h', h))), h, 'every blob is its stored bytes')
+  }
+  const stored = new Map(refs.map(x => [x.ref.hash, x.ref.storedSize]))
+  assert.equal(r.fetched.bytes, [...stored.values()].reduce((a, b) => a + b, 0), 'stored bytes counted')
+
+  const copy = await startStaticMirror(dir); t.after(copy.close)
+  const info = await readsAll(`${copy.url}#${key.publicKey}:stable`, FILES)
+  assert.equal(info.version, 2)
+
+  // again: nothing to fetch
+  const again = await pull({ address: addr, dir, reader: { stateDir: null }, fsync: false })
+  assert.equal(again.fetched.blobs, 0)
+  assert.equal(again.updated, false)
+})
+
+test('pull of a k-of-n tree rotated from trust 1 to 2 copies the chain; the copy opens by #t<hash>:name from scratch', { timeout: 60_000 }, async t => {
+  const { p, files } = await rotatedTree(t)
+  const d = await scratch(t, 'rotree-v2pull-')
+  const dir = path.join(d, 'mirror')
+  const srv = await startStaticMirror(p.out); t.after(srv.close)
+
+  const r = await pull({ address: p.address(srv.url), dir, reader: { stateDir: path.join(d, 'state') }, fsync: false })
+  assert.deepEqual(r.trust, { fetched: 2, present: 0 })
+  assert.deepEqual((await fs.readdir(path.join(dir, 'trust'))).sort(), ['1.json', '2.json'])
+  for (const n of [1, 2]) assert.deepEqual(await fs.readFile(path.join(dir, 'trust', `${n}.json`)), await fs.readFile(path.join(p.out, 'trust', `${n}.json`)))
+  const copy = await startStaticMirror(dir); t.after(copy.close)
+  const info = await readsAll(p.address(copy.url), files)
+  assert.equal(info.trustSeq, 2)
+
+  // a newer release: only what changed moves, and the chain is already there
+  await p.publish({ ...files, 'new.txt': 'new\n' })
+  const r2 = await pull({ address: p.address(srv.url), dir, reader: { stateDir: path.join(d, 'state') }, fsync: false })
+  assert.deepEqual(r2.trust, { fetched: 0, present: 2 })
+  assert.ok(r2.fetched.blobs > 0 && r2.present.blobs > 0)
+  await readsAll(p.address(copy.url), { ...files, 'new.txt': 'new\n' })
+})
+
+test('pull refuses a version-2 fsinfo.json with too few release signatures and leaves DIR as it was', { timeout: 60_000 }, async t => {
+  const { p, files } = await rotatedTree(t)
+  const d = await scratch(t, 'rotree-v2pull-')
+  const dir = path.join(d, 'mirror')
+  const srv = await startStaticMirror(p.out); t.after(srv.close)
+
+  // trust 2 wants 2 of R2, R3 for a release: one is too few
+  await p.publish({ ...files, 'bad.txt': 'x' }, { relSigners: [p.k.R2] })
+  await assert.rejects(pull({ address: p.address(srv.url), dir, reader: { stateDir: null }, fsync: false }),
+    err => (err.code === 'ROTREE_THRESHOLD' || err.errors?.every(e => e.code === 'ROTREE_THRESHOLD')) && err.message.includes('release'))
+  await assert.rejects(fs.access(path.join(dir, 'fsinfo.json')), { code: 'ENOENT' })
+
+  // over a good copy: it stays
+  await p.publish(files)
+  await pull({ address: p.address(srv.url), dir, reader: { stateDir: null }, fsync: false })
+  const before = await fs.readFile(path.join(dir, 'fsinfo.json'))
+  await p.publish({ ...files, 'bad.txt': 'x' }, { relSigners: [p.k.R2] })
+  await assert.rejects(pull({ address: p.address(srv.url), dir, reader: { stateDir: null }, fsync: false }), /release/)
+  assert.deepEqual(await fs.readFile(path.join(dir, 'fsinfo.json')), before)
+})
