@@ -1,26 +1,31 @@
 // `rotree fsck DIR` (FORMAT.md §8 "Checking a mirror"; disks that fail
 // silently: bit rot, torn or misdirected writes, lost files): is this
 // published folder whole and true? check() runs these steps:
-//   fsinfo    format, key, signature, expiry (fsck-fsinfo.js);
+//   fsinfo    format, key, signature, expiry (fsck-fsinfo.js); format
+//             version 2: the trust chain in DIR/trust, the thresholds of the
+//             document fsinfo.json names, the release (FORMAT.md §12.2–§12.4);
 //   scrub     every file in h/ re-hashed (scrub.js): a blob whose bytes no
 //             longer hash to its name is corrupt;
 //   current   the current root walked over the local blobs: every reference
 //             is checked against the blob it names (present, hashing to its
-//             name, and the size the reference says); each problem blob is
-//             reported with the paths using it;
+//             name, and the size the reference says: the stored size, for a
+//             version-2 ref; pages are decoded by their codec to be walked);
+//             each problem blob is reported with the paths using it;
 //   history   older roots (DIR/history) walked too: what they reach is not an
 //             orphan;
 //   classify  missing, corrupt, orphans (a warning: a mirror may keep old
 //             blobs for readers on older roots);
 //   repair    with a repair source, damaged and missing blobs are fetched
 //             from it, verified against the refs of DIR's own verified root,
-//             written atomically (fsck-repair.js), and the whole check runs
-//             again; its result is the one returned.
+//             and missing or broken trust documents accepted from the anchor
+//             on, written atomically (fsck-repair.js), and the whole check
+//             runs again; its result is the one returned.
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { localChunkFault } from 'rotree-client/verify'
+import { localChunkFault, storedSizeOf } from 'rotree-client/verify'
 import { walkTree } from 'rotree-client/src/walk.js'
-import { lockDir, pageLoader, historyEntries, verifyHistoryEntry } from '../lib/published/index.js'
+import { lockDir, pageLoader, historyEntries } from '../lib/published/index.js'
+import { verifyHistoryRoot } from '../lib/published/signed-roots.js'
 import { scrub } from './scrub.js'
 import { checkFsinfo } from './fsck-fsinfo.js'
 import { Repairer } from './fsck-repair.js'
@@ -31,6 +36,8 @@ const MAX_PATHS = 10 // paths listed per problem blob; `refs` has the full count
  * @param {string} dir
  * @param {object} [o]
  * @param {string|null} [o.publicKey] the key to check against; null: the key inside fsinfo.json (self-asserted)
+ * @param {{ kind: 'key', key: string } | { kind: 'trust', hash: string } | null} [o.anchor] an address's anchor
+ *   (FORMAT.md §12.5; wins over publicKey) @param {string} [o.name] and its tree name
  * @param {'given'|'address'} [o.keySource='given']
  * @param {ReturnType<import('./source.js').blobSource>|null} [o.repairFrom]
  * @param {number} [o.now] @param {number} [o.skewMs]
@@ -72,6 +79,12 @@ async function check (dir, o, src) {
   const fi = await checkFsinfo(dir, o, now, m => r.warnings.push(m))
   const s = await scrubStep(dir, o, r)
   let repairer = src && new Repairer(dir, src, { fsync: o.fsync !== false })
+  // trust documents first: fsinfo.json's signatures are counted by them (fsck-repair.js)
+  const named = fi.report.trustSeq ?? 0
+  if (repairer && fi.ctx?.anchor && named > 0 && (named > fi.ctx.chain.highest || fi.ctx.chain.fault?.seq <= named)) {
+    await repairer.trust(fi.ctx, named)
+    Object.assign(fi, await checkFsinfo(dir, o, now, () => {}))
+  }
   if (repairer && !fi.trusted) {
     repairer.result.unrepaired.push({ hash: null, code: fi.problems[0]?.code ?? 'ROTREE_BAD_FORMAT', message: 'fsinfo.json does not verify, so its refs cannot be trusted: nothing repaired (pull the tree again instead)' })
     r.repair = repairer.report()
@@ -111,13 +124,13 @@ async function walkCurrent (dir, info, s, repairer, r, walked) {
   // a page the scrub found bad (unreadable, too) goes straight to repair
   const load = repairer ? (ref, kind) => s.blobs.get(ref.hash)?.ok === false ? repairer.fix(ref, kind) : local(ref, kind) : local
   await walkTree(info.root, load, (ref, kind, p) => {
-    if (!reached.has(ref.hash)) { reached.add(ref.hash); r.blobs.reachable++; r.blobs.reachableBytes += ref.size }
+    if (!reached.has(ref.hash)) { reached.add(ref.hash); r.blobs.reachable++; r.blobs.reachableBytes += storedSizeOf(ref) }
     const st = s.blobs.get(ref.hash)
     const fault = st?.ok ? localChunkFault(st.size, ref) : null
     if (st?.ok && !fault) return
     let e = problems.get(ref.hash)
     if (!e) {
-      problems.set(ref.hash, e = { hash: ref.hash, kind, size: ref.size, paths: [], refs: 0 })
+      problems.set(ref.hash, e = { hash: ref.hash, kind, size: storedSizeOf(ref), paths: [], refs: 0 })
       if (repairer && kind === 'data') dataFixes.push(repairer.fix(ref, kind).catch(() => {}))
     }
     if (fault) e.fault = { code: fault.code, message: `${p}: ${fault.message}` }
@@ -143,7 +156,7 @@ async function walkHistory (dir, fi, s, r, walked) {
   const load = pageLoader(dir)
   for await (const e of historyEntries(dir)) {
     let h
-    try { h = verifyHistoryEntry(e, fi.key) } catch (err) {
+    try { h = verifyHistoryRoot(e, fi.ctx) } catch (err) {
       r.history.bad.push({ seq: e.seq, code: err.code ?? 'ROTREE_INTERNAL', message: err.message })
       continue
     }

@@ -1,20 +1,19 @@
 // rotree fsck
 import { UsageError } from 'rotree-client/errors'
 import { parseAddress } from 'rotree-client'
+import { parseFragment } from 'rotree-client/src/trust/roles.js'
 import { fsck } from '../../mirror/fsck.js'
 import { blobSource } from '../../mirror/source.js'
 import { fmtBytes } from '../progress.js'
 import { READER_OPTIONS, readerOptions, positiveInt } from '../common.js'
 import { expiryWarning } from '../expiry.js'
 
-const KEY_RE = /^[0-9a-fA-F]{64}$/
-
 export default {
-  usage: 'fsck DIR [--key PUBKEY] [--repair-from ADDR]',
+  usage: 'fsck DIR [--key ANCHOR[:NAME]] [--repair-from ADDR]',
   summary: 'scrub a published folder: re-hash every blob, find missing and orphan blobs, check fsinfo.json',
   positionals: [1, 1],
   options: {
-    key: { type: 'string', arg: 'PUBKEY', help: 'the publisher\'s public key (64 hex); without it the key inside fsinfo.json is used, with a warning' },
+    key: { type: 'string', arg: 'ANCHOR[:NAME]', help: 'what follows # in the tree\'s address: the publisher\'s public key (64 hex) or t<trust document hash>, and the tree name (format 2); without it the folder\'s own claims are checked, with a warning' },
     'repair-from': { type: 'string', arg: 'ADDR', help: 'fetch corrupt and missing blobs from this tree address (verified), then check again' },
     mirror: { ...READER_OPTIONS.mirror, help: 'with --repair-from: another mirror to repair from (repeatable)' },
     timeout: READER_OPTIONS.timeout,
@@ -23,15 +22,17 @@ export default {
     json: { type: 'boolean', help: 'print the report as JSON' }
   },
   async run ([dir], v, io) {
-    if (v.key !== undefined && !KEY_RE.test(v.key)) throw new UsageError('--key must be 64 hex digits')
     if (v.mirror && !v['repair-from']) throw new UsageError('--mirror needs --repair-from')
-    let publicKey = v.key?.toLowerCase() ?? null
+    let given = null
+    if (v.key !== undefined) {
+      try { given = parseFragment(v.key) } catch (err) { throw new UsageError(`--key: ${err.message}`) }
+    }
     let keySource = 'given'
     let src = null
     if (v['repair-from']) {
-      const addrKey = parseAddress(v['repair-from']).publicKey
-      if (publicKey && publicKey !== addrKey) throw new UsageError('--key and the key in --repair-from differ')
-      if (!publicKey) { publicKey = addrKey; keySource = 'address' }
+      const a = parseAddress(v['repair-from'])
+      if (given && given.id !== a.id) throw new UsageError('--key and the anchor in --repair-from differ')
+      if (!given) { given = a; keySource = 'address' }
       const ro = readerOptions(v)
       src = blobSource(v['repair-from'], { mirrors: ro.mirrors, timeoutMs: ro.timeoutMs })
     }
@@ -40,7 +41,8 @@ export default {
     let r
     try {
       r = await fsck(dir, {
-        publicKey, keySource, repairFrom: src, fsync: !v['no-fsync'],
+        publicKey: given?.anchor.kind === 'key' ? given.anchor.key : null, anchor: given?.anchor ?? null, name: given?.name ?? '',
+        keySource, repairFrom: src, fsync: !v['no-fsync'],
         jobs: v.jobs ? positiveInt(v.jobs, 'jobs') : undefined,
         onProgress: (phase, d, t) => {
           if (!tty || (Date.now() - last < 100 && d < t)) return
@@ -66,7 +68,11 @@ function report (r) {
   const lines = []
   const f = r.fsinfo
   lines.push(`fsck ${r.dir}`)
-  if (f.present && f.seq !== undefined) lines.push(`  fsinfo.json  seq ${f.seq}, root ${f.root}, expires ${f.expires}, key ${r.key.value} (${r.key.source === 'fsinfo' ? 'self-asserted' : r.key.source})`)
+  const anchor = `${f.version === 2 ? 'anchor' : 'key'} ${r.key.value} (${r.key.source === 'fsinfo' ? 'self-asserted' : r.key.source})`
+  if (f.present && f.seq !== undefined && f.version === 2) {
+    lines.push(`  fsinfo.json  format 2, tree ${JSON.stringify(f.name)}, seq ${f.seq}, release ${f.releaseSeq}, root ${f.root}, expires ${f.expires}, ${anchor}`)
+    lines.push(`  trust        ${f.trustSeq === null ? 'none (single key)' : `document ${f.trustSeq} named`}; ${f.trust.docs} of ${f.trust.highest} document(s) in trust/ verify as a chain`)
+  } else if (f.present && f.seq !== undefined) lines.push(`  fsinfo.json  seq ${f.seq}, root ${f.root}, expires ${f.expires}, ${anchor}`)
   for (const p of f.problems) lines.push(`  FSINFO   ${p.code}: ${p.message}`)
   lines.push(`  blobs        ${r.blobs.files} files, ${fmtBytes(r.blobs.bytes)} hashed in ${(r.blobs.hashMs / 1000).toFixed(1)} s (${r.blobs.threads} thread${r.blobs.threads > 1 ? 's' : ''}); ${r.blobs.reachable} reachable from the current root; ${r.history.roots} history roots`)
   const used = e => e.paths.length ? `  used by ${e.paths.join(', ')}${e.refs > e.paths.length ? ` (${e.refs} refs)` : ''}` : '  (no current root uses it)'
@@ -79,9 +85,9 @@ function report (r) {
   for (const o of r.orphans) lines.push(`  orphan   ${o.hash}  ${o.size} bytes`)
   for (const s of r.stray) lines.push(`  stray    h/${s}`)
   if (r.repair) {
-    for (const x of r.repair.repaired) lines.push(`  repaired ${x.hash}  ${x.kind ?? 'blob'}, ${x.size} bytes`)
+    for (const x of r.repair.repaired) lines.push(x.kind === 'trust' ? `  repaired trust/${x.seq}.json, ${x.size} bytes` : `  repaired ${x.hash}  ${x.kind ?? 'blob'}, ${x.size} bytes`)
     for (const x of r.repair.removed) lines.push(`  removed  ${x.hash}  (corrupt, used by no root, not on the repair source)`)
-    for (const x of r.repair.unrepaired) lines.push(`  NOT REPAIRED ${x.hash ?? ''} ${x.code}: ${x.message}`)
+    for (const x of r.repair.unrepaired) lines.push(`  NOT REPAIRED ${x.kind === 'trust' ? `trust/${x.seq}.json` : x.hash ?? ''} ${x.code}: ${x.message}`)
     lines.push(`  repair: ${r.before.problems} problem(s) before, ${r.repair.repaired.length} blob(s) fetched, ${r.repair.requests} requests, ${fmtBytes(r.repair.bytes)}; checked again:`)
   }
   const n = r.corrupt.length; const m = r.missing.length; const fp = r.fsinfo.problems.length

@@ -155,3 +155,53 @@ test('pull refuses a version-2 fsinfo.json with too few release signatures and l
   await assert.rejects(pull({ address: p.address(srv.url), dir, reader: { stateDir: null }, fsync: false }), /release/)
   assert.deepEqual(await fs.readFile(path.join(dir, 'fsinfo.json')), before)
 })
+
+test('fsck of a pulled version-2 folder: clean, then a corrupt compressed blob and a missing trust document are found and repaired', { timeout: 60_000 }, async t => {
+  const { p } = await rotatedTree(t)
+  const d = await scratch(t, 'rotree-v2fsck-')
+  const dir = path.join(d, 'mirror')
+  const srv = await startStaticMirror(p.out); t.after(srv.close)
+  await pull({ address: p.address(srv.url), dir, reader: { stateDir: null }, fsync: false })
+  const anchor = { kind: 'trust', hash: p.anchor.slice(1) }
+
+  const clean = await fsck(dir, { anchor, name: 'stable', fsync: false })
+  assert.equal(clean.ok, true, JSON.stringify(clean.fsinfo.problems))
+  assert.equal(clean.fsinfo.version, 2)
+  assert.equal(clean.fsinfo.trust.docs, 2)
+  const self = await fsck(dir, { fsync: false }) // no address: the folder's own claims, with a warning
+  assert.equal(self.ok, true)
+  assert.ok(self.warnings.some(w => w.includes('self-asserted')))
+  // another name is another tree
+  const other = await fsck(dir, { anchor, name: 'nightly', fsync: false })
+  assert.deepEqual(other.fsinfo.problems.map(x => x.code), ['ROTREE_WRONG_NAME'])
+
+  // one bit of a deflated data chunk flips: its bytes no longer hash to its name
+  const victim = (await refsOf(dir)).find(x => x.kind === 'data' && x.ref.codec === 'deflate-raw').ref
+  const file = path.join(dir, 'h', victim.hash)
+  const bytes = await fs.readFile(file)
+  bytes[bytes.length >> 1] ^= 1
+  await fs.writeFile(file, bytes)
+  // and trust/1.json is lost: the chain no longer starts, so fsinfo.json's signatures cannot be counted
+  await fs.rm(path.join(dir, 'trust', '1.json'))
+  const bad = await fsck(dir, { anchor, name: 'stable', fsync: false })
+  assert.equal(bad.ok, false)
+  assert.deepEqual(bad.corrupt.map(e => e.hash), [victim.hash])
+  assert.equal(bad.corrupt[0].size, victim.storedSize, 'the stored size is what DIR must hold')
+  assert.ok(bad.fsinfo.problems.some(x => x.code === 'ROTREE_NOT_FOUND' && x.message.includes('trust/1.json')), JSON.stringify(bad.fsinfo.problems))
+
+  // repaired from the publisher's folder: the trust document first, then the blob
+  const src = blobSource(p.address(srv.url)); t.after(() => src.close())
+  const fixed = await fsck(dir, { anchor, name: 'stable', repairFrom: src, fsync: false })
+  assert.equal(fixed.ok, true, JSON.stringify({ p: fixed.fsinfo.problems, r: fixed.repair }))
+  assert.deepEqual(fixed.repair.repaired.map(x => x.kind === 'trust' ? `trust/${x.seq}` : x.hash).sort(), [victim.hash, 'trust/1'].sort())
+  assert.deepEqual(await fs.readFile(path.join(dir, 'trust', '1.json')), await fs.readFile(path.join(p.out, 'trust', '1.json')))
+
+  // the CLI takes the anchor and name as the address spells them
+  const cli = await rotree(['fsck', dir, '--key', `${p.anchor}:stable`])
+  assert.equal(cli.code, 0, cli.stdout + cli.stderr)
+  assert.match(cli.stdout, /format 2, tree "stable"/)
+  await fs.rm(path.join(dir, 'trust', '2.json'))
+  const cli2 = await rotree(['fsck', dir, '--key', `${p.anchor}:stable`, '--json'])
+  assert.equal(cli2.code, 1)
+  assert.ok(JSON.parse(cli2.stdout).fsinfo.problems.some(x => x.message.includes('trust/2.json is missing')))
+})
