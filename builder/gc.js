@@ -12,12 +12,14 @@
 // The current and the pending root must be complete: collecting around a hole
 // could delete what a repair needs. An older root that is already incomplete
 // (an earlier gc with a smaller --keep) protects what can still be reached
-// from it. History files are never deleted.
+// from it. History files and trust documents are never deleted (only h/ is
+// swept). Roots of either format version: a version-2 history entry is
+// checked against OUT's own trust documents (lib/published/signed-roots.js).
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { RotreeError, UsageError } from 'rotree-client/errors'
-import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
-import { readPublished, historyEntries, verifyHistoryEntry, collectGarbage } from '../lib/published/index.js'
+import { historyEntries, collectGarbage } from '../lib/published/index.js'
+import { decodeRoot, rootContext, verifyHistoryRoot } from '../lib/published/signed-roots.js'
 import { readUnsigned, withOutLock } from './sign.js'
 
 /**
@@ -67,31 +69,42 @@ async function keptRoots (out, { keep, graceMs, now, warn }) {
     if (!r.why.includes(why)) r.why.push(why)
     byRoot.set(k, r)
   }
-  const current = await readPublished(out)
+  const current = await readCurrent(out)
   let pending = null
   try { pending = await readUnsigned(out) } catch (err) { warn(`ignoring unsigned.json: ${err.message}`) }
 
   // A history entry is kept only once it verifies under OUT's own key (the
-  // current root's, else the pending one's); one that does not is ignored.
-  // Only the entries that would be kept are checked: a signature check costs
-  // ~1.5 ms, and history grows by one entry per publish.
-  const publicKey = current?.key ?? pending?.key
+  // current root's, else the pending one's; version 2: OUT's own trust
+  // documents, or the key that signed a single-key fsinfo.json); one that
+  // does not is ignored. Only the entries that would be kept are checked: a
+  // signature check costs ~1.5 ms, and history grows by one entry per publish.
+  const ctx = await rootContext(out, { current: current ?? (pending && { version: 1, key: pending.key }) })
   const distinct = new Set()
   let newer = null // the next newer readable entry: this one was retired when it was published
-  for await (const h of publicKey ? historyEntries(out) : []) {
+  for await (const h of ctx.anchor ? historyEntries(out) : []) {
     let decoded
-    try { decoded = h.error ? null : decodeFsinfo(h.raw) } catch {}
+    try { decoded = h.error ? null : decodeRoot(h.raw) } catch {}
     if (!decoded) { warn(`ignoring history/${h.seq}.json: ${h.error?.message ?? 'not a fsinfo.json'}`); continue }
     const retiredMs = newer?.publishedMs
     newer = h
     const why = distinct.size < keep || distinct.has(decoded.root.hash) ? `last ${keep}` : now - retiredMs < graceMs ? 'grace' : null
     if (!why) continue
     let info
-    try { info = verifyHistoryEntry(h, publicKey) } catch (err) { warn(`ignoring history/${h.seq}.json: ${err.message}`); continue }
+    try { info = verifyHistoryRoot(h, ctx) } catch (err) { warn(`ignoring history/${h.seq}.json: ${err.message}`); continue }
     if (why !== 'grace') distinct.add(info.root.hash)
     add(info, why)
   }
   if (current) add(current, 'current')
   if (pending) add({ seq: pending.seq, root: { hash: pending.root, size: pending.rootSize } }, 'unsigned')
   return [...byRoot.values()].sort((a, b) => b.seq - a.seq)
+}
+
+/** OUT's fsinfo.json of either version, decoded (not verified), or null. A corrupt one does not block gc's refusal message. */
+async function readCurrent (out) {
+  let bytes
+  try { bytes = await fs.readFile(path.join(out, 'fsinfo.json')) } catch (err) { if (err.code === 'ENOENT') return null; throw err }
+  try { return decodeRoot(bytes) } catch (err) {
+    if (err.code === 'ROTREE_BAD_FORMAT' || err.code === 'ROTREE_UNSUPPORTED_VERSION') return null
+    throw err
+  }
 }
