@@ -30,9 +30,14 @@
 // large, relative to its directory's checked handle, chunk-file.js); every
 // thread reads it with positional reads through that descriptor, and its
 // size and mtime are checked again after the last read.
+//
+// Format version 2 (FORMAT.md §5.1): a file of at least LEAD_MIN_FILE bytes
+// starts with a chunk of exactly LEAD_CHUNK bytes, and the true chain starts
+// there: segment 0 runs its chain from LEAD_CHUNK, not 0, and the lead chunk
+// is hashed and stored with segment 0's chunks.
 import { readSync, fstatSync, closeSync } from 'node:fs'
 import { createHash } from 'node:crypto'
-import { nextCut } from 'rotree-client/src/format/cdc.js'
+import { nextCut, leadCut } from 'rotree-client/src/format/cdc.js'
 import { CHUNK_MAX } from 'rotree-client/src/format/limits.js'
 import { BuildInputError } from 'rotree-client/errors'
 import { changed, statOf, storeChunk } from './chunk-file.js'
@@ -121,18 +126,19 @@ export function hashWhole (fd, size, buf, rel, aborted) {
 /**
  * The true chain across every boundary, from the candidate chains of the
  * segments (main side). `cutAt(p)` computes one true cut from the file.
- * @param {number[]} starts each segment's first byte (starts[0] = 0)
+ * @param {number[]} starts each segment's first byte; starts[0] is where the true
+ *   chain starts (0, or the end of the lead chunk: FORMAT.md §5.1)
  * @param {number[][]} chains each segment's cutsFrom(starts[k], starts[k + 1])
  * @param {(p: number) => number} cutAt the end of the chunk that starts at p
  * @returns {{ ends: number[], walked: number }} every chunk's end; how many cuts were computed here
  */
 export function stitch (starts, chains, cutAt) {
-  const ends = [...chains[0]] // segment 0's chain starts at 0: it is the true one
+  const ends = [...chains[0]] // segment 0's chain starts where the true one does: it is the true one
   let walked = 0
   for (let k = 1; k < starts.length; k++) {
     const next = k + 1 < starts.length ? starts[k + 1] : Infinity
     const chain = chains[k]
-    let t = ends.length ? ends[ends.length - 1] : 0
+    let t = ends.length ? ends[ends.length - 1] : starts[0]
     if (t >= next) continue // a chunk of an earlier segment ran past this one
     // the candidate chain's points: its start, and the end of each of its chunks
     const points = new Map([[starts[k], -1]])
@@ -153,14 +159,18 @@ export function stitch (starts, chains, cutAt) {
  * @param {{ fd: number, st: import('./chunk-file.js').FileStat, readStart: number }} big what chunkFileSync handed back
  * @param {string} rel the file's path in the tree, for errors
  * @param {number} [segment] bytes per segment
+ * @param {1|2} [version=1] the tree's format version: how chunks are stored, and
+ *   whether the file starts with a lead chunk (FORMAT.md §5.1)
  * @returns {Promise<import('./chunk-file.js').FileResult>}
  */
-export async function chunkBig (pool, big, rel, segment = SEGMENT) {
+export async function chunkBig (pool, big, rel, segment = SEGMENT, version = 1) {
   const { fd, st } = big
   try {
     const size = st.size
-    const starts = []
-    for (let p = 0; p < size; p += segment) starts.push(p)
+    const lead = leadCut(size, version) // 0 or LEAD_CHUNK (< LEAD_MIN_FILE ≤ size)
+    // segment k ≥ 1 starts at k × segment; segment 0 at the end of the lead chunk
+    const starts = [lead]
+    for (let p = segment; p < size; p += segment) if (p > lead) starts.push(p)
     // the whole-file hash is the longest task: it goes first
     const whole = pool.task({ type: 'whole', fd, size, rel })
     const chains = await Promise.all(starts.map((s, k) => pool.task({ type: 'cuts', fd, from: s, to: starts[k + 1] ?? size, size, rel })))
@@ -171,10 +181,15 @@ export async function chunkBig (pool, big, rel, segment = SEGMENT) {
       return p + nextCut(buf, 0, n, p + n === size)
     }
     const { ends } = stitch(starts, chains, cutAt)
+    if (lead) ends.unshift(lead)
     if (ends[ends.length - 1] !== size) throw changed({ rel })
-    // the true chunks, grouped by segment for the threads that hash and store them
+    // the true chunks, grouped by the segment they start in (the lead chunk
+    // with segment 0) for the threads that hash and store them
     const groups = starts.map(() => [])
-    for (let i = 0, p = 0; i < ends.length; p = ends[i++]) groups[Math.min(starts.length - 1, Math.floor(p / segment))].push(p, ends[i] - p)
+    for (let i = 0, p = 0, k = 0; i < ends.length; p = ends[i++]) {
+      while (k + 1 < starts.length && p >= starts[k + 1]) k++
+      groups[k].push(p, ends[i] - p)
+    }
     const stored = await Promise.all(groups.map(async pairs => {
       if (!pairs.length) return { refs: [], written: [] }
       return pool.task({ type: 'write', fd, pairs, rel })

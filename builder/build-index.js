@@ -79,15 +79,17 @@ export const dirKey = parts => DIR + parts.map(p => '\0' + p).join('')
 let _params = null
 // The code that decides what a file or directory becomes: a change to any of
 // it (FastCDC's masks or gear table, entry or page encoding, how the builder
-// fills an entry, how version 2 compresses a blob) must not meet records
-// written by the old code.
+// fills an entry, how version 2 compresses a blob, where version 2's lead
+// chunk is cut: FORMAT.md §5.1) must not meet records written by the old
+// code. chunk-pool.js and chunk-worker.js are in it because they hand the
+// format version to the code that cuts (the lead chunk depends on it).
 const SOURCES = [
   'rotree-client/src/format/limits.js', 'rotree-client/src/format/cdc.js', 'rotree-client/src/format/gear.js',
   'rotree-client/src/format/entry.js', 'rotree-client/src/format/dirpage.js', 'rotree-client/src/format/chunkindex.js',
   'rotree-client/src/format/group.js', 'rotree-client/src/format/bytes.js', 'rotree-client/src/format/ref.js',
   'rotree-client/src/codec-node.js',
   './build.js', './walk.js', './encode-dir.js', './chunk-file.js', './big-file.js', './build-index.js', './dir-record.js',
-  './file-batch.js'
+  './file-batch.js', './chunk-pool.js', './chunk-worker.js'
 ]
 
 /**

@@ -8,6 +8,11 @@
 // Files that change while being read are detected by comparing size and
 // mtime before and after.
 //
+// In format version 2 a file of at least LEAD_MIN_FILE bytes starts with a
+// chunk of exactly LEAD_CHUNK bytes and FastCDC goes on from there
+// (FORMAT.md §5.1, cdc.js leadCut): its size, from fstat, is known before
+// the first byte is read, as chunkLengths knows its buffer's.
+//
 // Synchronous on purpose: it runs in a chunk worker (chunk-pool.js), where
 // nothing else waits for the thread, or on the main thread for the few files
 // of a rebuild. Through the promise API each of open, fstat, read, close cost
@@ -21,7 +26,7 @@
 import { openSync, readSync, fstatSync, closeSync, lstatSync, constants } from 'node:fs'
 import * as crypto from 'node:crypto'
 import { BuildInputError } from 'rotree-client/errors'
-import { nextCut } from 'rotree-client/src/format/cdc.js'
+import { nextCut, leadCut } from 'rotree-client/src/format/cdc.js'
 import { packBlob } from 'rotree-client/src/codec-node.js'
 import { INLINE_MAX, CHUNK_MAX } from 'rotree-client/src/format/limits.js'
 
@@ -93,7 +98,8 @@ export function readBuffer () { return Buffer.allocUnsafe(READ_SIZE) }
  * @param {Buffer} buf from readBuffer()
  * @param {() => boolean} [aborted] checked between reads: the build has failed, stop
  * @param {number} [bigAt] hand back files of at least this many bytes unread: { big: { fd, st, readStart } }
- * @param {1|2} [version=1] the tree's format version: how chunks are stored (storeChunk)
+ * @param {1|2} [version=1] the tree's format version: how chunks are stored (storeChunk),
+ *   and whether a large file starts with a lead chunk (FORMAT.md §5.1)
  * @returns {FileResult | { big: { fd: number, st: FileStat, readStart: number } }}
  */
 export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity, version = 1) {
@@ -110,6 +116,7 @@ export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity, vers
     if (file.size !== undefined && (opened.size !== file.size || opened.mtimeMs !== file.mtimeMs)) throw changed(file)
     const want = opened.size
     if (want >= bigAt) { handedOff = true; return { big: { fd, st: statOf(opened), readStart } } }
+    const lead = leadCut(want, version) // FORMAT.md §5.1: the first chunk's fixed length, or 0
     const chunks = []; const written = []
     let whole = null // the whole file's hash, once it is known to have more than one chunk
     let single = null // a one-chunk file stored compressed: its bytes' hash (the chunk is named by the stored bytes)
@@ -136,8 +143,9 @@ export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity, vers
         if (eof && size === 0 && end <= INLINE_MAX) { inline = buf.subarray(0, end); size = end; break }
       }
       if (start === end) break
-      const len = nextCut(buf, start, end, eof)
-      if (len === 0) throw changed(file) // cannot happen: a refill leaves ≥ CHUNK_MAX bytes or reaches EOF
+      // the first refill holds min(READ_SIZE, want) ≥ LEAD_CHUNK bytes unless the file shrank
+      const len = size === 0 && lead ? (end - start >= lead ? lead : 0) : nextCut(buf, start, end, eof)
+      if (len === 0) throw changed(file) // else cannot happen: a refill leaves ≥ CHUNK_MAX bytes or reaches EOF
       const piece = buf.subarray(start, start + len)
       if (size === 0 && len < want) whole = crypto.createHash('sha256')
       whole?.update(piece)

@@ -315,7 +315,7 @@ export class ChunkPool {
   _big (e, big) {
     this.stats.bigFiles++
     this.inFlight++
-    chunkBig(this, big, e.dir.rel + e.name, this.segment).then(r => {
+    chunkBig(this, big, e.dir.rel + e.name, this.segment, this.version).then(r => {
       for (let j = 0; j < r.chunks.length; j++) this.store.count(r.written[j], r.chunks[j].storedSize ?? r.chunks[j].size)
       const { buf, pos } = encodeFile(r)
       this.inFlight--; this._wake(); e.cb(e.i, null, buf, pos)
