@@ -2,12 +2,18 @@
 // GCS, Azure, B2, WebDAV, SFTP, a local path, …) in the only order that
 // keeps every reader safe (docs/DEPLOY.md "Pushing to a remote"):
 //
-//   1. check OUT: its fsinfo.json verifies for its own key and every blob its
-//      root reaches is present with the right size (a broken tree is never pushed);
+//   1. check OUT: its fsinfo.json verifies for its own key (format version 2:
+//      every trust document in OUT/trust accepted as a chain, and the release
+//      and timestamp thresholds of the one fsinfo.json names met, or the
+//      single key's signatures for `trust: null`; the reader's trust module
+//      decides, lib/published/signed-roots.js), and every blob its root
+//      reaches is present with its stored size (a broken tree is never pushed);
 //   2. blobs first (h/), with immutable caching headers where the backend
 //      keeps headers; a blob already on DEST with the same size is skipped,
 //      so a rerun after an interruption moves only what is missing;
-//   3. trust/ and history/ (immutable, named by sequence number);
+//   3. trust/ and history/ (immutable, named by sequence number): the trust
+//      documents before the fsinfo.json that names one, so a reader that
+//      fetches the new fsinfo.json finds the chain (FORMAT.md §12.9 step 4);
 //   4. fsinfo.json last and short-lived: uploaded under a temporary name
 //      (the exact bytes read in step 1), then moved over fsinfo.json on the
 //      remote, so a reader never sees a half-written one, nor one whose blobs
@@ -18,10 +24,9 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { verifyFsinfoSignature } from 'rotree-client/verify'
-import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
 import { BuildInputError, PushError } from 'rotree-client/errors'
 import { walkLocal } from '../lib/published/pages.js'
+import { decodeRoot, rootContext, verifyRoot } from '../lib/published/signed-roots.js'
 
 export const BLOB_HEADERS = ['Cache-Control: public, max-age=31536000, immutable', 'Content-Type: application/octet-stream']
 export const FSINFO_HEADERS = ['Cache-Control: public, max-age=60', 'Content-Type: application/json']
@@ -30,11 +35,12 @@ export const FSINFO_HEADERS = ['Cache-Control: public, max-age=60', 'Content-Typ
  * @param {string} out a published folder
  * @param {string} dest an rclone remote path: '/srv/mirror', 's3:bucket/pub', ':webdav,url=…:path'
  * @param {{ rclone?: string, rcloneArgs?: string[], onProgress?: (p: { phase: string, bytes: number, totalBytes: number, transfers: number }) => void, env?: object }} [o]
- * @returns {Promise<{ seq: number, root: string, key: string, blobs: { transferred: number, bytes: number } }>}
+ * @returns {Promise<{ seq: number, root: string, key: string, version: 1|2, name: string, blobs: { transferred: number, bytes: number } }>}
+ *   key: the address anchor (version 1: the key; version 2: the key, or 't' + trust document 1's hash)
  */
 export async function push (out, dest, { rclone = 'rclone', rcloneArgs = [], onProgress = () => {}, env = process.env } = {}) {
   const bytes = await readFsinfo(out)
-  const info = verifyFsinfoSignature(bytes, { publicKey: decodeFsinfo(bytes).key })
+  const info = await verifyOut(out, bytes)
   await walkLocal(out, info.root) // step 1: complete, or a typed error naming the missing blob
   const run = (args, phase, input) => runRclone(rclone, [...args, ...rcloneArgs], { env, input, onStats: s => onProgress({ phase, ...s }) })
   const base = dest.endsWith('/') || dest.endsWith(':') ? dest : dest + '/'
@@ -47,7 +53,24 @@ export async function push (out, dest, { rclone = 'rclone', rcloneArgs = [], onP
   }
   // step 4: the new root, last, by a rename
   await publishFsinfo(base, bytes, run)
-  return { seq: info.seq, root: info.root.hash, key: info.key, blobs: { transferred: blobs.transfers, bytes: blobs.bytes } }
+  return { seq: info.seq, root: info.root.hash, key: info.anchor, version: info.version, name: info.name, blobs: { transferred: blobs.transfers, bytes: blobs.bytes } }
+}
+
+/**
+ * Step 1's signatures: OUT's fsinfo.json against OUT's own claims (its key;
+ * version 2: its trust documents, which must all verify as a chain since
+ * all are pushed, and its name). The clock is not asked: pushing an expired
+ * root is the publisher's call (readers refuse it).
+ */
+async function verifyOut (out, bytes) {
+  const ctx = await rootContext(out, { current: decodeRoot(bytes) })
+  if (ctx.chain.fault) {
+    if (ctx.chain.fault.err) throw ctx.chain.fault.err
+    throw new BuildInputError(`${out}: ${ctx.chain.fault.message}; a mirror serves every trust document of the chain (FORMAT.md §12.2)`, { details: { path: out } })
+  }
+  const v = verifyRoot(bytes, ctx)
+  const anchor = ctx.anchor.kind === 'key' ? ctx.anchor.key : 't' + ctx.anchor.hash
+  return { ...v, anchor }
 }
 
 const headers = list => list.flatMap(h => ['--header-upload', h])

@@ -24,7 +24,7 @@ export default {
       onProgress: p => bar.update(p.bytes, p.totalBytes, p.phase)
     })
     bar.done()
-    const address = url && `${url}#${r.key}`
+    const address = url && `${url}#${r.key}${r.name ? ':' + r.name : ''}`
     if (v.json) { io.stdout.write(JSON.stringify({ ...r, dest, address }, null, 2) + '\n'); return }
     io.stdout.write(`pushed ${out} to ${dest}: seq ${r.seq}, root ${r.root}, ${r.blobs.transferred} blobs uploaded\n`)
     if (address) io.stdout.write(`address: ${address}\n`)

@@ -51,7 +51,7 @@ export function decodeRoot (bytes) {
  * the chain holds. `anchor` null: the folder's own (self-consistency only,
  * the anchor being document 1's hash).
  * @param {string} dir @param {{ kind: 'key', key: string } | { kind: 'trust', hash: string } | null} anchor
- * @returns {Promise<{ docs: object[], highest: number, fault: { seq: number, code: string, message: string, missing?: boolean } | null, anchor: object|null }>}
+ * @returns {Promise<{ docs: object[], highest: number, fault: { seq: number, code: string, message: string, missing?: boolean, err?: Error } | null, anchor: object|null }>}
  *   docs[i] is document i + 1 (decoded, with `text` and `bytes`); highest: the highest seq present
  *   in trust/; fault: the first document that is missing (below `highest`) or does not verify
  */
@@ -74,7 +74,7 @@ export async function readTrustChain (dir, anchor) {
       out.docs.push(prev = doc)
     } catch (err) {
       if (typeof err.code !== 'string' || !err.code.startsWith('ROTREE_')) throw err
-      out.fault = { seq: n, code: err.code, message: `${TRUST_DIR}/${n}.json: ${err.message}` }
+      out.fault = { seq: n, code: err.code, message: `${TRUST_DIR}/${n}.json: ${err.message}`, err }
       break
     }
   }

@@ -259,3 +259,46 @@ test('gc of version-2 folders keeps what the kept roots reach and every trust do
   assert.ok([...(await refsOf(dir))].every(x => names.has(x.ref.hash)), 'the current root is whole')
   await readsAll(p.address(srv.url), { ...files, 'docs/long.txt': text(300_000, 'fourth') })
 })
+
+test('push of version-2 folders to a directory: trust documents go with the tree, and a root short of its release threshold is not pushed', { skip: haveRclone ? false : 'needs rclone (Debian package rclone)', timeout: 60_000 }, async t => {
+  const d = await scratch(t, 'rotree-v2push-')
+  // single key, from the builder
+  const src = path.join(d, 'src'); const out = path.join(d, 'out')
+  await writeTree(src, FILES)
+  const key = makeKey()
+  await build({ src, out, key, ttlMs: 3600e3, fsync: false, version: 2, name: 'stable' })
+  const dest1 = path.join(d, 'dest1')
+  const r1 = await rotree(['push', out, dest1, '--url', 'http://mirror.example/pub', '--json'])
+  assert.equal(r1.code, 0, r1.stderr)
+  assert.equal(JSON.parse(r1.stdout).address, `http://mirror.example/pub/#${key.publicKey}:stable`)
+  const m1 = await startStaticMirror(dest1); t.after(m1.close)
+  await readsAll(`${m1.url}#${key.publicKey}:stable`, FILES)
+
+  // k-of-n, rotated: trust/1 and trust/2 are on the remote; the copy opens from scratch
+  const { p, files } = await rotatedTree(t)
+  const dest2 = path.join(d, 'dest2')
+  const r2 = await rotree(['push', p.out, dest2, '--json'])
+  assert.equal(r2.code, 0, r2.stderr)
+  assert.equal(JSON.parse(r2.stdout).key, p.anchor)
+  assert.deepEqual((await fs.readdir(path.join(dest2, 'trust'))).sort(), ['1.json', '2.json'])
+  const m2 = await startStaticMirror(dest2); t.after(m2.close)
+  await readsAll(p.address(m2.url), files)
+
+  // one release signature of the two trust 2 wants: refused before anything moves
+  const before = await fs.readFile(path.join(dest2, 'fsinfo.json'))
+  await p.publish({ ...files, 'bad.txt': 'x' }, { relSigners: [p.k.R2] })
+  const r3 = await rotree(['push', p.out, dest2])
+  assert.notEqual(r3.code, 0)
+  assert.match(r3.stderr, /ROTREE_THRESHOLD|release/)
+  assert.deepEqual(await fs.readFile(path.join(dest2, 'fsinfo.json')), before)
+  const dest3 = path.join(d, 'dest3')
+  assert.notEqual((await rotree(['push', p.out, dest3])).code, 0)
+  await assert.rejects(fs.access(path.join(dest3, 'fsinfo.json')), { code: 'ENOENT' })
+
+  // a broken chain is not pushed either
+  await p.publish(files)
+  await fs.rm(path.join(p.out, 'trust', '1.json'))
+  const r4 = await rotree(['push', p.out, dest3])
+  assert.notEqual(r4.code, 0)
+  assert.match(r4.stderr, /trust\/1\.json is missing/)
+})
