@@ -302,3 +302,23 @@ test('push of version-2 folders to a directory: trust documents go with the tree
   assert.notEqual(r4.code, 0)
   assert.match(r4.stderr, /trust\/1\.json is missing/)
 })
+
+test('rotree pull of a version-2 address, then a mirror that serves the root from before the rotation: DIR does not go back', { timeout: 60_000 }, async t => {
+  const p = await Publisher.create({ name: 'stable' })
+  t.after(() => p.close())
+  const old = await p.publish(FILES)
+  await p.rotate({ root: role([p.k.A, p.k.B, p.k.D], 2), release: role([p.k.R2]), timestamp: role([p.k.T2]) })
+  await p.publish(FILES)
+  const d = await scratch(t, 'rotree-v2pull-')
+  const dir = path.join(d, 'mirror')
+  const srv = await startStaticMirror(p.out); t.after(srv.close)
+  const r = await rotree(['pull', p.address(srv.url), dir, '--json', '--no-fsync'], { env: { ROTREE_STATE: path.join(d, 'state') } })
+  assert.equal(r.code, 0, r.stderr)
+  assert.deepEqual(JSON.parse(r.stdout).trust, { fetched: 2, present: 0 })
+  const now = await fs.readFile(path.join(dir, 'fsinfo.json'))
+
+  // a fresh reader accepts the old root (it has seen nothing), but DIR has seen trust 2
+  srv.set('/fsinfo.json', old)
+  await assert.rejects(pull({ address: p.address(srv.url), dir, reader: { stateDir: null }, fsync: false }), { code: 'ROTREE_ROLLBACK' })
+  assert.deepEqual(await fs.readFile(path.join(dir, 'fsinfo.json')), now)
+})
