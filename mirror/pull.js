@@ -60,7 +60,7 @@ export async function pull (o) {
     // connections for the many requests a copy keeps in flight (copy-tree.js); the scheduler bounds them
     const tree = await openTree(address, { ...reader, concurrency: jobs ?? reader.concurrency ?? CONCURRENCY })
     try {
-      const { info, local } = await checkSource(tree, dir, fsync, warn)
+      const { info, local, newer } = await checkSource(tree, dir, fsync, warn)
       const r = {
         seq: info.seq, root: info.root.hash, previousSeq: local?.seq ?? null,
         fetched: { blobs: 0, bytes: 0 }, present: { blobs: 0, bytes: 0 }, damaged: [], fetchedHashes: [],
@@ -72,7 +72,7 @@ export async function pull (o) {
       })
       const { reachable, walked } = await copy.run(info.root)
       if (info.version === 2) r.trust = await copyTrust(tree, dir, info, fsync, warn)
-      r.updated = await publish(dir, store, tree.fsinfoBytes, info, local, fsync, warn)
+      r.updated = await publish(dir, store, tree.fsinfoBytes, info, local, newer, fsync, warn)
       if (gc) r.gc = await collect(dir, { context: given(tree), keep, current: info, previous: local, reachable, walked, warn, jobs, fsync })
       r.requests = tree.stats.requests
       r.bytesMoved = tree.stats.bytes // every body byte received, fsinfo.json from each mirror included
@@ -108,18 +108,18 @@ async function checkSource (tree, dir, fsync, warn) {
   const info = decodeRoot(tree.fsinfoBytes) // verified by openTree; decoded again for the fields
   const local = await readLocalFsinfo(dir, given(tree), warn)
   // DIR never goes backwards, even for a reader state that has not seen DIR's root
-  if (local) notBehind(info, local, tree.rootRecord)
+  const newer = local ? notBehind(info, local, tree.rootRecord) : true
   // the root DIR serves now is history too (gc keeps the previous root for readers mid-update)
   if (local) await recordHistory(dir, local.raw, fsync, warn)
-  return { info, local }
+  return { info, local, newer }
 }
 
 // Step 4: every blob durable before fsinfo.json names them (FORMAT.md §8), then the rename.
-async function publish (dir, store, bytes, info, local, fsync, warn) {
+async function publish (dir, store, bytes, info, local, newer, fsync, warn) {
   await store.sync()
   if (local && sameBytes(local.raw, bytes)) return false
-  if (local && local.seq === info.seq) {
-    warn(`DIR holds a different signed text for seq ${info.seq} with the same root; keeping it`)
+  if (local && !newer) {
+    warn(`DIR holds a different signed text for seq ${info.seq} with the same ${info.version === 2 ? 'release' : 'root'}; keeping it`)
     return false
   }
   await publishFsinfo(dir, bytes, fsync) // history/<seq>.json first, then the rename
@@ -136,6 +136,8 @@ function given (tree) { return { anchor: tree.roots.anchor, name: tree.roots.nam
  * 1: docs/TRUST.md rule 13), advanceState for version 2 (rule 13: the trust
  * document, then the release and timestamp sequences of unchanged roles).
  * A version-1 DIR taking a version-2 root is an upgrade (FORMAT.md §12.9).
+ * Throws the reader's ROTREE_ROLLBACK / ROTREE_FORK; returns true when the
+ * pulled root is newer (DIR's fsinfo.json is replaced), false when it is the same.
  */
 function notBehind (info, local, rec) {
   if (info.version === 1) return checkRollback(info, local.version === 2 ? { v: 2 } : { seq: local.seq, root: local.root.hash })

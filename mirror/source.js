@@ -10,7 +10,8 @@ import { MAX_BLOB } from 'rotree-client/src/format/limits.js'
 import { fetchVerified } from './fetch.js'
 
 /**
- * @param {string} address '<mirror-url>#<public key>'
+ * @param {string} address '<mirror-url>#<anchor>[:<name>]': only the mirror URL is used here; the
+ *   refs (and, for format version 2, the anchor that trust documents are accepted from) are fsck's
  * @param {{ mirrors?: string[], timeoutMs?: number, concurrency?: number }} [o]
  */
 export function blobSource (address, { mirrors = [], timeoutMs = 30_000, concurrency = 8 } = {}) {

@@ -37,6 +37,7 @@ export default {
     io.stdout.write(`pulled ${dir}: seq ${r.seq}, root ${r.root} (was ${from})\n` +
       `  fetched ${r.fetched.blobs} blobs (${fmtBytes(r.fetched.bytes)}), already present ${r.present.blobs} (${fmtBytes(r.present.bytes)})` +
       (r.damaged.length ? `, replaced ${r.damaged.length} damaged` : '') + '\n' +
+      (r.trust ? `  trust documents: fetched ${r.trust.fetched}, already present ${r.trust.present}\n` : '') +
       `  ${r.requests} requests, ${fmtBytes(r.bytesMoved)} received in ${(r.ms / 1000).toFixed(1)} s\n` +
       (r.gc ? r.gc.skipped ? `  gc skipped: ${r.gc.skipped}\n` : `  gc: deleted ${r.gc.deleted} blobs (${fmtBytes(r.gc.deletedBytes)}), kept roots of seq ${r.gc.kept.map(k => k.seq).join(', ')}\n` : ''))
     for (const m of r.mirrors) if (m.failed) io.stderr.write(`rotree: warning: mirror ${m.url} failed ${m.failed} time(s), last: ${m.lastError.code} (${m.lastError.message})\n`)
