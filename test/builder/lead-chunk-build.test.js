@@ -8,6 +8,7 @@
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
+import { openSync, fstatSync } from 'node:fs'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { openTree } from 'rotree-client'
@@ -17,6 +18,8 @@ import { chunkLengths, LEAD_CHUNK, LEAD_MIN_FILE } from 'rotree-client/src/forma
 import { CHUNK_MIN, CHUNK_MAX } from 'rotree-client/src/format/limits.js'
 import { tmpdir, writeTree, makeKey, prng, serve } from '../helpers/fixtures.js'
 import { build } from '../../builder/build.js'
+import { chunkBig, cutsFrom, hashChunks, hashWhole } from '../../builder/big-file.js'
+import { statOf } from '../../builder/chunk-file.js'
 
 const cleanups = []
 after(async () => { for (const c of cleanups.reverse()) await c() })
@@ -138,7 +141,7 @@ test('an index a version-1 build left in OUT gives a version-2 build of the same
   const out = path.join(await dir('rotree-lead-out-'), 'out')
   const clean = await build(opts(src, path.join(await dir('rotree-lead-out-'), 'out'), key, 2))
 
-  const v1 = await build(opts(src, out, key, 1))
+  await build(opts(src, out, key, 1))
   assert.equal((await build(opts(src, out, key, 1))).index.misses, 0, 'the version-1 index is complete and taken by version 1')
   const v2 = await build(opts(src, out, key, 2))
   assert.equal(v2.index.hits, 0, 'no version-1 file record taken for version 2')
@@ -147,9 +150,35 @@ test('an index a version-1 build left in OUT gives a version-2 build of the same
   assert.equal(v2.root, clean.root, 'the version-2 tree is the clean version-2 build')
   const got = await readBack(out, key, 2)
   for (const p of CHUNKED) assert.deepEqual(got.get(p), chunkLengths(bytesOf(p), { version: 2 }), `${p}: cut for version 2`)
+})
 
-  // and back: version 1 takes none of version 2's records, and rebuilds its own tree
-  const back = await build(opts(src, out, key, 1))
-  assert.equal(back.index.hits, 0)
-  assert.equal(back.root, v1.root)
+test('big-file.js with segments shorter than, equal to and just past the lead chunk cuts as chunkLengths does', { timeout: 120_000 }, async () => {
+  const d = await dir('rotree-lead-seg-')
+  const file = path.join(d, 'f')
+  // cut-free runs at the start and in the middle: a chain from the wrong start stays out of phase through them
+  const bytes = Buffer.concat([Buffer.alloc(2 * CHUNK_MAX + 17), prng(MiB + 3000, 'seg'), Buffer.alloc(2 * CHUNK_MAX + 5), prng(MiB, 'seg2')])
+  await fs.writeFile(file, bytes)
+  // the pool's tasks run here, in this thread, as chunk-worker.js runs them
+  const buf = Buffer.allocUnsafe(2 * CHUNK_MAX)
+  const stored = new Map()
+  const store = (hash, b) => { stored.set(hash, Buffer.from(b)); return true }
+  for (const version of [1, 2]) {
+    const pool = {
+      task: async m => m.type === 'cuts'
+        ? cutsFrom(m.fd, m.from, m.to, m.size, buf, m.rel)
+        : m.type === 'write' ? hashChunks(m.fd, m.pairs, store, buf, m.rel, undefined, version) : hashWhole(m.fd, m.size, buf, m.rel)
+    }
+    for (const segment of [LEAD_CHUNK - 1, LEAD_CHUNK, LEAD_CHUNK + 1, CHUNK_MAX - 1, 1_500_007]) {
+      const fd = openSync(file, 'r') // chunkBig closes it
+      const r = await chunkBig(pool, { fd, st: statOf(fstatSync(fd)), readStart: Date.now() }, '/f', segment, version)
+      assert.deepEqual(r.chunks.map(c => c.size), chunkLengths(bytes, { version }), `version ${version}, segments of ${segment}`)
+      assert.equal(r.sha256, sha(bytes))
+      let at = 0
+      for (const c of r.chunks) {
+        const piece = bytes.subarray(at, at + c.size); at += c.size
+        const got = stored.get(c.hash)
+        assert.ok(Buffer.from(c.codec ? decodeBlobSync(new Uint8Array(got), c.codec, c.size) : got).equals(piece), `version ${version}: the chunk at ${at - c.size} is stored`)
+      }
+    }
+  }
 })
