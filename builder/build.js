@@ -7,8 +7,8 @@
 //            directory rather than the tree
 //   publish  sign the root and rename a new fsinfo.json into place
 //            (lib/published/publish.js), or write OUT/unsigned.json for
-//            `rotree sign` on another machine (sign.js); a format-version-2
-//            tree signed by one key: publish-v2.js
+//            `rotree sign` on another machine (sign.js); format version 2:
+//            a release signed by the roles in force in OUT (release.js)
 //
 // `version` picks the format (docs/FORMAT.md §12 for 2: blobs compressed
 // when it pays, refs with codec and decoded size, each file's SHA-256 in its
@@ -23,13 +23,13 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { BuildInputError, UsageError } from 'rotree-client/errors'
 import { StatBlobStore } from '../lib/published/blob-store.js'
-import { nextSeq, publishFsinfo, readPublished, writeUnsignedFile, removeUnsigned } from '../lib/published/publish.js'
+import { nextSeq, publishFsinfo, readPublished, readPublishedAny, writeUnsignedFile, removeUnsigned } from '../lib/published/publish.js'
 import { ChunkPool, defaultThreads } from './chunk-pool.js'
 import { BuildIndex } from './build-index.js'
 import { TreeWalker } from './walk.js'
 import { compileExcludes } from './exclude.js'
 import { signFields, encodeUnsigned } from './sign-root.js'
-import { publishSingleKeyV2 } from './publish-v2.js'
+import { publishBuilt } from './release.js'
 import { NAME_RE } from 'rotree-client/src/format/signed-doc.js'
 import { peakRss } from '../lib/proc-stat.js'
 
@@ -80,11 +80,12 @@ export class Builder {
     const outAbs = path.resolve(out)
     if (outAbs === srcAbs || outAbs.startsWith(srcAbs + path.sep)) throw new UsageError(`OUT (${out}) must not be inside SRC (${src})`)
     if (!unsigned && !key.secretKey) throw new UsageError('a secret key is needed to sign (or build with --unsigned)')
-    const version = o.version ?? 1
+    const version = o.version ?? (o.name ? 2 : await publishedVersion(out))
     if (version !== 1 && version !== 2) throw new UsageError(`format version ${version}: expected 1 or 2`)
+    // FORMAT.md §12.9: after version 2 a version-1 fsinfo.json is a rollback to every reader that saw it
+    if (version === 1 && await publishedVersion(out) === 2) throw new UsageError(`${out} publishes format version 2 (or has trust documents): a version-1 root would be refused by its readers as a rollback`)
     if (version !== 2 && o.name) throw new UsageError('a tree name needs format version 2')
     if (o.name && !NAME_RE.test(o.name)) throw new UsageError(`tree name ${JSON.stringify(o.name)}: 1-64 of a-z 0-9 . _ -, starting with a letter or digit`)
-    if (version === 2 && unsigned) throw new UsageError('--unsigned writes a format-version-1 root only (rotree sign signs version 1): build format 2 with --key')
     const clock = phaseClock()
     await fs.mkdir(out, { recursive: true })
     // held to the end: it is also OUT's lock against a concurrent build, gc or resign
@@ -140,7 +141,7 @@ export class Builder {
     await store.sync()
     clock.phase('tree')
 
-    const published = await publishRoot({ ...o, now }, root)
+    const published = await publishRoot({ ...o, now, version: index.version }, root)
     clock.phase('publish')
     const t = walker.totals
     // after the publish: a failure here costs only re-reading next time
@@ -149,7 +150,7 @@ export class Builder {
     } catch (err) { warn(`build index not updated: ${err.message}`) }
     clock.phase('commit')
     return {
-      version: index.version, name: o.name ?? '',
+      version: index.version, name: published.name ?? o.name ?? '', address: published.address, releaseSeq: published.releaseSeq, trustSeq: published.trustSeq,
       root: root.dir.hash, rootSize: root.dir.size, rootStoredSize: root.dir.storedSize ?? root.dir.size, rootCodec: root.dir.codec ?? 'none',
       seq: published.seq, publicKey: key.publicKey, expires: published.expires, unsigned,
       files: t.files, dirs: t.dirs, symlinks: t.symlinks, bytes: t.bytes, skipped: t.skipped, excluded: t.excluded, partial: !!dirty,
@@ -169,8 +170,10 @@ export class Builder {
  * since 1970 keep them increasing even when OUT is rebuilt from scratch, and
  * history/ keeps a number from ever being reused (nextSeq).
  */
-async function publishRoot ({ out, key, ttlMs, now, seq: forced, unsigned = false, fsync = true, version = 1, name = '' }, root) {
-  if (version === 2) return publishSingleKeyV2(out, { rootRef: { ...root.dir, mtime: root.mtime }, key, name, ttlMs, now, seq: forced, fsync })
+async function publishRoot ({ out, key, timestampKeys, ttlMs, releaseTtlMs, now, seq: forced, unsigned = false, fsync = true, version = 1, name, url }, root) {
+  if (version === 2) {
+    return publishBuilt(out, { rootRef: { ...root.dir, mtime: root.mtime }, key, timestampKeys, name, ttlMs, releaseTtlMs, now, seq: forced, fsync, unsigned, url })
+  }
   const { seq: auto, last } = await nextSeq(out, now)
   const seq = forced ?? auto
   if (seq <= last) throw new UsageError(`sequence ${seq} is not above ${last}, already published in ${out}`)
@@ -185,6 +188,12 @@ async function publishRoot ({ out, key, ttlMs, now, seq: forced, unsigned = fals
     await removeUnsigned(out) // a pending offline-signed root is older than this one
   }
   return { seq, expires: fields.expires }
+}
+
+/** 2 when OUT has trust documents or publishes a version-2 fsinfo.json, else 1. */
+async function publishedVersion (out) {
+  if (await fs.access(path.join(out, 'trust', '1.json')).then(() => true, () => false)) return 2
+  return (await readPublishedAny(out))?.version === 2 ? 2 : 1
 }
 
 // Wall and CPU (user + system) milliseconds per phase, for --json and bench/build.js.

@@ -1,24 +1,79 @@
 // Publisher key files. A key file holds the ed25519 secret key (and its public
 // half, so a typo in a copied file is caught); it is created mode 0600 and
 // never overwritten.
+//
+// With a passphrase (`keygen --passphrase`) the secret key is stored sealed,
+// as minisign and signify store theirs: scrypt (N = 2^16, r = 8, p = 1, a
+// random 32-byte salt) derives a 256-bit key from the passphrase, and
+// AES-256-GCM seals the 32 secret bytes, with the public key as associated
+// data so that a sealed key cannot be paired with another public half. The
+// passphrase comes from ROTREE_PASSPHRASE or, when that is unset, from the
+// terminal without echo.
+//
+//   { "type": "rotree-ed25519-secret-key", "publicKey": "<hex>",
+//     "sealed": { "kdf": "scrypt", "N": 65536, "r": 8, "p": 1, "salt": "<hex>",
+//                 "cipher": "aes-256-gcm", "iv": "<hex>", "data": "<hex>", "tag": "<hex>" } }
+//
+// Public key arguments (`trust init --root A.pub`) accept a 64-hex key, a file
+// holding one (what keygen prints), or a secret key file (its public half).
 import fs from 'node:fs/promises'
+import * as crypto from 'node:crypto'
+import { promisify } from 'node:util'
 // node:crypto, not @noble: same keys and signatures, none of its start-up cost (ed25519-node.js)
 import { generateKeyPair, publicKeyOf } from './ed25519-node.js'
 import { BadKeyError } from 'rotree-client/errors'
 
 const TYPE = 'rotree-ed25519-secret-key'
 const HEX64 = /^[0-9a-f]{64}$/
+const SCRYPT = { N: 2 ** 16, r: 8, p: 1 }
+const scrypt = promisify(crypto.scrypt)
+const scryptKey = (pass, salt, { N, r, p }) => scrypt(pass.normalize('NFKC'), salt, 32, { N, r, p, maxmem: 256 * N * r })
 
-export async function writeKeyFile (file, { force = false } = {}) {
+/**
+ * Write a new key file (mode 0600), sealed when a passphrase is given.
+ * @param {string} file @param {{ force?: boolean, passphrase?: string }} [o]
+ */
+export async function writeKeyFile (file, { force = false, passphrase } = {}) {
   const { secretKey, publicKey } = generateKeyPair()
-  const text = JSON.stringify({ type: TYPE, secretKey, publicKey }, null, 2) + '\n'
+  const body = passphrase === undefined ? { type: TYPE, secretKey, publicKey } : { type: TYPE, publicKey, sealed: await seal(secretKey, publicKey, passphrase) }
+  const text = JSON.stringify(body, null, 2) + '\n'
   await fs.writeFile(file, text, { mode: 0o600, flag: force ? 'w' : 'wx' })
   await fs.chmod(file, 0o600) // 'w' on an existing file keeps its old mode
-  return { publicKey }
+  return { publicKey, sealed: passphrase !== undefined }
 }
 
-/** @returns {Promise<{ secretKey: string, publicKey: string, warning?: string }>} */
-export async function readKeyFile (file) {
+async function seal (secretKey, publicKey, passphrase) {
+  if (!passphrase) throw new BadKeyError('an empty passphrase seals nothing: give one, or leave --passphrase out')
+  const salt = crypto.randomBytes(32)
+  const iv = crypto.randomBytes(12)
+  const c = crypto.createCipheriv('aes-256-gcm', await scryptKey(passphrase, salt, SCRYPT), iv)
+  c.setAAD(Buffer.from(publicKey, 'hex'))
+  const data = Buffer.concat([c.update(Buffer.from(secretKey, 'hex')), c.final()])
+  return { kdf: 'scrypt', ...SCRYPT, salt: salt.toString('hex'), cipher: 'aes-256-gcm', iv: iv.toString('hex'), data: data.toString('hex'), tag: c.getAuthTag().toString('hex') }
+}
+
+async function unseal (s, publicKey, passphrase, file) {
+  const ok = s && s.kdf === 'scrypt' && s.cipher === 'aes-256-gcm' && [s.N, s.r, s.p].every(Number.isSafeInteger) &&
+    s.N >= 2 ** 14 && s.N <= 2 ** 20 && (s.N & (s.N - 1)) === 0 && s.r >= 1 && s.r <= 32 && s.p >= 1 && s.p <= 16 &&
+    /^[0-9a-f]{64}$/.test(s.salt) && /^[0-9a-f]{24}$/.test(s.iv) && HEX64.test(s.data) && /^[0-9a-f]{32}$/.test(s.tag)
+  if (!ok) throw new BadKeyError(`${file}: its sealed secret key is not in a form this version reads`)
+  const d = crypto.createDecipheriv('aes-256-gcm', await scryptKey(passphrase, Buffer.from(s.salt, 'hex'), s), Buffer.from(s.iv, 'hex'))
+  d.setAAD(Buffer.from(publicKey, 'hex'))
+  d.setAuthTag(Buffer.from(s.tag, 'hex'))
+  try {
+    return Buffer.concat([d.update(Buffer.from(s.data, 'hex')), d.final()]).toString('hex')
+  } catch {
+    throw new BadKeyError(`${file}: wrong passphrase (or a damaged key file)`)
+  }
+}
+
+/**
+ * Read a secret key file; a sealed one is opened with `passphrase`, or
+ * ROTREE_PASSPHRASE, or what the terminal gives.
+ * @param {string} file @param {{ passphrase?: string, askPassphrase?: (prompt: string) => Promise<string> }} [o]
+ * @returns {Promise<{ secretKey: string, publicKey: string, warning?: string }>}
+ */
+export async function readKeyFile (file, { passphrase, askPassphrase = askTerminal } = {}) {
   let text, st
   try {
     [text, st] = await Promise.all([fs.readFile(file, 'utf8'), fs.stat(file)])
@@ -27,8 +82,73 @@ export async function readKeyFile (file) {
   }
   let j
   try { j = JSON.parse(text) } catch { throw new BadKeyError(`${file} is not a rotree key file (not JSON)`) }
-  if (j?.type !== TYPE || !HEX64.test(j.secretKey) || !HEX64.test(j.publicKey)) throw new BadKeyError(`${file} is not a rotree secret key file`)
-  if (publicKeyOf(j.secretKey) !== j.publicKey) throw new BadKeyError(`${file}: public key does not match the secret key`)
+  if (j?.type !== TYPE || !HEX64.test(j.publicKey) || !(HEX64.test(j.secretKey) || (j.secretKey === undefined && j.sealed))) {
+    throw new BadKeyError(`${file} is not a rotree secret key file`)
+  }
+  let secretKey = j.secretKey
+  if (secretKey === undefined) {
+    const pass = passphrase ?? process.env.ROTREE_PASSPHRASE ?? await askPassphrase(`passphrase for ${file}: `)
+    secretKey = await unseal(j.sealed, j.publicKey, pass, file)
+  }
+  if (publicKeyOf(secretKey) !== j.publicKey) throw new BadKeyError(`${file}: public key does not match the secret key`)
   const warning = st.mode & 0o077 ? `${file} is readable by other users (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it` : undefined
-  return { secretKey: j.secretKey, publicKey: j.publicKey, warning }
+  return { secretKey, publicKey: j.publicKey, warning }
+}
+
+/**
+ * A public key argument: 64 hex digits, a file holding them (as `keygen`
+ * prints the key: `rotree keygen A.key > A.pub`), or a secret key file (its
+ * public half; a sealed one needs no passphrase for that).
+ * @param {string} arg @param {string} [what] for messages
+ * @returns {Promise<string>}
+ */
+export async function readPublicKey (arg, what = 'key') {
+  const s = String(arg).trim()
+  if (HEX64.test(s.toLowerCase())) return s.toLowerCase()
+  let text
+  try { text = await fs.readFile(s, 'utf8') } catch (err) {
+    throw new BadKeyError(`${what} ${s}: neither 64 hex digits nor a readable file (${err.code || err.message})`, { cause: err })
+  }
+  const t = text.trim().toLowerCase()
+  if (HEX64.test(t)) return t
+  try {
+    const j = JSON.parse(text)
+    if (j?.type === TYPE && HEX64.test(j.publicKey)) return j.publicKey
+  } catch {}
+  throw new BadKeyError(`${what} ${s}: the file holds no public key (expected the 64 hex digits keygen prints)`)
+}
+
+/** Read a passphrase from the terminal without echo (twice with `confirm`). */
+export async function askTerminal (prompt, { confirm = false } = {}) {
+  const first = await readHidden(prompt)
+  if (confirm && await readHidden('again: ') !== first) throw new BadKeyError('the two passphrases differ')
+  return first
+}
+
+async function readHidden (prompt) {
+  const { openSync, writeSync } = await import('node:fs')
+  const tty = await import('node:tty')
+  let fd
+  try { fd = openSync('/dev/tty', 'r+') } catch {
+    throw new BadKeyError('this key file is sealed with a passphrase: set ROTREE_PASSPHRASE (no terminal to ask on)')
+  }
+  const input = new tty.ReadStream(fd) // closes fd when destroyed
+  writeSync(fd, prompt)
+  input.setRawMode(true)
+  try {
+    return await new Promise((resolve, reject) => {
+      let s = ''
+      input.on('data', buf => {
+        for (const ch of buf.toString('utf8')) {
+          if (ch === '\r' || ch === '\n') { writeSync(fd, '\n'); resolve(s); return }
+          if (ch === '\u0003') { writeSync(fd, '\n'); reject(new BadKeyError('interrupted')); return }
+          if (ch === '\u007f' || ch === '\b') s = s.slice(0, -1)
+          else s += ch
+        }
+      })
+    })
+  } finally {
+    input.setRawMode(false)
+    input.destroy()
+  }
 }

@@ -90,13 +90,13 @@ export async function installSigned (out, text, { now = Date.now(), fsync = true
     if (claimed.key !== expected) throw new BadKeyError(`${out} is published under key ${expected}; this fsinfo.json is for ${claimed.key}`)
     const info = verifyFsinfo(bytes, { publicKey: expected, now })
     const currentBytes = await fs.readFile(path.join(out, 'fsinfo.json')).catch(() => null)
-    if (currentBytes && currentBytes.equals(bytes)) return { seq: info.seq, root: info.root.hash, already: true }
+    if (currentBytes && currentBytes.equals(bytes)) return { seq: info.seq, root: info.root.hash, key: info.key, already: true }
     const last = await lastSeq(out)
     if (info.seq <= last) throw new RollbackError(`this fsinfo.json has seq ${info.seq}, but ${out} already published ${last}; sign the root again (rotree sign picks a higher seq)`, { details: { seq: info.seq, seen: last } })
     const reached = await walkLocal(out, info.root)
     await publishFsinfo(out, bytes, fsync)
     if (pending && pending.root === info.root.hash) await fs.rm(path.join(out, UNSIGNED_FILE), { force: true })
-    return { seq: info.seq, root: info.root.hash, expires: info.expires, blobs: reached.size, already: false }
+    return { seq: info.seq, root: info.root.hash, key: info.key, expires: info.expires, blobs: reached.size, already: false }
   })
 }
 

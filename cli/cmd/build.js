@@ -1,6 +1,8 @@
 // rotree build
 import { UsageError, BuildInputError } from 'rotree-client/errors'
-import { readKeyFile } from '../../builder/keys.js'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { readKeyFile, readPublicKey } from '../../builder/keys.js'
 import { build } from '../../builder/build.js'
 import { parseDuration } from '../../builder/duration.js'
 import { progressBar, fmtBytes } from '../progress.js'
@@ -16,22 +18,26 @@ function threadCount (v) {
 }
 
 // --format 1|2, and --name (a tree name exists only in format 2)
+// (neither: the builder takes OUT's format, version 1 for a new OUT)
 function formatVersion (v) {
-  if (v.format === undefined) return v.name !== undefined ? 2 : 1
+  if (v.format === undefined) return v.name !== undefined ? 2 : undefined
   if (v.format !== '1' && v.format !== '2') throw new UsageError(`--format ${v.format}: expected 1 or 2`)
   if (v.format === '1' && v.name !== undefined) throw new UsageError('--name needs --format 2 (format 1 trees have no name)')
   return Number(v.format)
 }
 
 export default {
-  usage: 'build SRC OUT (--key KEYFILE | --unsigned --pubkey HEX) [--ttl 7d] [--format 1|2] [--name NAME] [--exclude PATTERN]… [--skip-bad] [--watch]',
+  usage: 'build SRC OUT (--key KEYFILE [--timestamp-key KEYFILE] | --unsigned [--pubkey HEX]) [--ttl 7d] [--format 1|2] [--name NAME] [--exclude PATTERN]… [--skip-bad] [--watch]',
   summary: 'build or update the published folder OUT from directory SRC',
   positionals: [2, 2],
   options: {
-    key: { type: 'string', arg: 'KEYFILE', help: 'secret key file (from rotree keygen); required unless --unsigned' },
+    key: { type: 'string', arg: 'KEYFILE', help: 'secret key file (from rotree keygen); required unless --unsigned. With trust documents in OUT: a release key' },
+    'timestamp-key': { type: 'string', multiple: true, arg: 'KEYFILE', help: 'format 2 with trust documents: the timestamp key that signs fsinfo.json (repeatable)' },
+    'release-ttl': { type: 'string', arg: 'DURATION', help: 'format 2: how long the release is valid (default: --ttl; 90d with trust documents)' },
+    url: { type: 'string', arg: 'URL', help: 'the mirror URL to print in the address line' },
     ttl: { type: 'string', arg: 'DURATION', help: 'how long the signed root is valid: 30m, 12h, 7d, 2w (default 7d)' },
     unsigned: { type: 'boolean', help: 'do not sign: write OUT/unsigned.json for `rotree sign` on another machine' },
-    pubkey: { type: 'string', arg: 'HEX', help: 'with --unsigned: the public key the root will be signed with' },
+    pubkey: { type: 'string', arg: 'HEX', help: 'with --unsigned: the public key the root will be signed with (not needed when OUT has trust documents)' },
     'skip-bad': { type: 'boolean', help: 'skip input that cannot be published (special files, bad names, escaping symlinks) instead of failing' },
     jobs: { type: 'string', arg: 'N', help: 'worker threads that read, chunk and hash files (default: one per core, at most 4; 0: none)' },
     rehash: { type: 'boolean', help: 'read every file again, ignoring the build index of unchanged files' },
@@ -46,20 +52,30 @@ export default {
     const ttlMs = parseDuration(v.ttl ?? '7d')
     if (!ttlMs) throw new UsageError(`--ttl ${v.ttl}: expected a duration such as 30m, 12h, 7d`)
     let key
+    let releaseTtlMs
+    if (v['release-ttl'] !== undefined && !(releaseTtlMs = parseDuration(v['release-ttl']))) throw new UsageError(`--release-ttl ${v['release-ttl']}: expected a duration such as 30d`)
+    const rolesOut = await hasTrust(out)
     if (v.unsigned) {
       if (v.pubkey !== undefined && !HEX64.test(v.pubkey)) throw new UsageError('--pubkey must be 64 lowercase hex digits (the last line keygen printed)')
-      if (v.pubkey === undefined && !v.key) throw new UsageError('--unsigned needs --pubkey HEX (or --key KEYFILE to take its public half)')
-      key = v.pubkey ? { publicKey: v.pubkey } : { publicKey: (await readKeyFile(v.key)).publicKey }
+      if (v['timestamp-key']) throw new UsageError('--timestamp-key signs; --unsigned does not (give it to rotree sign --publish)')
+      if (v.pubkey === undefined && !v.key && !rolesOut) throw new UsageError('--unsigned needs --pubkey HEX (or --key KEYFILE to take its public half)')
+      key = v.pubkey ? { publicKey: v.pubkey } : v.key ? { publicKey: await readPublicKey(v.key) } : { publicKey: null }
     } else {
       if (v.pubkey !== undefined) throw new UsageError('--pubkey goes with --unsigned')
       if (!v.key) throw new UsageError('--key KEYFILE is required (or --unsigned --pubkey HEX)')
       key = await readKeyFile(v.key)
       if (key.warning) io.stderr.write(`rotree: warning: ${key.warning}\n`)
     }
+    const timestampKeys = []
+    for (const f of v['timestamp-key'] ?? []) {
+      const k = await readKeyFile(f)
+      if (k.warning) io.stderr.write(`rotree: warning: ${k.warning}\n`)
+      timestampKeys.push(k)
+    }
     const opts = {
       src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'], unsigned: v.unsigned, rehash: v.rehash, exclude: v.exclude ?? [],
       threads: v.jobs !== undefined ? threadCount(v.jobs) : undefined,
-      version: formatVersion(v), name: v.name,
+      version: formatVersion(v), name: v.name, timestampKeys, releaseTtlMs, url: v.url,
       warn: m => io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}rotree: warning: ${m}\n`)
     }
     if (v.watch) return watchLoop(opts, out, v, io)
@@ -75,10 +91,14 @@ export default {
       `  new blobs ${r.blobs.written} (${fmtBytes(r.blobs.writtenBytes)}), reused ${r.blobs.reused}` +
       (r.skipped.length ? `, skipped ${r.skipped.length}` : '') + (r.excluded ? `, excluded ${r.excluded}` : '') + ` in ${(r.ms / 1000).toFixed(1)} s\n` +
       `  seq ${r.seq}, root ${r.root}, expires ${r.expires}\n` +
-      (r.unsigned
-        ? `  NOT SIGNED: ${out}/unsigned.json waits for: rotree sign unsigned.json --key KEYFILE -o fsinfo.json (on the signing machine),\n` +
-          `  then: rotree sign fsinfo.json --publish ${out}\n`
-        : `  address: <mirror-url>#${r.publicKey}${r.name ? ':' + r.name : ''}\n`))
+      (r.unsigned && r.version === 2
+        ? `  NOT SIGNED: release ${r.releaseSeq} waits in ${out}/unsigned.json for release signatures: rotree sign ${out} --key RELEASEKEY,\n` +
+          `  then: rotree sign ${out} --timestamp-key TIMESTAMPKEY --publish\n`
+        : r.unsigned
+          ? `  NOT SIGNED: ${out}/unsigned.json waits for: rotree sign unsigned.json --key KEYFILE -o fsinfo.json (on the signing machine),\n` +
+            `  then: rotree sign fsinfo.json --publish ${out}\n`
+          : '') +
+      `address: ${r.address ?? `${v.url ?? '<mirror-url>'}#${r.publicKey}`}\n`)
   }
 }
 
@@ -99,6 +119,9 @@ async function watchLoop (opts, out, v, io) {
     })
   } finally { process.off('SIGINT', stop); process.off('SIGTERM', stop) }
 }
+
+/** Does OUT have trust documents (format 2 with roles: no single key needed for --unsigned)? */
+async function hasTrust (out) { return fs.access(path.join(out, 'trust', '1.json')).then(() => true, () => false) }
 
 /** A build stopped by one entry it cannot publish: say that --skip-bad would leave such entries out. */
 function withSkipBadHint (err) {

@@ -1,51 +1,102 @@
 // rotree sign
+//
+// Format version 2 (a release in OUT/unsigned.json, from build --unsigned):
+//   sign OUT --key R1                                   one release signature
+//   sign OUT --key R2 --timestamp-key T --publish       at the threshold: fsinfo.json, published
+//   sign FILE --key R1                                  the same on a copy of unsigned.json (another machine)
+//   sign FILE --publish OUT --timestamp-key T           publish a release signed elsewhere
+// Format version 1:
+//   sign unsigned.json --key K -o fsinfo.json           the offline signature
+//   sign fsinfo.json --publish OUT                      install it
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { UsageError } from 'rotree-client/errors'
 import { readKeyFile } from '../../builder/keys.js'
 import { signUnsigned, installSigned } from '../../builder/sign.js'
+import { isUnsignedRelease, signOut } from '../../builder/release.js'
 import { parseDuration } from '../../builder/duration.js'
 
 export default {
-  usage: 'sign FILE [--key KEYFILE] (-o FSINFO | --publish OUT)',
-  summary: 'sign an unsigned root (from build --unsigned) offline; or publish a signed fsinfo.json into OUT',
-  positionals: [1, 1],
+  usage: 'sign (OUT | FILE) [--key KEYFILE]… [--timestamp-key KEYFILE]… [--publish [OUT]] [-o FSINFO]',
+  summary: 'sign a release or a root built with --unsigned (offline), and publish it',
+  positionals: [1, 2],
   options: {
-    key: { type: 'string', arg: 'KEYFILE', help: 'secret key: sign FILE (an unsigned.json); without it FILE must already be signed' },
-    output: { type: 'string', short: 'o', arg: 'FSINFO', help: 'write the signed fsinfo.json here' },
-    publish: { type: 'string', arg: 'OUT', help: 'check the signed root against OUT (key, seq, every blob present) and publish it there' },
-    ttl: { type: 'string', arg: 'DURATION', help: 'with --key: re-stamp issued = now and expires = now + DURATION (default: as built)' },
+    key: { type: 'string', multiple: true, arg: 'KEYFILE', help: 'secret key that signs: format 2, a release key (repeatable); format 1, the tree\'s key' },
+    'timestamp-key': { type: 'string', multiple: true, arg: 'KEYFILE', help: 'format 2 with --publish: the timestamp key that signs fsinfo.json (repeatable)' },
+    output: { type: 'string', short: 'o', arg: 'FSINFO', help: 'format 1: write the signed fsinfo.json here' },
+    publish: { type: 'boolean', help: 'publish: format 2, once the release has its signatures; format 1, `--publish OUT` installs FILE in OUT' },
+    ttl: { type: 'string', arg: 'DURATION', help: 'format 2: how long fsinfo.json is valid (default 7d); format 1 with --key: re-stamp issued and expires' },
+    url: { type: 'string', arg: 'URL', help: 'the mirror URL to print in the address line' },
     'no-fsync': { type: 'boolean', help: 'do not fsync what is written' },
     json: { type: 'boolean', help: 'print the result as JSON' }
   },
-  async run ([file], v, io) {
-    if (!v.output === !v.publish) throw new UsageError('give exactly one of -o FSINFO and --publish OUT')
-    if (!v.key && v.output) throw new UsageError('-o needs --key KEYFILE (without a key, sign only publishes a signed file)')
-    if (!v.key && v.ttl) throw new UsageError('--ttl needs --key KEYFILE')
+  async run ([target, publishTo], v, io) {
+    if (publishTo !== undefined && !v.publish) throw new UsageError(`unexpected argument ${JSON.stringify(publishTo)} (the folder to publish into goes after --publish)`)
     let ttlMs
     if (v.ttl !== undefined && !(ttlMs = parseDuration(v.ttl))) throw new UsageError(`--ttl ${v.ttl}: expected a duration such as 30m, 12h, 7d`)
-    const input = await fs.readFile(file)
-    let text = input
-    const r = {}
-    if (v.key) {
-      const key = await readKeyFile(v.key)
-      if (key.warning) io.stderr.write(`rotree: warning: ${key.warning}\n`)
-      const s = signUnsigned(input, key, { ttlMs })
-      text = s.text
-      Object.assign(r, { signed: true, seq: s.fields.seq, root: s.fields.root, issued: s.fields.issued, expires: s.fields.expires })
-      if (v.output) {
-        const tmp = path.join(path.dirname(v.output), `.${path.basename(v.output)}.tmp-${process.pid}`)
-        await fs.writeFile(tmp, text, { mode: 0o644 })
-        await fs.rename(tmp, v.output)
-        r.output = v.output
+    const readKeys = async list => {
+      const keys = []
+      for (const f of list ?? []) {
+        const k = await readKeyFile(f)
+        if (k.warning) io.stderr.write(`rotree: warning: ${k.warning}\n`)
+        keys.push(k)
       }
+      return keys
     }
-    if (v.publish) {
-      const p = await installSigned(v.publish, text, { fsync: !v['no-fsync'] })
-      Object.assign(r, { published: v.publish, seq: p.seq, root: p.root, already: p.already, blobs: p.blobs })
+    const st = await fs.stat(target).catch(err => {
+      if (err.code === 'ENOENT') throw new UsageError(`${target} does not exist`)
+      throw err
+    })
+    const input = st.isDirectory() ? null : await fs.readFile(target)
+    if (st.isDirectory() || isUnsignedRelease(input)) {
+      if (v.output) throw new UsageError('-o is for format 1; a format-2 release is signed in place')
+      if (st.isDirectory() && publishTo !== undefined) throw new UsageError('give OUT once: rotree sign OUT --publish')
+      const out = st.isDirectory() ? target : publishTo ?? path.dirname(target)
+      const r = await signOut({
+        out, file: st.isDirectory() ? undefined : target, keys: await readKeys(v.key), timestampKeys: await readKeys(v['timestamp-key']),
+        publish: v.publish, ttlMs: ttlMs ?? parseDuration('7d'), fsync: !v['no-fsync'], url: v.url
+      })
+      if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
+      const lines = [`release ${r.releaseSeq}${r.name ? ` of ${JSON.stringify(r.name)}` : ''}: ${r.added.length ? `signed by ${r.added.join(', ')}; ` : ''}${r.have} of ${r.threshold} release signatures`]
+      if (r.published) lines.push(`published seq ${r.seq} (release ${r.releaseSeq}, root ${r.root}, ${r.blobs} blobs checked) in ${out}, expires ${r.expires}`)
+      else if (r.have >= r.threshold) lines.push(`ready: rotree sign ${out} --timestamp-key TIMESTAMPKEY --publish`)
+      else lines.push(`${r.threshold - r.have} more release signature(s) needed: rotree sign ${target} --key RELEASEKEY`)
+      lines.push(`address: ${r.address}`)
+      io.stdout.write(lines.join('\n') + '\n')
+      return
     }
-    if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
-    if (r.signed) io.stdout.write(`signed seq ${r.seq}, root ${r.root}, expires ${r.expires}${r.output ? ` → ${r.output}` : ''}\n`)
-    if (r.published) io.stdout.write(r.already ? `${r.published} already publishes seq ${r.seq}\n` : `published seq ${r.seq} (root ${r.root}, ${r.blobs} blobs checked) in ${r.published}\n`)
+    return signV1(target, input, publishTo, v, ttlMs, io, readKeys)
   }
+}
+
+async function signV1 (file, input, publishTo, v, ttlMs, io, readKeys) {
+  if (v['timestamp-key']) throw new UsageError('--timestamp-key is for format 2 (this file is a format-1 root)')
+  if (!v.output === !v.publish) throw new UsageError('give exactly one of -o FSINFO and --publish OUT')
+  if (v.publish && publishTo === undefined) throw new UsageError('--publish needs OUT (the folder to publish into) for a format-1 root')
+  if ((v.key?.length ?? 0) > 1) throw new UsageError('a format-1 root is signed by one --key')
+  if (!v.key && v.output) throw new UsageError('-o needs --key KEYFILE (without a key, sign only publishes a signed file)')
+  if (!v.key && ttlMs) throw new UsageError('--ttl needs --key KEYFILE')
+  let text = input
+  const r = {}
+  if (v.key) {
+    const [key] = await readKeys(v.key)
+    const s = signUnsigned(input, key, { ttlMs })
+    text = s.text
+    Object.assign(r, { signed: true, seq: s.fields.seq, root: s.fields.root, issued: s.fields.issued, expires: s.fields.expires })
+    if (v.output) {
+      const tmp = path.join(path.dirname(v.output), `.${path.basename(v.output)}.tmp-${process.pid}`)
+      await fs.writeFile(tmp, text, { mode: 0o644 })
+      await fs.rename(tmp, v.output)
+      r.output = v.output
+    }
+    r.address = `${v.url ?? '<mirror-url>'}#${key.publicKey}`
+  }
+  if (v.publish) {
+    const p = await installSigned(publishTo, text, { fsync: !v['no-fsync'] })
+    Object.assign(r, { published: publishTo, seq: p.seq, root: p.root, already: p.already, blobs: p.blobs, address: `${v.url ?? '<mirror-url>'}#${p.key}` })
+  }
+  if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
+  if (r.signed) io.stdout.write(`signed seq ${r.seq}, root ${r.root}, expires ${r.expires}${r.output ? ` → ${r.output}` : ''}\n`)
+  if (r.published) io.stdout.write(r.already ? `${r.published} already publishes seq ${r.seq}\n` : `published seq ${r.seq} (root ${r.root}, ${r.blobs} blobs checked) in ${r.published}\n`)
+  io.stdout.write(`address: ${r.address}\n`)
 }

@@ -8,6 +8,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
+import { fsinfoVersion, decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
 import { HISTORY_DIR, listHistory, writeHistory, writeDurable } from './history.js'
 import { syncDir } from './blob-store.js'
 
@@ -26,13 +27,33 @@ export async function readPublished (dir) {
 }
 
 /**
+ * The fsinfo.json currently in dir decoded as its version says (not
+ * verified): decodeFsinfo's shape for version 1, decodeFsinfoV2's for 2; null
+ * when there is none or it does not decode.
+ */
+export async function readPublishedAny (dir) {
+  let bytes
+  try { bytes = await fs.readFile(path.join(dir, FSINFO)) } catch (err) {
+    if (err.code === 'ENOENT') return null
+    throw err
+  }
+  try { return decodeAny(bytes) } catch (err) {
+    if (err.code === 'ROTREE_BAD_FORMAT' || err.code === 'ROTREE_UNSUPPORTED_VERSION') return null
+    throw err
+  }
+}
+
+/** A signed fsinfo.json of either version, decoded by its own decoder. */
+export function decodeAny (bytes) { return fsinfoVersion(bytes) === 2 ? decodeFsinfoV2(bytes) : decodeFsinfo(bytes) }
+
+/**
  * FORMAT.md §6.2: the next sequence number, max(previous + 1, unix seconds).
  * "Previous" is the highest of the current fsinfo.json and every history entry,
  * so a number is never reused, even for a root that was signed but whose
  * rename never happened (a crash), or when fsinfo.json was lost.
  */
 export async function nextSeq (dir, now) {
-  const [prev, hist] = await Promise.all([readPublished(dir), listHistory(dir)])
+  const [prev, hist] = await Promise.all([readPublishedAny(dir), listHistory(dir)])
   const last = Math.max(prev ? prev.seq : -1, hist.length ? hist[0].seq : -1)
   return { seq: Math.max(last + 1, Math.floor(now / 1000)), last, prev }
 }
@@ -63,7 +84,7 @@ async function backfillHistory (dir, fsync) {
   let bytes, info
   try {
     bytes = await fs.readFile(path.join(dir, FSINFO))
-    info = decodeFsinfo(bytes)
+    info = decodeAny(bytes)
   } catch { return }
   try { await fs.access(path.join(dir, HISTORY_DIR, `${info.seq}.json`)) } catch { await writeHistory(dir, bytes, fsync) }
 }

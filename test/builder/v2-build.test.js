@@ -271,6 +271,9 @@ test('a partial version-2 run (as --watch makes) looks at the changed directory 
 })
 
 test('one OUT built as version 1, then 2, then 1: no record is taken for the other version', async () => {
+  // after a version-2 publish a version-1 root is a rollback to readers, so build refuses it;
+  // the index is tested by forgetting what was published (fsinfo.json, history/) and keeping h/ and the index
+  const forget = () => Promise.all(['fsinfo.json', 'history'].map(f => fs.rm(path.join(out, f), { recursive: true, force: true })))
   const src = path.join(await dir('rotree-v2-src-'), 'src')
   await writeTree(src, { 'a.txt': text(30_000, 'v'), 'b/c.bin': prng(100_000, 'v'), 'b/i.txt': 'inline', 'l': { symlink: 'a.txt' } })
   const key = makeKey()
@@ -286,12 +289,15 @@ test('one OUT built as version 1, then 2, then 1: no record is taken for the oth
   assert.equal(b.index.dirHits, 0)
   assert.ok(b.index.otherVersion >= 2, 'the version-1 records were seen and passed over')
   assert.equal(b.root, cleanV2.root)
+  await assert.rejects(build(v1()), err => err.code === 'ROTREE_USAGE' && /rollback/.test(err.message))
+  await forget()
   const c = await build(v1())
   assert.equal(c.index.hits, 0, 'no version-2 record taken for version 1')
   assert.equal(c.root, a.root)
   const d = await build(v1())
   assert.equal(d.index.misses, 0, 'version-1 records are taken again by version 1')
   const e = await build(v2())
+  await forget()
   assert.equal(e.index.hits, 0)
   const f = await build(v2())
   assert.equal(f.index.misses, 0)
@@ -329,15 +335,15 @@ test('rotree build --key K --format 2 --name N publishes a single-key version-2 
   assert.equal(Buffer.from(await tree.readFile('/doc.txt')).toString(), text(50_000, 'cli').toString())
   await assert.rejects(open(srv.url, key, ''), err => JSON.stringify([err.code, ...(err.errors ?? []).map(e => e.code)]).includes('ROTREE_WRONG_NAME'))
 
-  // a second publish (no name: format 2 by --format alone) moves the sequence on
-  const b2 = run('build', src, out, '--key', keyFile, '--format', '2', '--no-fsync', '--json')
+  // a second publish without --name or --format stays format 2 and keeps the tree's name; the sequences move on
+  const b2 = run('build', src, out, '--key', keyFile, '--no-fsync', '--json')
   assert.equal(b2.status, 0, b2.stderr)
   const info2 = decodeFsinfoV2(await fs.readFile(path.join(out, 'fsinfo.json')))
-  assert.equal(info2.name, '')
+  assert.equal(info2.name, 'stable')
   assert.ok(info2.seq > info.seq && info2.release.seq > info.release.seq)
-  // --name with --format 1, and --unsigned with format 2, are refused before anything is built
+  // --name with --format 1 is refused before anything is built, and so is format 1 into a version-2 OUT
   assert.equal(run('build', src, path.join(base, 'o2'), '--key', keyFile, '--format', '1', '--name', 'x').status, 2)
-  const u = run('build', src, path.join(base, 'o3'), '--unsigned', '--pubkey', key.publicKey, '--format', '2')
-  assert.notEqual(u.status, 0)
-  assert.match(u.stderr, /--unsigned/)
+  const back = run('build', src, out, '--key', keyFile, '--format', '1')
+  assert.equal(back.status, 2)
+  assert.match(back.stderr, /rollback/)
 })

@@ -1,0 +1,287 @@
+// Releases and fsinfo.json of format version 2 (docs/FORMAT.md §12.3,
+// §12.4), signed by the roles of the trust document in force in OUT, or by
+// the one key of a tree that never adopted a trust document.
+//
+//   build --key R --timestamp-key T     release and fsinfo.json at once (thresholds of 1)
+//   build --unsigned                    OUT/unsigned.json: a release without signatures
+//   sign OUT --key R1                   one release signature into OUT/unsigned.json
+//   sign OUT --timestamp-key T --publish   fsinfo.json over the release, published
+//   resign OUT --key T                  a new fsinfo.json over the current release
+//
+// Before anything is renamed into place the result is judged as a reader
+// judges it: the chain in OUT/trust walked from the anchor and the
+// fsinfo.json checked by the trust module (client-js/src/trust/roles.js,
+// verifyFsinfoV2), and every blob the release reaches present in OUT/h. A
+// publisher cannot publish what its readers would refuse.
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { BadFormatError, BadKeyError, ExpiredError, ThresholdError, UsageError, RetiredError } from 'rotree-client/errors'
+import { encodeFsinfoV2, decodeFsinfoV2, decodeRelease, releaseMessage } from 'rotree-client/src/format/fsinfo-v2.js'
+import { parseObject, jsonText } from 'rotree-client/src/format/signed-doc.js'
+import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
+import { verifyFsinfoV2, singleKeyRoles, trustHash, validSigners, parseFragment } from 'rotree-client/src/trust/roles.js'
+import { checkFreshness, DEFAULT_SKEW_MS } from 'rotree-client/verify'
+import { nextSeq, publishFsinfo, readPublishedAny, writeUnsignedFile, removeUnsigned, UNSIGNED_FILE } from '../lib/published/publish.js'
+import { walkLocal } from '../lib/published/pages.js'
+import { trustInForce, addressOf } from './trust-publish.js'
+import { withOutLock } from './sign.js'
+import { sign } from './ed25519-node.js'
+
+export const UNSIGNED_RELEASE_TYPE = 'rotree-unsigned-release'
+
+/**
+ * The release's root member (FORMAT.md §12.6, JSON form) from a build's root
+ * ref: `size` is the stored size, `decodedSize` the page's bytes.
+ * @param {{ hash: string, size: number, storedSize?: number, codec?: string, mtime: number }} rootRef
+ */
+export function releaseRoot (rootRef) {
+  const codec = rootRef.codec ?? 'none'
+  return { hash: rootRef.hash, size: rootRef.storedSize ?? rootRef.size, codec, decodedSize: rootRef.size, mtime: rootRef.mtime }
+}
+
+/**
+ * What signs in OUT: the trust in force (trust-publish.js trustInForce) and
+ * the roles it gives; a tree without trust documents is its anchor key's alone.
+ * @param {string} out @param {{ key?: string }} [o] key: the single key, when OUT has published nothing yet
+ */
+export async function signersOf (out, { key, allowRetired = false } = {}) {
+  const t = await trustInForce(out)
+  if (t.trust) {
+    if (t.trust.roles.release.threshold === 0 && allowRetired) return { ...t, roles: t.trust.roles, retired: true }
+    if (t.trust.roles.release.threshold === 0) throw new RetiredError(`${out} is retired by trust document ${t.trust.seq}: nothing more can be published`)
+    return { ...t, roles: t.trust.roles }
+  }
+  const anchor = t.anchor ?? key
+  if (!anchor) throw new UsageError(`${out} has no trust documents and no key published: build with --key first`)
+  const a = parseFragment(anchor).anchor
+  if (a.kind !== 'key') throw new BadFormatError(`${out}'s anchor is a trust document, but ${out}/trust has none`)
+  return { ...t, anchor, roles: singleKeyRoles(a.key) }
+}
+
+/** Add a signature per key that holds the release role; any other key is refused. */
+export function signRelease (release, keys, roles) {
+  const sigs = [...(release.signatures ?? [])]
+  const added = []
+  for (const k of keys) {
+    if (!roles.release.keys.includes(k.publicKey)) throw new BadKeyError(`key ${k.publicKey} is not a release key of this tree: its signature would count for nothing`)
+    if (sigs.some(s => s.key === k.publicKey)) continue
+    sigs.push({ key: k.publicKey, sig: sign(releaseMessage(release), k.secretKey) })
+    added.push(k.publicKey)
+  }
+  return { release: { ...release, signatures: sigs }, added }
+}
+
+/** Distinct valid release signatures against the roles (the trust module's count). */
+export function releaseSigners (release, roles) {
+  return validSigners(releaseMessage(release), release.signatures ?? [], roles.release).size
+}
+
+/** OUT/unsigned.json for a version-2 release. */
+export function encodeUnsignedRelease (release) {
+  const { name, seq, expires, root, signatures = [] } = release
+  return jsonText({ type: UNSIGNED_RELEASE_TYPE, version: 2, release: { name, seq, expires, root, signatures } })
+}
+
+/** Is this unsigned.json text a version-2 release (else it is version 1's)? */
+export function isUnsignedRelease (bytes) {
+  try { return parseObject(bytes, 64 * 1024, 'unsigned.json').type === UNSIGNED_RELEASE_TYPE } catch { return false }
+}
+
+export function decodeUnsignedRelease (bytes) {
+  const j = parseObject(bytes, 64 * 1024, 'unsigned.json')
+  if (j.type !== UNSIGNED_RELEASE_TYPE || j.version !== 2) throw new BadFormatError('not an unsigned version-2 release')
+  return decodeRelease(j.release)
+}
+
+/**
+ * Sign fsinfo.json over a release with the timestamp keys, under the trust
+ * document in force (or none), valid from now for ttlMs but never past the
+ * release's own expiry (a reader would refuse it from then on anyway).
+ */
+export function signFsinfoV2 ({ release, trust, name, seq, now, ttlMs, timestampKeys, roles }) {
+  const relExp = Date.parse(release.expires)
+  if (relExp <= now) throw new ExpiredError(`release ${release.seq} expired at ${release.expires}: publish a new release`)
+  const issued = new Date(now).toISOString()
+  const expires = new Date(Math.min(now + ttlMs, relExp)).toISOString()
+  const fields = { name, trust: trust ? { seq: trust.seq, hash: trustHash(trust) } : null, seq, issued, expires, release }
+  const { message } = decodeFsinfoV2(encodeFsinfoV2(fields))
+  const sigs = []
+  for (const k of timestampKeys) {
+    if (!roles.timestamp.keys.includes(k.publicKey)) throw new BadKeyError(`key ${k.publicKey} is not a timestamp key of this tree`)
+    if (!sigs.some(s => s.key === k.publicKey)) sigs.push({ key: k.publicKey, sig: sign(message, k.secretKey) })
+  }
+  return encodeFsinfoV2({ ...fields, signatures: sigs })
+}
+
+/**
+ * Judge a signed fsinfo.json v2 for OUT as a fresh reader of its address
+ * would (rules 10–14 and 2, all in the trust module), then check every blob
+ * it reaches is in OUT/h.
+ * @returns {Promise<{ info: object, blobs: number }>}
+ */
+export async function checkPublishable (out, text, { anchor, name, trust, now }) {
+  const info = decodeFsinfoV2(text)
+  verifyFsinfoV2(info, { anchor: parseFragment(anchor).anchor, name, trust, now, skewMs: DEFAULT_SKEW_MS, graceMs: 0, checkFreshness })
+  const reached = await walkLocal(out, refOfReleaseRoot(info.release.root))
+  return { info, blobs: reached.size }
+}
+
+/**
+ * Publish a release: a new fsinfo.json over it, signed by the timestamp keys,
+ * checked, recorded in history/ and renamed into place.
+ * @param {string} out
+ * @param {{ release: object, signers: object, timestampKeys: object[], ttlMs: number, now?: number, fsync?: boolean, url?: string }} o
+ */
+export async function publishRelease (out, { release, signers, timestampKeys, ttlMs, now = Date.now(), fsync = true, url = signers.url }) {
+  const { roles, trust, anchor, name } = signers
+  const have = releaseSigners(release, roles)
+  if (have < roles.release.threshold) {
+    throw new ThresholdError(`release ${release.seq} has ${have} of the ${roles.release.threshold} release signatures it needs (rotree sign OUT --key RELEASEKEY)`, { details: { valid: have, threshold: roles.release.threshold } })
+  }
+  if (release.name !== name) throw new UsageError(`the release is for tree ${JSON.stringify(release.name)}, but ${out} publishes ${JSON.stringify(name)}`)
+  const { seq } = await nextSeq(out, now)
+  const text = signFsinfoV2({ release, trust, name, seq, now, ttlMs, timestampKeys, roles })
+  const { info, blobs } = await checkPublishable(out, text, { anchor, name, trust, now })
+  await publishFsinfo(out, text, fsync)
+  return { seq, releaseSeq: release.seq, root: release.root.hash, expires: info.expires, releaseExpires: release.expires, trustSeq: trust?.seq ?? null, blobs, address: addressOf(anchor, name, url), fragment: anchor + (name ? ':' + name : '') }
+}
+
+/**
+ * The version-2 publish step of a build (builder/build.js): a release of the
+ * new root, signed and published at once when the keys given meet the
+ * thresholds (one release key and the timestamp keys), or left in
+ * OUT/unsigned.json for `rotree sign`.
+ * @param {string} out
+ * @param {{ rootRef: object, key: { publicKey: string, secretKey?: string }, timestampKeys?: object[], name?: string,
+ *   ttlMs: number, releaseTtlMs?: number, now: number, seq?: number, fsync?: boolean, unsigned?: boolean, url?: string }} o
+ */
+export async function publishBuilt (out, o) {
+  const signers = await signersOf(out, { key: o.key.publicKey })
+  const name = o.name ?? signers.name
+  if (signers.name && o.name !== undefined && o.name !== signers.name && signers.trust) {
+    // one family may publish several names, but OUT holds one tree: say so rather than switch silently
+    throw new UsageError(`${out} publishes tree ${JSON.stringify(signers.name)}; build tree ${JSON.stringify(o.name)} into its own OUT`)
+  }
+  const s = { ...signers, name }
+  const { seq: auto, last } = await nextSeq(out, o.now)
+  const seq = o.seq ?? auto
+  if (seq <= last) throw new UsageError(`sequence ${seq} is not above ${last}, already published in ${out}`)
+  const releaseTtlMs = o.releaseTtlMs ?? (signers.trust ? Math.max(o.ttlMs, 90 * 86400e3) : o.ttlMs)
+  let release = { name, seq, expires: new Date(o.now + releaseTtlMs).toISOString(), root: releaseRoot(o.rootRef), signatures: [] }
+  decodeRelease(release) // the reader's checks of every member
+  if (o.unsigned) {
+    await writeUnsignedFile(out, encodeUnsignedRelease(release), o.fsync ?? true)
+    return { seq, expires: release.expires, unsigned: true, releaseSeq: seq, name, address: addressOf(s.anchor, name, o.url ?? signers.url), needs: signers.roles.release.threshold }
+  }
+  if (!o.key.secretKey) throw new UsageError('a secret key is needed to sign (or build with --unsigned)')
+  release = signRelease(release, [o.key], signers.roles).release
+  const timestampKeys = o.timestampKeys?.length ? o.timestampKeys : [o.key]
+  const r = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now: o.now, fsync: o.fsync ?? true, url: o.url ?? signers.url })
+  await removeUnsigned(out) // a pending offline-signed root is older than this one
+  return { ...r, name }
+}
+
+/**
+ * `rotree sign OUT --key R… [--timestamp-key T… --publish]`: add release
+ * signatures to OUT/unsigned.json (or FILE), and with `publish` sign
+ * fsinfo.json over it and publish it in OUT.
+ * @param {{ out: string, file?: string, keys: object[], timestampKeys?: object[], publish?: boolean, ttlMs: number, now?: number, fsync?: boolean, url?: string }} o
+ */
+export async function signOut (o) {
+  const { out, keys = [], timestampKeys = [], now = Date.now(), fsync = true } = o
+  const file = o.file ?? path.join(out, UNSIGNED_FILE)
+  return withOutLock(out, 'rotree sign', async () => {
+    let bytes
+    try { bytes = await fs.readFile(file) } catch (err) {
+      if (err.code === 'ENOENT') throw new UsageError(`${file} does not exist: build with --unsigned first`)
+      throw err
+    }
+    const signers = await signersOf(out)
+    let release = decodeUnsignedRelease(bytes)
+    const s = { ...signers, name: release.name }
+    const r = signRelease(release, keys, signers.roles)
+    release = r.release
+    const have = releaseSigners(release, signers.roles)
+    const result = { releaseSeq: release.seq, name: release.name, added: r.added, have, threshold: signers.roles.release.threshold, published: false, address: addressOf(signers.anchor, release.name, o.url ?? signers.url) }
+    if (r.added.length) {
+      const text = encodeUnsignedRelease(release)
+      if (o.file) await fs.writeFile(file, text)
+      else await writeUnsignedFile(out, text, fsync)
+    }
+    if (!o.publish) return result
+    if (!timestampKeys.length) {
+      const single = signers.trust ? null : keys.find(k => signers.roles.timestamp.keys.includes(k.publicKey))
+      if (!single) throw new UsageError('--publish needs --timestamp-key KEYFILE (fsinfo.json is signed by the timestamp role)')
+      timestampKeys.push(single)
+    }
+    const p = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now, fsync, url: o.url ?? signers.url })
+    if (!o.file) await removeUnsigned(out)
+    return { ...result, ...p, published: true }
+  })
+}
+
+/**
+ * `rotree resign` of a version-2 tree: a new fsinfo.json over the current
+ * release, signed by the timestamp keys under the newest trust document in
+ * OUT. A release the keys in force no longer accept (its release keys
+ * rotated away) is signed again with the same root when the keys given
+ * include enough release keys (a single-key tree's key always does), else
+ * refused: publish a new release then.
+ * @param {string} out @param {object[]} keys
+ * @param {{ ttlMs: number, now?: number, fsync?: boolean, ifExpiringWithinMs?: number, url?: string }} o
+ */
+export async function resignV2 (out, keys, { ttlMs, now = Date.now(), fsync = true, ifExpiringWithinMs, url }) {
+  return withOutLock(out, 'rotree resign', async () => {
+    const cur = await readPublishedAny(out)
+    if (!cur || cur.version !== 2) throw new UsageError(`${out} has no version-2 fsinfo.json to re-sign`)
+    const signers = await signersOf(out, { allowRetired: true })
+    if (signers.retired) return announceRetirement(out, cur, signers, keys, { ttlMs, now, fsync, url })
+    const s = { ...signers, name: cur.name }
+    const left = Math.min(cur.expiresMs, cur.release.expiresMs) - now
+    const trustMoved = (signers.trust?.seq ?? 0) !== (cur.trust?.seq ?? 0)
+    if (ifExpiringWithinMs !== undefined && left > ifExpiringWithinMs && !trustMoved) {
+      return { skipped: true, seq: cur.seq, previousSeq: cur.seq, root: cur.release.root.hash, expires: cur.expires, leftMs: left, address: addressOf(signers.anchor, cur.name, url ?? signers.url) }
+    }
+    const timestampKeys = keys.filter(k => signers.roles.timestamp.keys.includes(k.publicKey))
+    if (!timestampKeys.length) throw new BadKeyError(`none of the keys given is a timestamp key of ${out}${signers.trust ? ` (trust document ${signers.trust.seq})` : ''}`)
+    let release = cur.release
+    const single = !signers.trust
+    const stale = releaseSigners(release, signers.roles) < signers.roles.release.threshold
+    const expiring = release.expiresMs - now < ttlMs
+    if (stale || (single && expiring)) {
+      const relKeys = keys.filter(k => signers.roles.release.keys.includes(k.publicKey))
+      if (relKeys.length < signers.roles.release.threshold) {
+        throw new ThresholdError(stale
+          ? `release ${release.seq} is not signed by the release keys of trust document ${signers.trust?.seq}: publish a new release (rotree build … --unsigned, then rotree sign)`
+          : `release ${release.seq} expires at ${release.expires}: publish a new release`)
+      }
+      const { seq } = await nextSeq(out, now)
+      release = signRelease({ name: release.name, seq, expires: new Date(now + ttlMs).toISOString(), root: release.root, signatures: [] }, relKeys, signers.roles).release
+    }
+    const p = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs, now, fsync, url: url ?? signers.url })
+    return { skipped: false, previousSeq: cur.seq, ...p }
+  })
+}
+
+/**
+ * Readers learn that a tree is retired from an fsinfo.json that names the
+ * retiring trust document (FORMAT.md §12.9: they fetch trust documents an
+ * answer names): the timestamp keys sign one over the current release. It is
+ * checked to be refused, as ROTREE_RETIRED, by the trust module.
+ */
+async function announceRetirement (out, cur, signers, keys, { ttlMs, now, fsync, url }) {
+  const { trust, anchor } = signers
+  const timestampKeys = keys.filter(k => trust.roles.timestamp.keys.includes(k.publicKey))
+  if (!timestampKeys.length) throw new BadKeyError(`none of the keys given is a timestamp key of trust document ${trust.seq}`)
+  const { seq } = await nextSeq(out, now)
+  const release = cur.release.expiresMs > now ? cur.release : { ...cur.release, expires: new Date(now + ttlMs).toISOString() }
+  const text = signFsinfoV2({ release, trust, name: cur.name, seq, now, ttlMs, timestampKeys, roles: trust.roles })
+  try {
+    await checkPublishable(out, text, { anchor, name: cur.name, trust, now })
+    throw new Error('internal: a retiring fsinfo.json was accepted')
+  } catch (err) {
+    if (err.code !== 'ROTREE_RETIRED') throw err
+  }
+  await publishFsinfo(out, text, fsync)
+  return { skipped: false, retired: true, previousSeq: cur.seq, seq, trustSeq: trust.seq, root: cur.release.root.hash, expires: new Date(Math.min(now + ttlMs, Date.parse(release.expires))).toISOString(), address: addressOf(anchor, cur.name, url ?? signers.url) }
+}
