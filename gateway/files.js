@@ -1,5 +1,6 @@
-// GET/HEAD of a file: validators, conditional requests, one byte range, and a
-// body of verified bytes only, never more than its Content-Length announced.
+// GET/HEAD of a file: validators, conditional requests, one byte range, the
+// signed whole-file digest (Repr-Digest), and a body of verified bytes only,
+// never more than its Content-Length announced.
 //
 // The first piece of the body is fetched and verified before the status line
 // is written, so a lie about a small file (or about the first chunk of a big
@@ -41,6 +42,9 @@ export async function sendFile (req, res, pin, entry, o = {}) {
   const status = range === null ? 200 : 206
   const headers = ['Content-Type', m.type, 'X-Content-Type-Options', 'nosniff', ...sandboxHeaders(m.type, o.sandbox !== false), ...common]
   if (range !== null) headers.push('Content-Range', contentRange(range, m.size))
+  // RFC 9530 §3: the digest of the selected representation (the whole file),
+  // so a 206 carries it too; only a hash the tree signed (FORMAT.md §12.7)
+  if (m.reprDigest !== null) headers.push('Repr-Digest', m.reprDigest)
   headers.push('Content-Length', String(end - start))
 
   if (head || end === start) { res.writeHead(status, headers); return res.end() }

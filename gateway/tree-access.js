@@ -74,7 +74,7 @@ export { toStat }
 const META = new WeakMap() // file entry → its response metadata; entries live as long as their cached page
 
 /**
- * A file's validators and type. The ETag is the content's identity in the
+ * A file's validators, type and signed digest. The ETag is the content's identity in the
  * signed tree, so it is strong (RFC 9110 §8.8.1) and the same on every
  * gateway: the chunk or index handle, a hash over the chunk list, or for an
  * inline file the SHA-256 of its bytes.
@@ -82,8 +82,9 @@ const META = new WeakMap() // file entry → its response metadata; entries live
 export function fileMeta (entry) {
   let m = META.get(entry)
   if (m !== undefined) return m
+  const sha256 = signedSha256(entry)
   let id
-  if (entry.inline) id = sha(entry.inline)
+  if (entry.inline) id = sha256 ?? sha(entry.inline)
   else if (entry.index) id = entry.index.hash
   else if (entry.chunks.length === 1) id = entry.chunks[0].hash
   else id = sha(entry.chunks.map(c => `${c.hash} ${c.size}`).join('\n'))
@@ -93,11 +94,30 @@ export function fileMeta (entry) {
     lastModified: Number.isNaN(d.getTime()) ? null : d.toUTCString(),
     mtimeS: Math.floor(entry.mtime / 1000),
     type: contentType(entry.name),
-    size: entry.size
+    size: entry.size,
+    sha256, // hex, or null
+    reprDigest: sha256 === null ? null : reprDigest(sha256)
   }
   META.set(entry, m)
   return m
 }
+
+/**
+ * The SHA-256 of the whole file as the tree signed it (FORMAT.md §12.7), hex,
+ * or null. toStat decides: in a version-2 tree it is the entry's signed
+ * value (for an inline file, the hash of its signed bytes); in version 1 it
+ * is the handle of a file stored as one chunk, whose blob is the file
+ * (FORMAT.md §1.2), and null for every other file, whose hash no signed
+ * document holds. Never computed from bytes read, only from the entry.
+ */
+export function signedSha256 (entry) { return toStat(entry).sha256 ?? null }
+
+/**
+ * The Repr-Digest field value for a SHA-256 in hex: a structured-field
+ * dictionary whose member is a byte sequence (RFC 9530 §3, RFC 8941 §3.3.5):
+ *   sha-256=:<base64 of the 32 bytes>:
+ */
+export function reprDigest (hex) { return `sha-256=:${Buffer.from(hex, 'hex').toString('base64')}:` }
 
 /** A directory's ETag for one representation ('html', 'json', 'dav'): its top page's handle. */
 export function dirEtag (dirEntry, kind) { return `"d-${dirEntry.dir.hash}-${kind}"` }

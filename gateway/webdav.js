@@ -15,6 +15,10 @@ export const DAV_ALLOW = 'OPTIONS, GET, HEAD, PROPFIND'
 export const DAV_HEADERS = ['DAV', '1', 'MS-Author-Via', 'DAV', 'Allow', DAV_ALLOW]
 // Apache mod_dav's `executable` (T or F), which davfs2 and neon ask for: the exec bit of the entry
 const APACHE = 'http://apache.org/dav/props/'
+// ownCloud's checksums property, which rclone (vendor owncloud or nextcloud)
+// and ownCloud/Nextcloud clients read: <oc:checksums><oc:checksum>TYPE:hex …
+// A file carries it only when the tree signed its SHA-256 (FORMAT.md §12.7).
+const OC = 'http://owncloud.org/ns'
 
 const KNOWN = ['displayname', 'resourcetype', 'getcontentlength', 'getcontenttype', 'getlastmodified', 'creationdate', 'getetag', 'supportedlock', 'lockdiscovery']
 
@@ -90,7 +94,7 @@ async function propfindTree (gw, ctx, depth, want) {
 function davResource (entry, name) {
   if (entry.type === 'dir') return { dir: true, name, mtime: entry.mtime, etag: dirEtag(entry, 'html') }
   const m = fileMeta(entry)
-  return { dir: false, name, size: entry.size, mtime: entry.mtime, etag: m.etag, type: m.type, exec: !!entry.exec }
+  return { dir: false, name, size: entry.size, mtime: entry.mtime, etag: m.etag, type: m.type, exec: !!entry.exec, sha256: m.sha256 }
 }
 
 /** XML text: markup escaped, and the control characters XML 1.0 cannot carry replaced. */
@@ -115,7 +119,7 @@ export function depthOf (req) {
  * (namespace and local name), never by prefix; one this server does not have
  * goes back in a 404 propstat with its own namespace (RFC 4918 §9.1).
  * @param {string} href absolute path, already percent-encoded
- * @param {{ dir: boolean, name: string, size?: number, mtime: number, etag?: string, type?: string, exec?: boolean }} r
+ * @param {{ dir: boolean, name: string, size?: number, mtime: number, etag?: string, type?: string, exec?: boolean, sha256?: string|null }} r
  * @param {import('./propfind-body.js').Want} want
  */
 export function davResponse (href, r, want) {
@@ -167,6 +171,13 @@ function davProps (r) {
     p.set(propKey(APACHE, 'executable'), {
       xml: `<A:executable xmlns:A="${APACHE}">${r.exec ? 'T' : 'F'}</A:executable>`,
       empty: `<A:executable xmlns:A="${APACHE}"/>`
+    })
+  }
+  if (!r.dir && r.sha256) {
+    // the algorithm name as ownCloud spells its others (SHA1:, MD5:, ADLER32:)
+    p.set(propKey(OC, 'checksums'), {
+      xml: `<oc:checksums xmlns:oc="${OC}"><oc:checksum>SHA256:${r.sha256}</oc:checksum></oc:checksums>`,
+      empty: `<oc:checksums xmlns:oc="${OC}"/>`
     })
   }
   return p
