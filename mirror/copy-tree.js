@@ -80,7 +80,8 @@ export class TreeCopy {
     // every blob is in and verified against its first reference: the others must agree with it
     for (const { ref, path } of this.others) {
       // version 2: the same stored bytes under another codec or decoded size, decoded as this ref says
-      const fault = await localDataFault(this.dir, ref, { rehash: ref.codec !== undefined })
+      let fault
+      try { fault = await localDataFault(this.dir, ref, { rehash: ref.codec !== undefined }) } catch (err) { throw atPath(err, path, ref) }
       if (fault) throw atPath(fault, path)
     }
     return { reachable: this.reachable, walked: this.walked }

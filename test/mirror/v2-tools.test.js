@@ -348,3 +348,24 @@ test('a single key that adopts a trust document: pulled at #<key>:name, fsck and
   assert.equal(other.ok, false)
   assert.ok(other.fsinfo.problems.some(x => x.code === 'ROTREE_THRESHOLD'), JSON.stringify(other.fsinfo.problems))
 })
+
+test('pull of a tree that lists one stored chunk under two decoded sizes fails naming the path whose reference is wrong', { timeout: 60_000 }, async t => {
+  const p = await Publisher.create({ anchor: 'key' })
+  t.after(() => p.close())
+  const data = Buffer.from(text(50_000, 'twice'))
+  const ref = await p.w.put(data)
+  assert.equal(ref.codec, 'deflate-raw')
+  const root = await p.w.dir([
+    { name: 'a.txt', entry: { type: 'file', size: ref.size, sha256: sha(data), chunks: [ref] } },
+    // the same stored bytes, said to inflate to one byte more: no reader can read it
+    { name: 'b.txt', entry: { type: 'file', size: ref.size + 1, sha256: sha(data), chunks: [{ ...ref, size: ref.size + 1 }] } }
+  ])
+  const now = Date.now()
+  await p.w.publish({ trust: null, root, seq: Math.floor(now / 1000), relSigners: [p.k.K], tsSigners: [p.k.K], now })
+  const d = await scratch(t, 'rotree-v2pull-')
+  const dir = path.join(d, 'mirror')
+  const srv = await startStaticMirror(p.out); t.after(srv.close)
+  await assert.rejects(pull({ address: p.address(srv.url), dir, reader: { stateDir: null }, fsync: false }),
+    err => err.code === 'ROTREE_BAD_FORMAT' && err.message.startsWith('/b.txt: '))
+  await assert.rejects(fs.access(path.join(dir, 'fsinfo.json')), { code: 'ENOENT' })
+})
