@@ -130,5 +130,7 @@ export function publicStat (s) {
   if (s.target !== undefined) o.target = s.target
   if (s.entries !== undefined) o.entries = s.entries
   if (s.hash) o.hash = s.hash
+  // a file's SHA-256 as sha256sum prints it (format 2: signed, FORMAT.md §12.7); null where a version-1 tree records none
+  if (s.type === 'file') o.sha256 = s.sha256 ?? null
   return o
 }
