@@ -153,8 +153,10 @@ async function showDir (key, path, nav) {
 async function showFile (key, path, stat, nav) {
   $('file-name').replaceChildren(nameNode(stat.name || path))
   const facts = [['Size', `${fmtSize(stat.size)} (${stat.size} bytes)`], ['Modified', stat.mtime.toLocaleString()],
-    ['Executable', stat.exec ? 'yes' : 'no'], ['Content hash', stat.hash ?? 'inline in its directory']]
-  $('file-meta').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', { className: k === 'Content hash' ? 'mono' : '' }, v)]))
+    ['Executable', stat.exec ? 'yes' : 'no'],
+    // the file's SHA-256 (signed in format 2, FORMAT.md §12.7): what sha256sum prints for the download
+    typeof stat.sha256 === 'string' ? ['SHA-256', stat.sha256] : ['Content hash', stat.hash ?? 'inline in its directory']]
+  $('file-meta').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', { className: k === 'Content hash' || k === 'SHA-256' ? 'mono' : '' }, v)]))
   $('progress').hidden = true
   $('progress-text').textContent = canStreamToDisk() ? 'saved to disk as it verifies' : 'saved once every byte has verified'
   $('file').hidden = false

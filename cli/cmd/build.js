@@ -85,6 +85,7 @@ export default {
       throw v['skip-bad'] ? err : withSkipBadHint(err)
     })
     bar.done()
+    r.address ??= `${v.url ?? '<mirror-url>'}#${r.publicKey}` // format 1: the key is the address
     if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
     io.stdout.write(`built ${out}: ${r.files} files, ${r.dirs} dirs, ${r.symlinks} symlinks, ${fmtBytes(r.bytes)}\n` +
       `  read ${r.index.misses} files, ${r.index.hits} unchanged (${fmtBytes(r.index.hitBytes)}) taken from the build index\n` +
@@ -98,7 +99,7 @@ export default {
           ? `  NOT SIGNED: ${out}/unsigned.json waits for: rotree sign unsigned.json --key KEYFILE -o fsinfo.json (on the signing machine),\n` +
             `  then: rotree sign fsinfo.json --publish ${out}\n`
           : '') +
-      `address: ${r.address ?? `${v.url ?? '<mirror-url>'}#${r.publicKey}`}\n`)
+      `address: ${r.address}\n`)
   }
 }
 
