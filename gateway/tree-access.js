@@ -6,6 +6,7 @@
 // Every byte passes verify.js inside the Tree.
 import { createHash } from 'node:crypto'
 import { toStat } from 'rotree-client'
+import { HashMismatchError } from 'rotree-client/errors'
 import { contentType } from './mime.js'
 import { treePath } from './paths.js'
 
@@ -57,11 +58,35 @@ export function readOneChunk (pin, entry, start, end) {
       const from = start - off
       const to = end - off
       // one chunk is at most MAX_BLOB (1 MiB): the small read the memory cache is for
-      return pin.view.readChunk(c, { cache: true }).then(b => from === 0 && to === b.length ? b : b.subarray(from, to))
+      const whole = start === 0 && end === entry.size && typeof entry.sha256 === 'string'
+      return pin.view.readChunk(c, { cache: true }).then(b => {
+        if (whole) checkFileHash(entry, b)
+        return from === 0 && to === b.length ? b : b.subarray(from, to)
+      })
     }
     off += c.size
   }
   return null
+}
+
+const HASH_CHECKED = new WeakSet() // entries whose one chunk hashed to their signed SHA-256
+
+/**
+ * FORMAT.md §12.7: a whole version-2 file is checked against the SHA-256 its
+ * entry signs, as the Tree checks every whole read it streams (readEntry);
+ * this fast path reads the chunk itself, so it checks here, once per entry
+ * (the chunk behind an entry never changes: its handle is verified). A
+ * mismatch, every chunk verified, means the publisher signed a wrong hash:
+ * 502, and never a complete body under a Repr-Digest it contradicts.
+ */
+function checkFileHash (entry, bytes) {
+  if (HASH_CHECKED.has(entry)) return
+  const got = sha(bytes)
+  if (got !== entry.sha256) {
+    throw new HashMismatchError(`the file's bytes hash to ${got.slice(0, 16)}…, its entry says ${entry.sha256.slice(0, 16)}… (every chunk verified: the publisher signed a wrong file hash)`,
+      { details: { expected: entry.sha256, actual: got } })
+  }
+  HASH_CHECKED.add(entry)
 }
 
 /** A directory's entries (raw, verified) in name order, one page at a time. */

@@ -3,7 +3,8 @@
 // representation, never of the range), and ownCloud's oc:checksums in
 // PROPFIND. A version-2 tree signs every file's hash; a version-1 tree only
 // names a one-chunk file by its hash, so its other files get no digest. The
-// gateway never hashes bytes it served to make one up. rclone reads the
+// gateway never hashes bytes it served to make one up, and a whole GET never
+// completes under a digest its bytes contradict. rclone reads the
 // property only as SHA1 or MD5 (its webdav backend), which this suite checks
 // against the installed rclone.
 import { test, before, after } from 'node:test'
@@ -14,6 +15,8 @@ import { createHash } from 'node:crypto'
 import { openTree } from 'rotree-client'
 import { serve } from '../helpers/fixtures.js'
 import { needing } from '../helpers/tools.js'
+import { Publisher } from '../client/v2-publisher.js'
+import { startStaticMirror } from '../client/static-mirror.js'
 import { tmpdir, writeTree, makeKey, buildTree, prng, address, startGateway, raw, run } from './helpers.js'
 
 const MiB = 1 << 20
@@ -131,6 +134,33 @@ test('a 304 and a listing carry no Repr-Digest', async () => {
   const dir = await get(2, '')
   assert.equal(dir.status, 200)
   assert.equal(dir.headers['repr-digest'], undefined)
+})
+
+test('a publisher that signs a wrong file hash: a whole GET fails (502, or a broken body), never a complete body under that digest', async t => {
+  const p = await Publisher.create({ anchor: 'key' })
+  t.after(() => p.close())
+  const one = prng(100 * 1024, 'liar-one')
+  const many = prng(3 * MiB, 'liar-many')
+  const wrong = sha('other bytes')
+  const lie = async (name, data, chunkSize) => ({ name, entry: { type: 'file', ...(await p.w.fileBody(data, { chunkSize })), sha256: wrong } })
+  const root = await p.w.dir([await lie('one.bin', one), await lie('many.bin', many, 512 * 1024)])
+  await p.w.publish({ root, release: { seq: 1 }, relSigners: [p.k.K], tsSigners: [p.k.K] })
+  const m = await startStaticMirror(p.out)
+  t.after(() => m.close())
+  const gw = await startGateway(t, { tree: p.address(m.url) })
+
+  const r1 = await raw(gw.url, '/one.bin')
+  assert.equal(r1.status, 502, 'one chunk: the whole file is in hand before the status line (FORMAT.md §12.7 check)')
+  assert.match(r1.body.toString(), /ROTREE_HASH_MISMATCH/)
+  const r2 = await raw(gw.url, '/many.bin')
+  assert.equal(r2.status, 200, 'several chunks: the status went out with the first chunk')
+  assert.equal(digestOf(r2.headers), wrong, 'the signed (wrong) value')
+  assert.ok(r2.error || r2.body.length < many.length, 'the body breaks before it is complete')
+  // a part of the file has no hash to check: served, under the digest the tree signed
+  const part = await raw(gw.url, '/one.bin', { headers: { range: 'bytes=0-99' } })
+  assert.equal(part.status, 206)
+  assert.deepEqual(part.body, one.subarray(0, 100))
+  assert.equal(digestOf(part.headers), wrong)
 })
 
 // what rclone's webdav backend sends for vendor owncloud
