@@ -71,7 +71,8 @@ function report (r) {
   const anchor = `${f.version === 2 ? 'anchor' : 'key'} ${r.key.value} (${r.key.source === 'fsinfo' ? 'self-asserted' : r.key.source})`
   if (f.present && f.seq !== undefined && f.version === 2) {
     lines.push(`  fsinfo.json  format 2, tree ${JSON.stringify(f.name)}, seq ${f.seq}, release ${f.releaseSeq}, root ${f.root}, expires ${f.expires}, ${anchor}`)
-    lines.push(`  trust        ${f.trustSeq === null ? 'none (single key)' : `document ${f.trustSeq} named`}; ${f.trust.docs} of ${f.trust.highest} document(s) in trust/ verify as a chain`)
+    const chain = f.trust.highest ? `; ${f.trust.docs} of ${f.trust.highest} document(s) in trust/ verify as a chain` : ''
+    lines.push(`  trust        ${f.trustSeq === null ? 'none (single key)' : `document ${f.trustSeq} named`}${chain}`)
   } else if (f.present && f.seq !== undefined) lines.push(`  fsinfo.json  seq ${f.seq}, root ${f.root}, expires ${f.expires}, ${anchor}`)
   for (const p of f.problems) lines.push(`  FSINFO   ${p.code}: ${p.message}`)
   lines.push(`  blobs        ${r.blobs.files} files, ${fmtBytes(r.blobs.bytes)} hashed in ${(r.blobs.hashMs / 1000).toFixed(1)} s (${r.blobs.threads} thread${r.blobs.threads > 1 ? 's' : ''}); ${r.blobs.reachable} reachable from the current root; ${r.history.roots} history roots`)
