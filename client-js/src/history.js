@@ -4,9 +4,12 @@
 // touches the tree's root store or rollback state: an old root is shown,
 // never adopted.
 import { verifyHistoryEntry } from './verify.js'
-import { BadFormatError, UnsupportedVersionError } from './errors.js'
-import { MAX_FSINFO } from './format/limits.js'
+import { BadFormatError, WrongKeyError } from './errors.js'
 import { decodeUtf8 } from './format/bytes.js'
+import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from './format/fsinfo-v2.js'
+import { decodeTrustDoc, MAX_TRUST_DOC } from './format/trust-doc.js'
+import { acceptTrustStep, verifyHistoryEntryV2 } from './trust/roles.js'
+import { rootRecordV2 } from './root-store.js'
 
 /** Bytes of history/index.json a reader takes: ~90,000 sequence numbers (years of hourly re-signing). */
 export const MAX_HISTORY_INDEX = 1 << 20
@@ -20,12 +23,12 @@ export const MAX_HISTORY_INDEX = 1 << 20
  * @returns {Promise<{ total: number, entries: object[] }>} total: entries the index lists
  */
 export async function treeHistory (tree, { limit = 20 } = {}) {
-  if (tree.publicKey === null) throw new UnsupportedVersionError('the history of a tree whose address certifies a trust document (format version 2) is not listed yet; rotree log reads single-key trees')
   const seqs = await tree.mirrors.fetch('history/index.json', MAX_HISTORY_INDEX, parseIndex)
   const entries = []
+  const verify = entryVerifier(tree)
   for (const seq of seqs.slice(0, limit)) {
     try {
-      const info = await tree.mirrors.fetch(`history/${seq}.json`, MAX_FSINFO, bytes => verifyHistoryEntry(bytes, { publicKey: tree.publicKey, seq }))
+      const info = await tree.mirrors.fetch(`history/${seq}.json`, MAX_FSINFO_V2, bytes => verify(bytes, seq))
       entries.push({ seq, ok: true, info })
     } catch (err) {
       if (!err.code?.startsWith('ROTREE_')) throw err
@@ -59,8 +62,45 @@ export function parseIndex (bytes) {
  * @returns {Promise<import('./tree.js').Tree>} rootRecord: the old root (with `historic: true`)
  */
 export async function openHistoric (tree, seq) {
-  if (tree.publicKey === null) throw new UnsupportedVersionError('old roots of a tree whose address certifies a trust document (format version 2) cannot be opened yet')
   if (seq === tree.rootRecord?.seq) return tree.snapshot()
-  const info = await tree.mirrors.fetch(`history/${seq}.json`, MAX_FSINFO, bytes => verifyHistoryEntry(bytes, { publicKey: tree.publicKey, seq }))
+  const info = await tree.mirrors.fetch(`history/${seq}.json`, MAX_FSINFO_V2, bytes => entryVerifier(tree)(bytes, seq))
   return tree.snapshot({ ...info, mirror: null, historic: true })
+}
+
+/**
+ * The check of one history entry for this tree's address, either format
+ * version (docs/TRUST.md rule 17): version 1 by verifyHistoryEntry (the
+ * address key); version 2 by the trust module, under the trust document the
+ * entry names, fetched and walked from the anchor (rule 10) once per
+ * listing. Returns the entry as a root record (version 2: rootRecordV2's
+ * shape, so log and ADDR@SEQ read either kind alike).
+ * @param {import('./tree.js').Tree} tree
+ * @returns {(bytes: Uint8Array, seq: number) => Promise<object>}
+ */
+function entryVerifier (tree) {
+  const { anchor, name } = tree.roots
+  const docs = [] // trust documents 1 … n, each accepted after the one before
+  const docAt = async n => {
+    while (docs.length < n) {
+      const k = docs.length + 1
+      const prev = docs[k - 2] ?? null
+      docs.push(await tree.mirrors.fetch(`trust/${k}.json`, MAX_TRUST_DOC, bytes => {
+        const doc = decodeTrustDoc(bytes)
+        if (doc.seq !== k) throw new BadFormatError(`trust/${k}.json holds trust document ${doc.seq}`)
+        return acceptTrustStep(prev, doc, anchor)
+      }))
+    }
+    return docs[n - 1]
+  }
+  return async (bytes, seq) => {
+    if (fsinfoVersion(bytes) !== 2) {
+      if (tree.publicKey === null || name !== '') throw new WrongKeyError(`history/${seq}.json is a version-1 root, which this address (a trust document or a tree name) never accepts`)
+      return verifyHistoryEntry(bytes, { publicKey: tree.publicKey, seq })
+    }
+    const info = decodeFsinfoV2(bytes)
+    if (info.seq !== seq) throw new BadFormatError(`history/${seq}.json holds the root of sequence ${info.seq}`, { details: { seq, found: info.seq } })
+    const trust = info.trust ? await docAt(info.trust.seq) : null
+    const { roles } = verifyHistoryEntryV2(info, { anchor, name, trust })
+    return rootRecordV2(info, { roles, trust, key: tree.publicKey, anchor: anchor.kind === 'key' ? anchor.key : 't' + anchor.hash, raw: bytes })
+  }
 }

@@ -99,3 +99,38 @@ test('rotree diff lists added, removed and changed paths, never entering a subtr
   assert.equal(missing.code, 1)
   assert.match(missing.err, /history\/12345\.json/)
 })
+
+test('rotree log and ADDR@SEQ on a format-2 tree of roles: entries under each trust document, through a rotation', { timeout: 120_000 }, async t => {
+  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const src = path.join(dir, 'src'); const out = path.join(dir, 'out'); const state = path.join(dir, 'state')
+  const k = {}
+  for (const n of ['A', 'R', 'T', 'T2']) k[n] = { key: path.join(dir, n), pub: (await rotree(['keygen', path.join(dir, n)])).out.trim() }
+  await fs.mkdir(src); await fs.writeFile(path.join(src, 'a.txt'), 'one\n')
+  const ok = async (...args) => { const r = await rotree(args); assert.equal(r.code, 0, `${args.join(' ')}: ${r.err}`); return r.out }
+  await ok('trust', 'init', out, '--root', k.A.pub, '--release', k.R.pub, '--timestamp', k.T.pub, '--name', 'main')
+  await ok('trust', 'sign', out, '--key', k.A.key)
+  await ok('build', src, out, '--key', k.R.key, '--timestamp-key', k.T.key, '--no-fsync')
+  const first = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8'))
+  // the timestamp key rotates; the next root is under trust document 2
+  await ok('trust', 'update', out, '--timestamp', k.T2.pub)
+  await ok('trust', 'sign', out, '--key', k.A.key)
+  await fs.writeFile(path.join(src, 'a.txt'), 'two\n')
+  await ok('build', src, out, '--key', k.R.key, '--timestamp-key', k.T2.key, '--no-fsync')
+  const srv = await serve(out); t.after(() => srv.close())
+  const anchor = JSON.parse(await fs.readFile(path.join(out, 'publisher.json'), 'utf8')).anchor
+  const addr = `${srv.url}#${anchor}:main`
+  const j = JSON.parse(await ok('log', addr, '--state-dir', state, '--json'))
+  assert.equal(j.total, 2)
+  assert.deepEqual(j.entries.map(e => e.ok), [true, true])
+  assert.equal(j.entries[1].seq, first.seq)
+  assert.equal(j.entries[1].root, first.release.root.hash)
+  // the old root reads as it was, and is not adopted
+  assert.equal(await ok('cat', `${addr}@${first.seq}`, '/a.txt', '--state-dir', state), 'one\n')
+  assert.equal(await ok('cat', addr, '/a.txt', '--state-dir', state), 'two\n')
+  // an entry signed by a key the trust document it names does not hold is refused, never shown
+  const forged = JSON.parse(await fs.readFile(path.join(out, 'history', `${first.seq}.json`), 'utf8'))
+  forged.signatures = [{ key: k.T2.pub, sig: forged.signatures[0].sig }]
+  await fs.writeFile(path.join(out, 'history', `${first.seq}.json`), JSON.stringify(forged, null, 2) + '\n')
+  const j2 = JSON.parse(await ok('log', addr, '--state-dir', state, '--json'))
+  assert.deepEqual(j2.entries.map(e => [e.ok, e.code ?? null]), [[true, null], [false, 'ROTREE_THRESHOLD']])
+})

@@ -161,6 +161,34 @@ export function verifyFsinfoV2 (info, { anchor, name, trust, now, skewMs, graceM
   return { roles }
 }
 
+/**
+ * docs/TRUST.md rule 17, format version 2: an old fsinfo.json from the tree's
+ * history/ (`rotree log`, ADDR@SEQ), checked as verifyFsinfoV2 checks a
+ * current one but without the clock and the rollback state: the name (rule
+ * 12), the trust document it names (walked from the anchor by the caller,
+ * rule 10; a retiring one is refused, rule 14), and the timestamp and
+ * release thresholds of that document or of the single key (rule 11).
+ * @param {object} info decodeFsinfoV2()
+ * @param {{ anchor: object, name: string, trust: object|null }} o trust: the document info.trust names
+ */
+export function verifyHistoryEntryV2 (info, { anchor, name, trust }) {
+  checkTreeName(info, name)
+  let roles
+  if (info.trust === null) {
+    if (anchor.kind !== 'key') throw new ThresholdError('this old fsinfo.json names no trust document, but the address certifies one')
+    roles = singleKeyRoles(anchor.key)
+  } else {
+    if (trust === null || trust.seq !== info.trust.seq || trustHash(trust) !== info.trust.hash) {
+      throw new BadFormatError(`this old fsinfo.json names trust document ${info.trust.seq}, which is not the one the chain verified`)
+    }
+    if (trust.roles.release.threshold === 0) throw new RetiredError(`trust document ${trust.seq} retires this tree (no release keys)`)
+    roles = trust.roles
+  }
+  requireThreshold(info.message, info.signatures, roles.timestamp, 'fsinfo.json (timestamp keys)')
+  requireThreshold(info.release.message, info.release.signatures, roles.release, `release ${info.release.seq} (release keys)`)
+  return { roles }
+}
+
 /** A role's key set and threshold as one string: when it changes, that role's stored sequence is dropped. */
 export function roleId (role) { return sha256HexSync(new TextEncoder().encode(`${role.threshold} ${role.keys.join(' ')}`)) }
 
