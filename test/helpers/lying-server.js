@@ -4,10 +4,13 @@
 //
 //   const liar = await startLyingServer(out, {
 //     blob: (hash, bytes) => hash === victim ? 'truncate' : 'honest',
-//     fsinfo: bytes => ({ body: otherFsinfo })
+//     fsinfo: bytes => ({ body: otherFsinfo }),
+//     trust: (seq, bytes) => seq === 2 ? { body: forgedDoc } : 'honest'
 //   })
 //   ... liar.url, liar.requests, liar.set({ blob: () => 'reset' }), await liar.close()
 //
+// `trust` answers trust/<seq>.json (format version 2, FORMAT.md §12.2); `bytes`
+// is null when the folder has no such document, and then 'honest' is a 404.
 // An action is one of:
 //   'honest' (or undefined/null)   the true bytes, with Content-Length
 //   { body: Uint8Array, length?: false|number }
@@ -49,6 +52,7 @@ export const ENDLESS_MAX_MS = 20_000
 export const STALL_MAX_MS = 20_000
 const MAX_REQUESTS = 100_000
 const HEX64 = /^[0-9a-f]{64}$/
+const TRUST_PATH = /^\/trust\/([1-9][0-9]{0,8})\.json$/
 
 // as server/blob-route.js CORS (and nginx-config's `always` headers)
 const CORS_HEADERS = [
@@ -59,12 +63,13 @@ const CORS_ALLOW = 'GET, HEAD, OPTIONS'
 
 /**
  * @param {string} dir a published folder (fsinfo.json, h/<hex>)
- * @param {{ blob?: (hash: string, bytes: Uint8Array) => any, fsinfo?: (bytes: Uint8Array) => any, cors?: boolean }} [opts]
+ * @param {{ blob?: (hash: string, bytes: Uint8Array) => any, fsinfo?: (bytes: Uint8Array) => any,
+ *   trust?: (seq: number, bytes: Uint8Array|null) => any, cors?: boolean }} [opts]
  * @returns {Promise<{ url: string, close: () => Promise<void>, requests: string[], problems: string[], stats: object, set: (opts: object) => void, server: http.Server }>}
  */
 export async function startLyingServer (dir, opts = {}) {
   const { cors = false, ...lies } = opts
-  let behaviour = { blob: undefined, fsinfo: undefined, ...lies }
+  let behaviour = { blob: undefined, fsinfo: undefined, trust: undefined, ...lies }
   const requests = []
   const problems = []
   const sockets = new Set()
@@ -105,6 +110,11 @@ export async function startLyingServer (dir, opts = {}) {
       bytes = await readBlob(hash)
       if (!bytes) { res.writeHead(404).end('no such blob\n'); return }
       action = behaviour.blob ? behaviour.blob(hash, bytes) : 'honest'
+    } else if (TRUST_PATH.test(url.pathname)) {
+      const seq = Number(TRUST_PATH.exec(url.pathname)[1])
+      try { bytes = new Uint8Array(await fs.readFile(path.join(dir, 'trust', `${seq}.json`))) } catch { bytes = null }
+      action = (behaviour.trust ? behaviour.trust(seq, bytes) : 'honest') ?? 'honest'
+      if (!bytes && action === 'honest') { res.writeHead(404).end('no such trust document\n'); return }
     } else {
       res.writeHead(404).end('not found\n'); return
     }

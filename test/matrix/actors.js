@@ -7,8 +7,8 @@ export const ACTORS = [
     id: 'mirror',
     who: 'A mirror, CDN, object store, proxy or network path',
     can: 'refuse service; serve old, stale or partial folders; answer slowly, endlessly, with errors or redirects; see which blobs a reader asks for; leave entries out of the history `rotree log` lists',
-    cannot: 'make a reader hand out a byte the publisher did not sign for that path, accept an older, forked or expired root, believe a 404 as absence, hang a reader past its deadline, redirect a reader to another origin (unless the reader allowed it), or show a root in `rotree log` that the key did not sign under that sequence number',
-    rules: [1, 2, 3, 4, 5, 6, 7, 17],
+    cannot: 'make a reader hand out a byte the publisher did not sign for that path, accept an older, forked or expired root, believe a 404 as absence, hang a reader past its deadline, redirect a reader to another origin (unless the reader allowed it), make a version-2 reader accept a root short of a role\'s threshold, a trust document not signed by both its old and its new root keys, a document older than one it saw, or another tree\'s name, or show a root in `rotree log` that the key did not sign under that sequence number',
+    rules: [1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 17],
     tests: ['test/matrix/matrix.test.js', 'test/client/hostile.test.js', 'test/client/transport-redirect.test.js', 'test/client/mirrors.test.js', 'test/fuzz/reader.test.js', 'test/browser/lying.test.js', 'test/cli/history.test.js']
   },
   {

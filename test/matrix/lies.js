@@ -11,7 +11,8 @@ export const THREATS = {
   'wrong-key': 'Wrong key: a mirror serves a tree signed by a key other than the one in the address',
   'malicious-mirror': 'Malicious mirror: errors, resets and false "not found" answers',
   'malformed-metadata': 'Malformed metadata: broken, oversized or unknown-version fsinfo.json; malformed blobs under a valid signature',
-  'clock': 'Clock: a root issued in the future (a publisher or reader clock that is wrong)'
+  'clock': 'Clock: a root issued in the future (a publisher or reader clock that is wrong)',
+  keys: 'Keys and thresholds (format version 2): too few signatures for a role, a key a rotation retired, a trust document its old or new root keys did not sign, one key counted twice'
 }
 
 const blob = (pick, action) => f => ({ blob: (hash, bytes) => hash === pick(f) ? action(f, bytes) : 'honest' })

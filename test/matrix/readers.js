@@ -15,6 +15,9 @@ import { gateway, statusOf } from '../../gateway/index.js'
 import { serve } from '../helpers/fixtures.js'
 import { checkPublished } from '../helpers/check-tree.js'
 import { browserReader } from './browser-reader.js'
+import { walkLocal } from '../../lib/published/index.js'
+import { fsinfoVersion, decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
+import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
 
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 
@@ -36,6 +39,18 @@ const cliCode = stderr => {
   return /: (ROTREE_[A-Z_]+) \(/.exec(stderr.slice(stderr.indexOf(':', 8)))?.[1] ?? top
 }
 export const codeOf = err => err?.code === 'ROTREE_ALL_MIRRORS_FAILED' && err.errors?.length ? err.errors[0].code : err?.code
+
+/**
+ * A pulled folder is complete: version 1 through checkPublished; version 2
+ * (FORMAT.md §12) by walking every blob its release's root reaches, each
+ * present and hashing to its name (walkLocal); its fsinfo.json and trust
+ * documents are judged by the fresh reader that then reads the folder.
+ */
+async function checkPulled (dir, key) {
+  const bytes = await fs.readFile(path.join(dir, 'fsinfo.json'))
+  if (fsinfoVersion(bytes) !== 2) return checkPublished(dir, key)
+  await walkLocal(dir, refOfReleaseRoot(decodeFsinfoV2(bytes).release.root))
+}
 
 async function listLeft (dir) { return (await fs.readdir(dir).catch(() => [])).sort() }
 
@@ -149,7 +164,7 @@ export const READERS = [
         if (await fs.stat(path.join(dir, 'fsinfo.json')).catch(() => null)) leftovers.push('fsinfo.json published')
         return { ok: false, code: cliCode(r.stderr), out: Buffer.alloc(0), leftovers }
       }
-      await checkPublished(dir, key)
+      await checkPulled(dir, key)
       const srv = await serve(dir)
       try {
         const tree = await openTree(`${srv.url}#${key}`, { stateDir: null })

@@ -11,14 +11,15 @@ const DOC = new URL('../../docs/SECURITY.md', import.meta.url)
 const OTHER_TESTS = {
   'arbitrary-content': ['test/client/hostile.test.js (every blob kind, every read API)', 'test/browser/lying.test.js (the web app shows an error and no byte of a changed blob)', 'test/browser/site.test.js (the Service Worker blocks a changed script, image or page)', 'test/browser/insecure.test.js (the same without WebCrypto)', 'test/fuzz/reader.test.js (random lies against the real reader)', 'test/fuzz/decoders.test.js (no mutated fsinfo.json verifies)', 'test/vectors/ (tampered vectors)'],
   'mix-and-match': ['test/client/hostile.test.js (swaps; a fork between two mirrors seen in one refresh)', 'verify.js placement checks: an index page cannot hide or misplace names'],
-  rollback: ['test/client/hostile.test.js (rollback after a reader restart, from the persisted state)', 'test/browser/lying.test.js (the web app refuses a rollback after a reload, from IndexedDB)', 'test/client/state.test.js (several processes share the state)'],
+  rollback: ['test/client/hostile.test.js (rollback after a reader restart, from the persisted state)', 'test/trust/roles.test.js (trust documents, releases and timestamps never go back; fast-forward recovery)', 'test/browser/lying.test.js (the web app refuses a rollback after a reload, from IndexedDB)', 'test/client/state.test.js (several processes share the state)'],
   freeze: ['test/client/clock.test.js (expiry edges, grace period, a root expiring while open)', 'test/browser/site.test.js (a site whose root expires while open is no longer served)'],
   'endless-data': ['test/client/hostile.test.js (endless bodies stop once the reader hangs up)', 'test/fuzz/decoders.test.js (huge counts refused before allocation)'],
   'slow-retrieval': ['test/client/hostile.test.js (silent stalls, slow drips)'],
   'wrong-key': ['test/client/hostile.test.js', 'test/format/format.test.js'],
   'malicious-mirror': ['test/client/hostile.test.js (404 never becomes "not found"; redirects to bad URLs are mirror faults)'],
   'malformed-metadata': ['test/fuzz/decoders.test.js', 'test/vectors/ (unsorted, non-minimal, inconsistent blobs)'],
-  clock: ['test/client/clock.test.js (5-minute skew allowance; the error names the reader clock)']
+  clock: ['test/client/clock.test.js (5-minute skew allowance; the error names the reader clock)'],
+  keys: ['test/trust/roles.test.js (thresholds, rotations, duplicate key ids, the order of the checks)', 'test/client/v2.test.js (rotations followed at one address, a hidden rotation, retirement across restarts)', 'test/cli/trust.test.js (what the publisher refuses to sign or publish below a threshold)']
 }
 
 /** The "who can do what" table (actors.js), each actor with its rules in docs/TRUST.md and its suites. */
@@ -52,6 +53,7 @@ export async function writeSecurityDoc (results, { readers, lies }) {
     'For each cell the test asserts: with the liar alone, the read fails with the listed code, hands out no byte that is not the true file\'s (a stream may have delivered a verified prefix), and leaves no file behind; with an honest mirror beside the liar, the read succeeds with the exact bytes. ' +
     `${results.length} cells passed in the run that wrote this file.`, '',
     // how the browser reader is driven (browser-reader.js)
+    'The lies marked "format 2" are about a version-2 tree (`test/matrix/fixture-v2.js`) read at `#t<hash of trust document 1>:stable`: trust document 1 has a 2-of-3 root, a 2-of-2 release and one timestamp key, and was rotated to document 2 (all root keys and the timestamp key replaced); it is published with the real publisher (`rotree trust init|sign|update`, `build --unsigned`, `sign --publish`), and the liars\' documents are forged with `test/vectors/v2-writer.js`. The expired trust document is served for a second family of the same keys and blobs whose document 1 expired before it rotated to 2. Each of these lies is also shown refused, by the library, with the message of the rule it stands for (docs/TRUST.md rules 10–14).', '',
     'The browser column is the browser bundle (`client-js/dist/rotree-client.browser.js`, `openTree()` then `readFile()`) in headless Chromium, in a fresh browser context per read, so its rollback state in IndexedDB starts empty (or holds the newer root, for ' + seenFirst + '). ' +
     'Its page is on another origin than the mirrors, which send CORS headers as `rotree serve` and `rotree nginx-config` do, so the page sees each lie and not a blocked response.', '')
   for (const [threat, title] of Object.entries(THREATS)) {

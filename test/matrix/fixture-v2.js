@@ -1,0 +1,112 @@
+// The format-version-2 tree of the matrix (docs/FORMAT.md §12) and the
+// signed variants its key lies serve. Published with the real publisher
+// (builder/trust-publish.js, builder/release.js: what `rotree trust init|sign|
+// update`, `rotree build --unsigned` and `rotree sign --publish` run), then
+// forged with the test vectors' writer where a liar needs what no honest
+// publisher writes.
+//
+// Family "S" (the address #t<hash of trust 1>:stable):
+//   trust 1  root 2 of A, B, C; release 2 of R1, R2; timestamp T1
+//            release 1 (readme "one") published under it: fsinfo.old
+//   trust 2  root 2 of D, E, F (signed by A, B, D, E); release unchanged; timestamp T2
+//            release 2 (readme "two") published under it: the honest fsinfo.json
+//
+// Family "E" (its own address, the same blobs): trust 1 expired two days ago,
+// then trust 2, current. A mirror frozen at trust 1 serves a fresh fsinfo.json
+// under it: the final document it shows has expired (FORMAT.md §12.2).
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { tmpdir, writeTree, prng } from '../helpers/fixtures.js'
+import { generateKeyPair } from 'rotree-client/src/ed25519.js'
+import { decodeTrustDoc } from 'rotree-client/src/format/trust-doc.js'
+import { decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
+import { trustAnchorOf } from 'rotree-client/src/trust/roles.js'
+import { build } from '../../builder/build.js'
+import { initTrust, signTrust, updateTrust } from '../../builder/trust-publish.js'
+import { signOut } from '../../builder/release.js'
+import { V2Writer, role } from '../vectors/v2-writer.js'
+
+export const TARGET_V2 = '/data/big.bin'
+const DAY = 86400e3
+const TTL = 7 * DAY
+
+const KEYS = ['A', 'B', 'C', 'D', 'E', 'F', 'R1', 'R2', 'T1', 'T2', 'X']
+
+/** A release of SRC into OUT under the trust document in force, signed by both release keys and `ts`. */
+async function release (src, out, k, ts, now) {
+  await build({ src, out, key: k.R1, version: 2, name: 'stable', unsigned: true, ttlMs: TTL, now, fsync: false, threads: 0 })
+  await signOut({ out, keys: [k.R1, k.R2], timestampKeys: [ts], publish: true, ttlMs: TTL, now, fsync: false })
+  return fs.readFile(path.join(out, 'fsinfo.json'))
+}
+
+export async function makeFixtureV2 () {
+  const dir = await tmpdir('rotree-matrix-v2-')
+  const src = path.join(dir, 'src'); const out = path.join(dir, 'out')
+  const big = prng(3 * 1024 * 1024 + 4321, 'matrix-big-v2')
+  await writeTree(src, { 'data/big.bin': big, 'data/small.txt': 'small\n', 'readme.txt': 'one\n' })
+  const k = Object.fromEntries(KEYS.map(n => [n, generateKeyPair()]))
+  const now = Date.now()
+
+  // trust 1 and release 1 under it
+  const init = await initTrust(out, { root: [k.A, k.B, k.C].map(x => x.publicKey), rootThreshold: 2, release: [k.R1.publicKey, k.R2.publicKey], releaseThreshold: 2, timestamp: [k.T1.publicKey], name: 'stable', now })
+  await signTrust(out, [k.A, k.B], { fsync: false })
+  const old = await release(src, out, k, k.T1, now - 60_000)
+  // trust 2: every root key replaced, a new timestamp key; release 2 under it
+  await updateTrust(out, { addRoot: [k.D, k.E, k.F].map(x => x.publicKey), removeRoot: [k.A, k.B, k.C].map(x => x.publicKey), rootThreshold: 2, timestamp: [k.T2.publicKey], now })
+  await signTrust(out, [k.A, k.B, k.D, k.E], { fsync: false })
+  await writeTree(src, { 'readme.txt': 'two\n' })
+  const current = await release(src, out, k, k.T2, now)
+
+  const trust1 = decodeTrustDoc(await fs.readFile(path.join(out, 'trust', '1.json')))
+  const trust2 = decodeTrustDoc(await fs.readFile(path.join(out, 'trust', '2.json')))
+  const info = decodeFsinfoV2(current)
+  const r = info.release.root
+  const root = { hash: r.hash, storedSize: r.size, size: r.decodedSize, codec: r.codec }
+  const rel = { seq: info.release.seq, expires: info.release.expiresMs }
+
+  // the liars' documents, written aside (file: false) by the test vectors' writer
+  const w = new V2Writer(path.join(dir, 'forged'))
+  const publish = o => w.publish({ name: 'stable', trust: trust2, root, rootMtime: r.mtime, seq: info.seq + 1, release: rel, relSigners: [k.R1, k.R2], tsSigners: [k.T2], now, file: false, ...o })
+  const roles2 = { root: role([k.D, k.E, k.F], 2), release: role([k.R1, k.R2], 2), timestamp: role([k.T2]) }
+  const doc2 = (signers, roles = roles2) => w.trust({ seq: 2, expires: trust2.expiresMs, ...roles }, signers, { file: false }).then(d => Buffer.from(d.text))
+  // one stolen root key of trust 1 (A), its signature entered twice, and a new key X for every role of a forged trust 2
+  const stolen = await w.trust({ seq: 2, expires: now + 365 * DAY, root: role([k.X]), release: role([k.X]), timestamp: role([k.X]) }, [k.A, k.A, k.X], { file: false })
+
+  // family E: the same blobs, its first trust document expired
+  const outE = path.join(dir, 'out-e')
+  await fs.cp(path.join(out, 'h'), path.join(outE, 'h'), { recursive: true })
+  const we = new V2Writer(outE)
+  const roles1 = { root: role([k.A, k.B, k.C], 2), release: role([k.R1, k.R2], 2) }
+  const e1 = await we.trust({ seq: 1, expires: now - 2 * DAY, ...roles1, timestamp: role([k.T1]) }, [k.A, k.B])
+  const e2 = await we.trust({ seq: 2, expires: now + 365 * DAY, ...roles1, timestamp: role([k.T2]) }, [k.A, k.B])
+  await we.publish({ name: 'stable', trust: e2, root, rootMtime: r.mtime, seq: info.seq, release: rel, relSigners: [k.R1, k.R2], tsSigners: [k.T2], now })
+
+  return {
+    dir, src, out, outE, big, keys: k,
+    fragment: `${init.anchor}:stable`,
+    fragmentE: `${trustAnchorOf(e1)}:stable`,
+    fsinfo: {
+      current,
+      old,
+      // the release carries one of its two release signatures
+      oneRelease: Buffer.from(await publish({ relSigners: [k.R1] })),
+      // signed by T1, the timestamp key trust 2 retired
+      retiredTimestamp: Buffer.from(await publish({ tsSigners: [k.T1] })),
+      // tree "nightly" of the same family, validly signed, at the address of "stable"
+      nightly: Buffer.from(await publish({ name: 'nightly', release: { ...rel, name: 'nightly' } })),
+      // under the forged trust 2 (stolen), signed by X in every role
+      stolen: Buffer.from(await w.publish({ name: 'stable', trust: stolen, root, rootMtime: r.mtime, seq: info.seq + 1, release: rel, relSigners: [k.X], tsSigners: [k.X], now, file: false })),
+      // family E: fresh, validly signed, under its expired trust 1
+      expiredTrust: Buffer.from(await we.publish({ name: 'stable', trust: e1, root, rootMtime: r.mtime, seq: info.seq + 1, release: rel, relSigners: [k.R1, k.R2], tsSigners: [k.T1], now, file: false }))
+    },
+    trust2: {
+      // one of trust 1's root keys (its threshold is 2), and both of its own
+      oneOld: await doc2([k.A, k.D, k.E]),
+      // trust 1's root keys only, none of its own (D, E, F)
+      noNew: await doc2([k.A, k.B]),
+      stolen: Buffer.from(stolen.text)
+    },
+    trust1, trust2Doc: trust2,
+    cleanup: () => fs.rm(dir, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,28 @@
+// The key lies of the matrix: format version 2 (docs/FORMAT.md §12,
+// docs/TRUST.md rules 10–14) against the tree of fixture-v2.js, read at
+// #t<hash of trust 1>:stable. Each is what a mirror can serve with the
+// family's real documents, replayed signatures and keys it does not hold (or
+// one root key it stole): none may make a reader hand out a byte.
+//
+// When no mirror serves a trust chain the reader accepts, the fsinfo.json
+// that named it is refused as ROTREE_THRESHOLD (FORMAT.md §12.9 step 4): the
+// code of a forged trust/2.json.
+const fsinfo = pick => f => ({ fsinfo: () => ({ body: pick(f) }) })
+const trust2 = (pick, fs) => f => ({ trust: seq => seq === 2 ? { body: pick(f) } : 'honest', ...(fs ? { fsinfo: () => ({ body: fs(f) }) } : {}) })
+
+/**
+ * { id, threat, what, lie(fixture) → lying-server options, because, codes: [...], seenNewer?, family? }
+ * because: what the library's error says when the liar is alone, so a lie is
+ * shown refused by the rule it stands for, not by another that answers with
+ * the same code; family 'E': fixture-v2.js's family whose trust 1 expired.
+ */
+export const LIES_V2 = [
+  { id: 'v2-release-threshold', threat: 'keys', what: 'format 2: a release with 1 of its 2 release signatures', lie: fsinfo(f => f.fsinfo.oneRelease), because: /release \d+ \(release keys\): 1 valid signature/, codes: ['ROTREE_THRESHOLD'] },
+  { id: 'v2-retired-timestamp-key', threat: 'keys', what: 'format 2: fsinfo.json signed by the timestamp key trust document 2 retired', lie: fsinfo(f => f.fsinfo.retiredTimestamp), because: /fsinfo\.json \(timestamp keys\): 0 valid/, codes: ['ROTREE_THRESHOLD'] },
+  { id: 'v2-trust-one-old-key', threat: 'keys', what: 'format 2: trust/2.json signed by one root key of document 1 (2 needed)', lie: trust2(f => f.trust2.oneOld), because: /trust document 2 \(root keys of 1\): 1 valid/, codes: ['ROTREE_THRESHOLD'] },
+  { id: 'v2-trust-no-new-key', threat: 'keys', what: 'format 2: trust/2.json signed by document 1\'s root keys, none of its own', lie: trust2(f => f.trust2.noNew), because: /trust document 2 \(its own root keys\): 0 valid/, codes: ['ROTREE_THRESHOLD'] },
+  { id: 'v2-trust-duplicate-key', threat: 'keys', what: 'format 2: a forged trust/2.json whose one stolen root key signs twice to reach 2', lie: trust2(f => f.trust2.stolen, f => f.fsinfo.stolen), because: /trust document 2 \(root keys of 1\): 1 valid/, codes: ['ROTREE_THRESHOLD'] },
+  { id: 'v2-trust-rollback', threat: 'rollback', what: 'format 2: an older, validly signed fsinfo.json under trust document 1 after document 2 was seen', lie: fsinfo(f => f.fsinfo.old), because: /under trust document 1, older than 2/, codes: ['ROTREE_ROLLBACK'], seenNewer: true },
+  { id: 'v2-other-name', threat: 'mix-and-match', what: 'format 2: tree "nightly" of the same keys served at the address of "stable"', lie: fsinfo(f => f.fsinfo.nightly), because: /for tree "nightly", not "stable"/, codes: ['ROTREE_WRONG_NAME'] },
+  { id: 'v2-expired-trust', threat: 'freeze', what: 'format 2: a fresh fsinfo.json under a trust document that has expired (the newest a frozen mirror shows)', lie: fsinfo(f => f.fsinfo.expiredTrust), because: /trust document 1 expired/, codes: ['ROTREE_EXPIRED'], family: 'E' }
+]
