@@ -13,18 +13,35 @@ import { BadFormatError } from './errors.js'
 /** The deflate level builders use (FORMAT.md §12.6). */
 export const DEFLATE_LEVEL = 6
 
+/** A blob at least this long is first tried on its first SAMPLE bytes (packBlob). */
+export const SAMPLE_FROM = 32 * 1024
+export const SAMPLE = 8 * 1024
+
 /**
  * How a builder stores `bytes`: deflate-raw at DEFLATE_LEVEL when that saves
  * at least 1/32 of the size and at least 64 bytes, else as they are
  * (incompressible chunks stay raw, and ranged reads of them need no decoding).
+ *
+ * A blob of SAMPLE_FROM bytes or more whose first SAMPLE bytes do not shrink
+ * by 1/32 at level 1 is stored raw without deflating the rest: already
+ * compressed data (.gz, images, archives) costs one small deflate instead of
+ * a whole one. Measured on the files over 4 KiB of /usr/share/doc in 256 KiB
+ * pieces (111.9 MB): 2.78 s → 1.22 s of deflate CPU for 0.5802 → 0.5816 of
+ * the bytes stored. The decision depends on the bytes alone, so the stored
+ * bytes stay a function of the input (FORMAT.md §1.6).
  * @param {Uint8Array} bytes
  * @returns {{ stored: Uint8Array, codec: 'none'|'deflate-raw' }}
  */
 export function packBlob (bytes) {
+  if (bytes.length >= SAMPLE_FROM && !pays(SAMPLE, deflateRawSync(bytes.subarray(0, SAMPLE), { level: 1 }).length)) return { stored: bytes, codec: 'none' }
   const z = deflateRawSync(bytes, { level: DEFLATE_LEVEL })
-  const saved = bytes.length - z.length
-  if (saved >= 64 && saved * 32 >= bytes.length) return { stored: new Uint8Array(z.buffer, z.byteOffset, z.length), codec: 'deflate-raw' }
+  if (pays(bytes.length, z.length)) return { stored: new Uint8Array(z.buffer, z.byteOffset, z.length), codec: 'deflate-raw' }
   return { stored: bytes, codec: 'none' }
+}
+
+function pays (size, packed) {
+  const saved = size - packed
+  return saved >= 64 && saved * 32 >= size
 }
 
 /**

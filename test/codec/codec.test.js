@@ -38,3 +38,17 @@ for (const [name, c] of [['node', nodeCodec], ['web', webCodec]]) {
     await assert.rejects(c.decodeBlob(packed, 'zstd', text.length), bad)
   })
 }
+
+test('packBlob: a large blob whose first 8 KiB do not compress is stored raw without deflating the rest; smaller ones are tried whole', async () => {
+  const { packBlob, decodeBlobSync, SAMPLE, SAMPLE_FROM } = nodeCodec
+  const { randomBytes } = await import('node:crypto')
+  const noisyStart = Buffer.concat([randomBytes(SAMPLE), Buffer.alloc(SAMPLE_FROM * 2)]) // compressible overall
+  assert.equal(packBlob(noisyStart).codec, 'none', 'the sample decides')
+  const small = Buffer.concat([randomBytes(SAMPLE), Buffer.alloc(SAMPLE_FROM - SAMPLE - 1)])
+  assert.equal(packBlob(small).codec, 'deflate-raw', 'below SAMPLE_FROM the whole blob is tried')
+  const text = Buffer.from('the same line again and again\n'.repeat(4000))
+  const p = packBlob(text)
+  assert.equal(p.codec, 'deflate-raw')
+  assert.deepEqual(Buffer.from(decodeBlobSync(p.stored, p.codec, text.length)), text)
+  assert.equal(packBlob(randomBytes(SAMPLE_FROM * 4)).codec, 'none')
+})
