@@ -57,6 +57,10 @@ export default {
         publish: v.publish, ttlMs: ttlMs ?? parseDuration('7d'), fsync: !v['no-fsync'], url: v.url
       })
       if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
+      if (r.unchecked) {
+        io.stdout.write(`release ${r.releaseSeq}${r.name ? ` of ${JSON.stringify(r.name)}` : ''}: signed by ${r.added.join(', ') || '(no new key)'} in ${target}; no trust documents beside it, so the signature is counted where the release is published (rotree sign ${target} --publish OUT …)\n`)
+        return
+      }
       const lines = [`release ${r.releaseSeq}${r.name ? ` of ${JSON.stringify(r.name)}` : ''}: ${r.added.length ? `signed by ${r.added.join(', ')}; ` : ''}${r.have} of ${r.threshold} release signatures`]
       if (r.published) lines.push(`published seq ${r.seq} (release ${r.releaseSeq}, root ${r.root}, ${r.blobs} blobs checked) in ${out}, expires ${r.expires}`)
       else if (r.have >= r.threshold) lines.push(`ready: rotree sign ${out} --timestamp-key TIMESTAMPKEY --publish`)

@@ -196,7 +196,8 @@ test('a new fsinfo.json is picked up on reload', async () => {
 test('a root that expires while the site is open is not served any longer', async () => {
   const src3 = await tmpdir()
   await writeTree(src3, siteFiles('v1'))
-  const { out: out3 } = await buildTree(src3, { key, ttlMs: 3000 }) // the mirror will go on serving it: a freeze
+  // 8 s: long enough to open the site on a loaded machine before it expires; the mirror will go on serving it (a freeze)
+  const { out: out3 } = await buildTree(src3, { key, ttlMs: 8000 })
   const m3 = await serve(out3)
   const page = await newPage(browser)
   try {

@@ -132,6 +132,14 @@ test('k-of-n from the start: init, sign to the threshold, release signed by two 
   // a retired release key cannot sign a release any more
   await ok('build', src, out, '--unsigned', '--no-fsync')
   await fails('ROTREE_BAD_KEY', 'sign', out, '--key', k.R1.key)
+  // signing a copy of unsigned.json on another machine (no trust/ beside it), then publishing it in OUT
+  const offline = path.join(base, 'offline'); await fs.mkdir(offline)
+  await fs.copyFile(path.join(out, 'unsigned.json'), path.join(offline, 'unsigned.json'))
+  assert.match(await ok('sign', path.join(offline, 'unsigned.json'), '--key', k.R3.key), /counted where the release is published/)
+  const copied = await ok('sign', path.join(offline, 'unsigned.json'), '--publish', out, '--timestamp-key', k.T2.key, '--no-fsync')
+  assert.match(copied, /published seq/)
+  assert.equal(lastLine(copied), `address: ${address}`)
+  await assert.rejects(fs.access(path.join(out, 'unsigned.json')), 'the same release pending in OUT is superseded')
 
   // retirement: readers that follow, and fresh ones, refuse the tree with its own code
   await ok('trust', 'retire', out)
