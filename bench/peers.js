@@ -1,8 +1,11 @@
-// Peers: build and fetch the same real tree with rotree, OSTree and casync
-// (Debian packages), all served by one nginx. rotree builds with `build` and
-// fetches with `pull` (a verified mirror copy) when it exists, else `get`;
-// OSTree with `ostree commit` / `ostree pull`; casync with `casync make` /
-// `casync extract` over HTTP. Rows are rotree's time over the peer's.
+// Peers (P12): build and fetch the same real tree with rotree, OSTree and
+// casync (Debian packages), all served by one nginx. rotree builds with
+// `build` (format 1, and format 2: compressed blobs) and fetches the format-2
+// tree with `pull` (a verified mirror copy); OSTree with `ostree commit` /
+// `ostree pull`; casync with `casync make` / `casync extract` over HTTP. Rows
+// are rotree's time or size over the peer's. The published size is what a
+// mirror serves: h/ and fsinfo.json (not the build index, which stays with
+// the publisher).
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
@@ -10,7 +13,7 @@ import { median } from './lib/proc.js'
 import { startNginx } from './lib/servers.js'
 import { tmpdir } from '../test/helpers/fixtures.js'
 
-export const id = 'peers'
+export const id = 'P12'
 const ROOT = new URL('../', import.meta.url).pathname
 const BIN = path.join(ROOT, 'bin/rotree.js')
 
@@ -25,7 +28,7 @@ async function du (dir) { return Number(execFileSync('du', ['-sb', dir]).toStrin
 export async function run ({ quick = false } = {}) {
   for (const tool of ['ostree', 'casync']) {
     try { execFileSync('which', [tool], { stdio: 'ignore' }) } catch {
-      return { id, title: 'peers: OSTree and casync', command: 'npm run bench -- peers', rows: [], notes: [`${tool} is not installed (apt-get install -y ostree casync); figure skipped.`] }
+      return { id, title: 'peers: OSTree and casync', command: 'npm run bench -- P12', rows: [], notes: [`${tool} is not installed (apt-get install -y ostree casync); figure skipped.`] }
     }
   }
   const dir = await tmpdir('rotree-bench-peers-')
@@ -40,16 +43,17 @@ export async function run ({ quick = false } = {}) {
   execFileSync(process.execPath, [BIN, 'keygen', key], { stdio: 'ignore' })
   const pubKey = JSON.parse(await fs.readFile(key, 'utf8')).publicKey
   const reps = quick ? 1 : 3
-  const t = { rotreeBuild: [], ostreeBuild: [], casyncBuild: [], rotreeFetch: [], ostreeFetch: [], casyncFetch: [] }
+  const t = { rotreeBuild: [], rotree1Build: [], ostreeBuild: [], casyncBuild: [], rotreeFetch: [], ostreeFetch: [], casyncFetch: [] }
   let pullCmd = 'get'
   try { execFileSync(process.execPath, [BIN, 'pull', '--help'], { stdio: 'ignore' }); pullCmd = 'pull' } catch {}
 
   let nginx
   try {
     for (let i = 0; i < reps; i++) {
-      for (const d of ['rotree', 'ostree-repo', 'store', 'index.caidx']) await fs.rm(path.join(pub, d), { recursive: true, force: true })
+      for (const d of ['rotree', 'rotree1', 'ostree-repo', 'store', 'index.caidx']) await fs.rm(path.join(pub, d), { recursive: true, force: true })
       // builds (no fsync on any side: ostree's core.fsync=false, rotree --no-fsync, casync does not fsync)
-      t.rotreeBuild.push(time(process.execPath, [BIN, 'build', src, path.join(pub, 'rotree'), '--key', key, '--no-fsync']))
+      t.rotreeBuild.push(time(process.execPath, [BIN, 'build', src, path.join(pub, 'rotree'), '--key', key, '--format', '2', '--no-fsync']))
+      t.rotree1Build.push(time(process.execPath, [BIN, 'build', src, path.join(pub, 'rotree1'), '--key', key, '--format', '1', '--no-fsync']))
       execFileSync('ostree', ['init', '--repo=' + path.join(pub, 'ostree-repo'), '--mode=archive'])
       execFileSync('ostree', ['config', '--repo=' + path.join(pub, 'ostree-repo'), 'set', 'core.fsync', 'false'])
       t.ostreeBuild.push(time('ostree', ['commit', '--repo=' + path.join(pub, 'ostree-repo'), '--branch=main', '--tree=dir=' + src]))
@@ -69,21 +73,26 @@ export async function run ({ quick = false } = {}) {
   } finally {
     await nginx?.stop()
   }
-  const sizes = { rotree: await du(path.join(pub, 'rotree')), ostree: await du(path.join(pub, 'ostree-repo')), casync: await du(path.join(pub, 'store')) + await du(path.join(pub, 'index.caidx')) }
+  const served = async d => await du(path.join(d, 'h')) + (await fs.stat(path.join(d, 'fsinfo.json'))).size
+  const sizes = { rotree: await served(path.join(pub, 'rotree')), rotree1: await served(path.join(pub, 'rotree1')), ostree: await du(path.join(pub, 'ostree-repo')), casync: await du(path.join(pub, 'store')) + await du(path.join(pub, 'index.caidx')) }
   await fs.rm(dir, { recursive: true, force: true })
   const m = k => median(t[k])
   const mb = srcBytes / 1e6
   return {
-    id, title: `build and fetch of /usr/share/doc + a ${quick ? 20 : 100} MB binary (${mb.toFixed(0)} MB)`,
-    command: `npm run bench${quick ? ':quick' : ''} -- peers`,
+    id, title: `peers: build and fetch of /usr/share/doc + a ${quick ? 20 : 100} MB binary (${mb.toFixed(0)} MB) against OSTree and casync`,
+    command: `npm run bench${quick ? ':quick' : ''} -- P12`,
+    target: 'published size (format 2) ≤ 1.1× the OSTree archive repo of the same tree',
+    met: sizes.rotree <= 1.1 * sizes.ostree,
     rows: [
+      { label: 'published size (format 2) vs OSTree repo', value: sizes.rotree / 1e6, baseline: sizes.ostree / 1e6, baselineLabel: 'ostree archive repo', unit: 'MB', higherIsBetter: false },
+      { label: 'published size (format 2) vs casync store', value: sizes.rotree / 1e6, baseline: sizes.casync / 1e6, baselineLabel: 'casync store + index', unit: 'MB', higherIsBetter: false },
+      { label: 'published size (format 1) vs OSTree repo', value: sizes.rotree1 / 1e6, baseline: sizes.ostree / 1e6, baselineLabel: 'ostree archive repo', unit: 'MB', higherIsBetter: false },
+      { label: 'build (format 2) vs build (format 1)', value: m('rotreeBuild'), baseline: m('rotree1Build'), baselineLabel: 'rotree build --format 1', unit: 'ms', higherIsBetter: false },
       { label: 'build vs ostree commit', value: m('rotreeBuild'), baseline: m('ostreeBuild'), baselineLabel: 'ostree commit', unit: 'ms', higherIsBetter: false },
       { label: 'build vs casync make', value: m('rotreeBuild'), baseline: m('casyncBuild'), baselineLabel: 'casync make', unit: 'ms', higherIsBetter: false },
       { label: `${pullCmd} vs ostree pull`, value: m('rotreeFetch'), baseline: m('ostreeFetch'), baselineLabel: 'ostree pull', unit: 'ms', higherIsBetter: false },
-      { label: `${pullCmd} vs casync extract`, value: m('rotreeFetch'), baseline: m('casyncFetch'), baselineLabel: 'casync extract', unit: 'ms', higherIsBetter: false },
-      { label: 'published size vs OSTree repo', value: sizes.rotree / 1e6, baseline: sizes.ostree / 1e6, baselineLabel: 'ostree archive repo', unit: 'MB', higherIsBetter: false },
-      { label: 'published size vs casync store', value: sizes.rotree / 1e6, baseline: sizes.casync / 1e6, baselineLabel: 'casync store + index', unit: 'MB', higherIsBetter: false }
+      { label: `${pullCmd} vs casync extract`, value: m('rotreeFetch'), baseline: m('casyncFetch'), baselineLabel: 'casync extract', unit: 'ms', higherIsBetter: false }
     ],
-    notes: [`Times are medians of ${reps} runs; lower is better, so a ratio below 1 means rotree was faster. rotree ${pullCmd === 'pull' ? 'pull verifies and mirrors every blob' : 'get verifies and recreates the tree'}; ostree pull checks object checksums (no GPG, as configured); casync extract checks chunk hashes and writes the tree. OSTree and casync compress their objects (zlib / zstd); rotree stores blobs uncompressed so that a blob's name is the SHA-256 of the served bytes.`]
+    notes: [`Times are medians of ${reps} runs; lower is better, so a ratio below 1 means rotree was faster. rotree ${pullCmd === 'pull' ? 'pull verifies and mirrors every blob' : 'get verifies and recreates the tree'}; ostree pull checks object checksums (no GPG, as configured); casync extract checks chunk hashes and writes the tree. Build and fetch rows are of the format-2 tree. OSTree and casync compress their objects (zlib / zstd); rotree's format 2 stores a blob deflated when that saves at least 1/32 (FORMAT.md §12.6), and a blob's name stays the SHA-256 of the served bytes; format 1 stores every blob as it is. Sizes are of what a mirror serves: rotree's h/ and fsinfo.json, OSTree's archive repo, casync's store and index.`]
   }
 }

@@ -36,7 +36,7 @@ const FIGURES = {
   P8: './browser.js',
   Fig7: './fig7.js',
   Fig9: './fig9.js',
-  peers: './peers.js',
+  P12: './peers.js',
   P9: ['./gateway.js', 'runP9'],
   // at a distance: an emulated link between reader and mirror (bench/lib/link.js)
   P3w: './p3w-distance.js',
