@@ -6,7 +6,7 @@
 // Every byte passes verify.js inside the Tree.
 import { createHash } from 'node:crypto'
 import { toStat } from 'rotree-client'
-import { HashMismatchError } from 'rotree-client/errors'
+import { checkFileHash } from 'rotree-client/verify'
 import { contentType } from './mime.js'
 import { treePath } from './paths.js'
 
@@ -60,7 +60,7 @@ export function readOneChunk (pin, entry, start, end) {
       // one chunk is at most MAX_BLOB (1 MiB): the small read the memory cache is for
       const whole = start === 0 && end === entry.size && typeof entry.sha256 === 'string'
       return pin.view.readChunk(c, { cache: true }).then(b => {
-        if (whole) checkFileHash(entry, b)
+        if (whole) checkWholeFile(entry, b)
         return from === 0 && to === b.length ? b : b.subarray(from, to)
       })
     }
@@ -79,13 +79,9 @@ const HASH_CHECKED = new WeakSet() // entries whose one chunk hashed to their si
  * mismatch, every chunk verified, means the publisher signed a wrong hash:
  * 502, and never a complete body under a Repr-Digest it contradicts.
  */
-function checkFileHash (entry, bytes) {
+function checkWholeFile (entry, bytes) {
   if (HASH_CHECKED.has(entry)) return
-  const got = sha(bytes)
-  if (got !== entry.sha256) {
-    throw new HashMismatchError(`the file's bytes hash to ${got.slice(0, 16)}…, its entry says ${entry.sha256.slice(0, 16)}… (every chunk verified: the publisher signed a wrong file hash)`,
-      { details: { expected: entry.sha256, actual: got } })
-  }
+  checkFileHash(entry, sha(bytes))
   HASH_CHECKED.add(entry)
 }
 

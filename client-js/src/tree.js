@@ -4,8 +4,8 @@
 // through verify.js; byte ranges become chunks in the read pipeline
 // (read-pipeline.js). Every public read pins one root for its whole duration
 // (docs/TRUST.md rule 6).
-import { NotADirectoryError, IsADirectoryError, BadRangeError, TruncatedError, HashMismatchError } from './errors.js'
-import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation, DEFAULT_SKEW_MS } from './verify.js'
+import { NotADirectoryError, IsADirectoryError, BadRangeError, TruncatedError } from './errors.js'
+import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation, DEFAULT_SKEW_MS, checkFileHash } from './verify.js'
 import { compareBytes, utf8 } from './format/bytes.js'
 import { Mirrors } from './mirrors.js'
 import { SeqStore } from './state.js'
@@ -349,12 +349,6 @@ function bsearch (arr, key, get) {
   return null
 }
 
-/** FORMAT.md §12.7: a whole version-2 file hashes to the SHA-256 its entry carries. */
-function checkFileHash (entry, got, what) {
-  if (got !== entry.sha256) {
-    throw new HashMismatchError(`${what}: the file's bytes hash to ${got.slice(0, 16)}…, its entry says ${entry.sha256.slice(0, 16)}… (every chunk verified: the publisher signed a wrong file hash)`, { details: { expected: entry.sha256, actual: got } })
-  }
-}
 
 /**
  * The public shape of an entry.

@@ -71,6 +71,18 @@ export function verifyHistoryEntry (bytes, { publicKey, seq }) {
 }
 
 /**
+ * FORMAT.md §12.7: a whole version-2 file hashes to the SHA-256 its entry
+ * signs (the second line of defence after the per-chunk hashes). Every chunk
+ * verified, a mismatch means the publisher signed a wrong file hash.
+ * @param {{ sha256: string }} entry @param {string} got the hex SHA-256 of the file's bytes @param {string} [what]
+ */
+export function checkFileHash (entry, got, what = 'file') {
+  if (got !== entry.sha256) {
+    throw new HashMismatchError(`${what}: the file's bytes hash to ${got.slice(0, 16)}…, its entry says ${entry.sha256.slice(0, 16)}… (every chunk verified: the publisher signed a wrong file hash)`, { details: { expected: entry.sha256, actual: got } })
+  }
+}
+
+/**
  * docs/TRUST.md rule 2, time: not expired (with the optional grace period) and
  * not issued further ahead of the reader's clock than the skew allowance.
  * @param {{ issued: string, expires: string, issuedMs: number, expiresMs: number }} info

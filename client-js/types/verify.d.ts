@@ -64,6 +64,8 @@ export declare function checkChunkIndexPlacement (idx: ChunkIndex, expect: { lev
 export declare function verifyFsinfoSignature (bytes: Uint8Array | string, opts: { publicKey: string | null, name?: string }): VerifiedFsinfo
 /** docs/TRUST.md rule 17: an entry of history/ (rotree log), signed by the key and filed under its own seq; never adopted. */
 export declare function verifyHistoryEntry (bytes: Uint8Array | string, opts: { publicKey: string, seq: number }): VerifiedFsinfo
+/** FORMAT.md §12.7: throws ROTREE_HASH_MISMATCH unless `got` (hex) is the SHA-256 the file's entry signs. */
+export declare function checkFileHash (entry: { sha256: string }, got: string, what?: string): void
 /** docs/TRUST.md rule 2, time: not expired (plus grace), not issued beyond the skew. Throws. */
 export declare function checkFreshness (info: { issued: string, expires: string, issuedMs: number, expiresMs: number }, o?: { now?: number, skewMs?: number, graceMs?: number }): void
 /** docs/TRUST.md rule 2: is an accepted root past its expiry (plus grace) by this clock? */

@@ -22,7 +22,7 @@ import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
 import { fsinfoVersion, decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
 import { decodeTrustDoc, MAX_TRUST_DOC } from 'rotree-client/src/format/trust-doc.js'
 import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
-import { acceptTrustStep, trustHash, verifyFsinfoV2 } from 'rotree-client/src/trust/roles.js'
+import { acceptTrustStep, trustHash, verifyFsinfoV2, verifyHistoryEntryV2 } from 'rotree-client/src/trust/roles.js'
 import { decodeUtf8 } from 'rotree-client/src/format/bytes.js'
 
 export const TRUST_DIR = 'trust'
@@ -100,10 +100,10 @@ export async function rootContext (dir, { given = null, current = null } = {}) {
 /**
  * A signed root of either version checked against a context, without the
  * clock: version 1 by verifyFsinfoSignature (the anchor's key), version 2 by
- * verifyFsinfoV2 under the trust document it names, which the local chain
- * must hold (docs/TRUST.md rules 10–12, 14; rule 2's times are left to the
- * caller: `now: -Infinity` is a clock before every expiry, and freshness is
- * a no-op here). Throws the reader's typed error.
+ * verifyHistoryEntryV2 (the trust module's clock-free check) under the
+ * trust document it names, which the local chain must hold (docs/TRUST.md
+ * rules 10–12, 14; rule 2's times are left to the caller: checkRootTimes).
+ * Throws the reader's typed error.
  * @returns {{ version: 1|2, seq: number, root: object, name: string, trust: object|null, raw: Uint8Array, info: object, roles?: object }}
  */
 export function verifyRoot (bytes, ctx) {
@@ -121,7 +121,7 @@ export function verifyRoot (bytes, ctx) {
       throw new ThresholdError(`fsinfo.json seq ${r.seq} names trust document ${r.trust.seq}, which is not in a chain this folder holds from the anchor (${why}): its signatures cannot be counted`)
     }
   }
-  const { roles } = verifyFsinfoV2(r.info, { anchor: ctx.anchor, name: ctx.name, trust, now: -Infinity, skewMs: 0, graceMs: 0, checkFreshness: () => {} })
+  const { roles } = verifyHistoryEntryV2(r.info, { anchor: ctx.anchor, name: ctx.name, trust })
   return { ...r, raw: bytes, trustDoc: trust, roles }
 }
 
