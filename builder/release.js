@@ -196,6 +196,9 @@ export async function signOut (o) {
       if (err.code === 'ENOENT') throw new UsageError(`${file} does not exist: build with --unsigned first`)
       throw err
     }
+    if (!isUnsignedRelease(bytes)) {
+      throw new UsageError(`${file} is not a format-2 release; a format-1 root is signed with rotree sign ${file} --key KEYFILE -o fsinfo.json (or --publish OUT)`)
+    }
     let release = decodeUnsignedRelease(bytes)
     let signers
     try { signers = await signersOf(out) } catch (err) {
