@@ -68,6 +68,8 @@ function jsonEntry (e) {
   else o.size = s.size
   o.mtime = isoTime(s.mtimeMs)
   if (s.type === 'file') o.exec = s.exec
+  // the file's SHA-256 where the tree signs it (FORMAT.md §12.7; a version-1 file stored as one chunk)
+  if (s.type === 'file' && typeof s.sha256 === 'string') o.sha256 = s.sha256
   if (s.type === 'symlink') o.target = s.target
   return o
 }
