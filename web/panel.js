@@ -36,7 +36,8 @@ export function setVerdict (kind, text, short = '') {
 /** @param {import('./rotree-client.js').Tree | null} tree */
 export function renderPanel (tree) {
   const i = tree?.rootRecord ? tree.info : null
-  $('v-key').textContent = tree?.publicKey ?? ''
+  // a format-2 tree: its anchor (a key, or t + the hash of its first trust document) and name
+  $('v-key').textContent = i?.anchor ? i.anchor + (i.name ? ':' + i.name : '') : tree?.publicKey ?? ''
   $('v-seq').textContent = i ? String(i.seq) : '—'
   $('v-issued').textContent = i ? fmtDate(i.issued) : '—'
   const x = i ? expiry(i) : null

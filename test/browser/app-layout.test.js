@@ -216,7 +216,7 @@ test('the key field takes a pasted address; a malformed key says so; an old erro
   const k2 = makeKey()
   const src = await tmpdir()
   await writeTree(src, { 'docs/guide.txt': 'the guide\n' })
-  const m2 = await serve((await buildTree(src, { key: k2 })).out)
+  const m2 = await serve((await buildTree(src, { key: k2, version: 2, name: 'docs' })).out) // a format-2 tree named "docs"
   const page = await pageAt(390, 844)
   try {
     await page.goto(app.url)
@@ -226,11 +226,12 @@ test('the key field takes a pasted address; a malformed key says so; an old erro
     await page.click('#start-form button[type=submit]')
     assert.equal(await settled(page, `#${K()}`), 'ok', pageLogs(page))
 
-    // a whole address with a tree name after the key, as the v2 form has it
+    // a whole address with a tree name after the key (format 2): the name is kept, it selects the tree
     await page.goto(app.url)
     await page.fill('#start-key', `  ${m2.url}#${k2.publicKey}:docs  `)
     await page.click('#start-form button[type=submit]')
-    assert.equal(await settled(page, `#${k2.publicKey}`), 'ok', pageLogs(page))
+    assert.equal(await settled(page, `#${k2.publicKey}:docs`), 'ok', pageLogs(page))
+    assert.equal(await page.textContent('#v-key'), `${k2.publicKey}:docs`)
     assert.deepEqual(await page.locator('#listing a.entry').allTextContents(), ['docs/'])
     assert.ok(new URL(page.url()).searchParams.getAll('mirror').includes(m2.url))
 

@@ -106,10 +106,16 @@ test('the address: a fragment, and what a reader pastes', () => {
   assert.match(parseFragment(`#${key.slice(1)}z`).error, /other characters \(z\)/)
   assert.deepEqual(parseKeyInput(`  ${key}  `), { key, path: '/', mirrors: [] })
   assert.deepEqual(parseKeyInput(`http://127.0.0.1:8080/pub/#${key}`), { key, path: '/', mirrors: ['http://127.0.0.1:8080/pub/'] })
-  assert.deepEqual(parseKeyInput(`https://m.example/pub#${key}:docs`), { key, path: '/', mirrors: ['https://m.example/pub/'] })
+  // format 2: the name selects the tree and is kept; a trust-document anchor is a tree id too
+  assert.deepEqual(parseKeyInput(`https://m.example/pub#${key}:docs`), { key: `${key}:docs`, path: '/', mirrors: ['https://m.example/pub/'] })
+  assert.deepEqual(parseKeyInput(`https://m.example/#t${key}:stable/a.txt`), { key: `t${key}:stable`, path: '/a.txt', mirrors: ['https://m.example/'] })
+  assert.deepEqual(parseFragment(`#t${key}:stable/x`), { key: `t${key}:stable`, path: '/x' })
+  assert.match(parseKeyInput(`https://m.example/#${key}:Bad Name`).error, /"Bad Name" is not a tree name/)
+  assert.match(parseFragment(`#${key}:`).error, /is not a tree name/)
   assert.deepEqual(parseKeyInput(`http://app.example/index.html?mirror=https%3A%2F%2Fm2.example%2F#${key}/notes/a.txt`),
     { key, path: '/notes/a.txt', mirrors: ['http://app.example/', 'https://m2.example/'] })
   assert.deepEqual(parseKeyInput(`x#y#${key}`), { key, path: '/', mirrors: [] }, 'the part after the last #')
   assert.match(parseKeyInput('').error, /Paste a public key/)
   assert.match(parseKeyInput('http://m.example/#deadbeef:docs').error, /"deadbeef" is not a public key/)
+  assert.match(parseKeyInput(`http://m.example/#u${key}`).error, /is not a public key/)
 })

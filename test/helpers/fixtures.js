@@ -29,9 +29,9 @@ export async function writeTree (root, files) {
 }
 
 /** Build src into out (default: a new temp dir) with key; returns { out, result }. */
-export async function buildTree (src, { key, out, ttlMs = 3600e3, now, seq, onBad = 'fail', fsync = false, version } = {}) {
+export async function buildTree (src, { key, out, ttlMs = 3600e3, now, seq, onBad = 'fail', fsync = false, version, name } = {}) {
   out ??= await tmpdir('rotree-out-')
-  const result = await build({ src, out, key, ttlMs, now, seq, onBad, fsync, version })
+  const result = await build({ src, out, key, ttlMs, now, seq, onBad, fsync, version, name })
   return { out, result }
 }
 
