@@ -42,7 +42,7 @@ export function heapCost (kind, value, size) {
         n += ENTRY + 2 * e.name.length
         if (typeof e.sha256 === 'string') n += SHA
         if (e.chunks) n += REF * e.chunks.length
-        else if (e.index || e.dir) n += REF
+        else if (e.index || e.dir) n += e.lead ? 2 * REF : REF
         else if (e.inline) n += VIEW
         else if (e.target !== undefined) n += 2 * e.target.length
       }

@@ -18,6 +18,7 @@
 //   chunk(ref, { cache })   -> Promise<Uint8Array>  verified bytes of one data chunk
 //   chunkIndex(ref, expect) -> Promise<object>      a verified, placed chunk-index page
 //   sched (optional)        { readAheadBytes(), held, maxInflightBytes, reserve(n), release(n) }
+import { BadFormatError } from './errors.js'
 
 /**
  * Verified bytes of file `entry` in [start, end), in order, with read-ahead.
@@ -38,6 +39,7 @@ export async function * readChunks (source, entry, start, end, { cache = true, r
   let ended = false
   let failure = null // from walking the index: thrown once the chunks before it are out
   let filling = null
+  let wake = null // resolves the consumer's wait when fill() queues a chunk
   const room = () => queue.length < readAhead ||
     (sched != null && ahead < sched.readAheadBytes() && sched.held < sched.maxInflightBytes)
   const fill = async () => {
@@ -51,6 +53,7 @@ export async function * readChunks (source, entry, start, end, { cache = true, r
         queue.push({ s, p })
         ahead += s.ref.size
         sched?.reserve(s.ref.size)
+        wake?.(); wake = null
       }
     } catch (err) { failure ??= err; ended = true }
   }
@@ -60,7 +63,8 @@ export async function * readChunks (source, entry, start, end, { cache = true, r
     for (;;) {
       kick()
       if (queue.length === 0) {
-        if (filling) { await filling; continue }
+        // the first chunk queued, not the whole fill: a lead chunk comes before the index page that follows it
+        if (filling) { await Promise.race([filling, new Promise(resolve => { wake = resolve })]); continue }
         if (failure) throw failure
         return
       }
@@ -97,6 +101,26 @@ export async function * chunkSpans (source, entry, start, end) {
     }
     return
   }
+  // version 2: the entry names the first chunk beside the index (FORMAT.md §12.6), so a read
+  // from the start asks for it at once, before any index page has arrived; the index's own
+  // first chunk must then be that one (a publisher who signed two first chunks is refused)
+  const lead = entry.lead && start < entry.lead.size ? entry.lead : null
+  if (lead) yield { ref: lead, offset: 0 }
+  for await (const s of indexSpans(source, entry, start, end)) {
+    if (s.offset === 0 && entry.lead) {
+      if (!sameRef(s.ref, entry.lead)) throw new BadFormatError('the chunk index\'s first chunk is not the first chunk its file entry names')
+      if (lead) continue
+    }
+    yield s
+  }
+}
+
+/** A version-2 ref and another are the same blob stored the same way. */
+function sameRef (a, b) {
+  return a.hash === b.hash && a.size === b.size && (a.storedSize ?? a.size) === (b.storedSize ?? b.size) && (a.codec ?? 'none') === (b.codec ?? 'none')
+}
+
+async function * indexSpans (source, entry, start, end) {
   const page = (ref, level, bytes) => {
     const p = source.chunkIndex(ref, { level, bytes })
     p.catch(() => {}) // surfaced when awaited in walk

@@ -63,6 +63,7 @@ export async function walkTree (root, load, onRef, { concurrency = 64, walked = 
   async function entry (e, path) {
     if (e.type === 'dir') return dir(e.dir, dirExpectation(e), path)
     if (e.chunks) for (const c of e.chunks) await onRef(c, 'data', path)
+    if (e.lead) await onRef(e.lead, 'data', path) // version 2: the first chunk, named beside the index
     if (e.index) return cindex(e.index, { level: e.index.levels, bytes: e.size }, path)
   }
 

@@ -76,3 +76,44 @@ test('a wrong whole-file SHA-256 still fails before the last piece is handed out
   assert.equal(got, 2 * 65536, 'every piece but the last')
   assert.ok(got < data.length)
 })
+
+/** A version-2 file under a chunk index (40 chunks of 16 KiB), on a mirror that can hold one path. */
+async function indexedTree (lie) {
+  const p = await Publisher.create({ anchor: 'key' })
+  cleanups.push(() => fs.rm(p.out, { recursive: true, force: true }))
+  const data = Buffer.alloc(40 * 16384)
+  for (let i = 0; i < data.length; i++) data[i] = (i * 2654435761) >>> 24
+  await p.publish({ 'f.bin': { data, chunkSize: 16384 } })
+  if (lie) {
+    // the publisher names another blob as the first chunk than its index does (the same size, stored raw)
+    const other = Buffer.from(data.subarray(0, 16384)); other[0] ^= 1
+    const entry = { ...(await p.w.fileBody(data, { chunkSize: 16384 })) }
+    entry.lead = { hash: await p.w.putStored(other), size: other.length, storedSize: other.length, codec: 'none' }
+    const root = await p.w.dir([{ name: 'f.bin', entry: { type: 'file', ...entry } }])
+    await p.w.publish({ root, seq: p.seq + 1, release: { seq: 2 }, relSigners: [p.k.K], tsSigners: [p.k.K] })
+  }
+  const m = await holdingMirror(p.out)
+  const tree = await openTree(p.address(m.url), { stateDir: null })
+  cleanups.push(() => tree.close())
+  const entry = await tree.resolve('/f.bin')
+  assert.ok(entry.index && entry.lead, 'a chunk index and its lead ref')
+  return { data, tree, m, entry }
+}
+
+test('the first chunk of a file under a chunk index is asked for beside the index, from the lead ref in its entry', { timeout: 10_000 }, async () => {
+  const { data, tree, m, entry } = await indexedTree(false)
+  // hold the index's top page: the first piece must come without it
+  m.hold('/h/' + entry.index.hash)
+  const it = tree.createReadStream('/f.bin')[Symbol.asyncIterator]()
+  const first = await it.next()
+  assert.ok(Buffer.from(first.value).equals(data.subarray(0, 16384)), 'the first chunk, verified against the lead ref')
+  m.release()
+  const pieces = [Buffer.from(first.value)]
+  for (let n = await it.next(); !n.done; n = await it.next()) pieces.push(Buffer.from(n.value))
+  assert.equal(sha(Buffer.concat(pieces)), sha(data))
+})
+
+test('a lead ref that is not the index\'s first chunk is refused (ROTREE_BAD_FORMAT), and only the bytes it signed were shown', { timeout: 10_000 }, async () => {
+  const { tree } = await indexedTree(true)
+  await assert.rejects(tree.readFile('/f.bin'), { code: 'ROTREE_BAD_FORMAT' })
+})

@@ -183,13 +183,14 @@ test('version 2, the bytes of FORMAT.md §12.6: a leaf with an inline file, a co
     Buffer.of(1), H(2), Buffer.of(0x90, 0x03, 1, 0xa0, 0x8d, 0x06), //   1 chunk: storedSize 400, deflate-raw, decodedSize 100000
     Buffer.of(1), Buffer.from('c'), Buffer.of(3, 0, 0), Buffer.of(0x80, 0x80, 0x80, 0x01), H(3), // index; size 2^21; sha256
     Buffer.of(2), H(4), Buffer.of(0x2a, 0), //   levels 2, the index page: 42 bytes, codec none
+    H(6), Buffer.of(0x80, 0x60, 0), //   the lead ref: the first chunk, 12288 bytes, codec none
     Buffer.of(1), Buffer.from('d'), Buffer.of(4, 0, 0), Buffer.of(7), H(5), Buffer.of(9, 1, 0x80, 0x02) // dir of 7 entries: 9 bytes stored, 256 decoded
   ])
   const page = decodeDirPage(bytes, { version: 2 })
   const [a, b, c, d] = page.entries
   assert.deepEqual([Buffer.from(a.inline).toString(), a.sha256], ['hi', null])
   assert.deepEqual([b.exec, b.size, b.sha256, b.chunks], [true, 100000, h(1), [{ hash: h(2), size: 100000, storedSize: 400, codec: 'deflate-raw' }]])
-  assert.deepEqual([c.size, c.sha256, c.index], [2 ** 21, h(3), { hash: h(4), size: 42, storedSize: 42, codec: 'none', levels: 2 }])
+  assert.deepEqual([c.size, c.sha256, c.index, c.lead], [2 ** 21, h(3), { hash: h(4), size: 42, storedSize: 42, codec: 'none', levels: 2 }, { hash: h(6), size: 12288, storedSize: 12288, codec: 'none' }])
   assert.deepEqual([d.size, d.dir], [7, { hash: h(5), size: 256, storedSize: 9, codec: 'deflate-raw' }])
   // and the encoder writes exactly these bytes back
   assert.ok(Buffer.from(encodeDirPage(page, { version: 2 })).equals(bytes))

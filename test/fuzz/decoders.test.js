@@ -156,7 +156,7 @@ const v2RefArb = max => fc.oneof(
 const v2EntryArb = fc.oneof(
   fc.record({ type: fc.constant('file'), inline: fc.uint8Array({ maxLength: 64 }), exec: fc.boolean(), mtime: fc.integer({ min: -1e12, max: 4e12 }) }).map(e => ({ ...e, size: e.inline.length })),
   fc.record({ type: fc.constant('file'), chunks: fc.array(v2RefArb(CHUNK_MAX), { minLength: 1, maxLength: 4 }), sha256: h32, exec: fc.boolean(), mtime: fc.integer() }).map(e => ({ ...e, size: e.chunks.reduce((n, c) => n + c.size, 0) })),
-  fc.record({ type: fc.constant('file'), index: fc.tuple(v2RefArb(MAX_BLOB), fc.integer({ min: 1, max: 6 })).map(([r, levels]) => ({ ...r, levels })), size: fc.integer({ min: 1, max: 2 ** 40 }), sha256: h32, exec: fc.boolean(), mtime: fc.integer() }),
+  fc.record({ type: fc.constant('file'), index: fc.tuple(v2RefArb(MAX_BLOB), fc.integer({ min: 1, max: 6 })).map(([r, levels]) => ({ ...r, levels })), lead: v2RefArb(CHUNK_MAX), size: fc.integer({ min: CHUNK_MAX, max: 2 ** 40 }), sha256: h32, exec: fc.boolean(), mtime: fc.integer() }),
   fc.record({ type: fc.constant('dir'), dir: v2RefArb(MAX_BLOB), size: fc.nat(1e6), mtime: fc.integer(), exec: fc.constant(false) }),
   fc.record({ type: fc.constant('symlink'), target: nameArb, mtime: fc.integer(), exec: fc.constant(false) }).map(e => ({ ...e, size: Buffer.byteLength(e.target) }))
 )
@@ -178,6 +178,7 @@ test('v2 directory pages: encode → decode round-trips any entries, refs with t
       assert.equal(got.type, want.type); assert.equal(got.size, want.size); assert.equal(got.mtime, want.mtime)
       if (want.chunks) assert.deepEqual(got.chunks, want.chunks)
       if (want.index) assert.deepEqual(got.index, want.index)
+      if (want.lead) assert.deepEqual(got.lead, want.lead)
       if (want.dir) assert.deepEqual(got.dir, want.dir)
       if (want.type === 'file') assert.equal(got.sha256, want.sha256 ?? null)
     }

@@ -90,5 +90,7 @@ export async function buildFileBody (chunks, put, o) {
       ...(await put(encodeChunkIndex({ level: d, children: g }, { version })))
     })))
   }
-  return { index: { ...refOf(level[0]), levels: depth } }
+  const index = { ...refOf(level[0]), levels: depth }
+  // version 2: the first chunk's ref beside the index, so a reader can ask for both at once (FORMAT.md §12.6)
+  return version === 2 ? { index, lead: refOf(chunks[0]) } : { index }
 }

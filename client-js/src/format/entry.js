@@ -5,11 +5,14 @@
 //   entry := lbytes(name) u8(kind) u8(flags) sint(mtime ms) uint(size) [sha256] body
 //   kind 1 file, inline   body := size bytes of content (size ≤ INLINE_MAX)
 //   kind 2 file, chunks   body := uint(n) n × ref(data chunk)   (Σ size = size)
-//   kind 3 file, index    body := uint(levels) ref(chunk index)
+//   kind 3 file, index    body := uint(levels) ref(chunk index) [ref(first chunk): version 2]
 //   kind 4 directory      body := ref(top page)   (size = entry count)
 //   kind 5 symlink        body := size bytes of target (UTF-8)
 //   flags bit 0: executable (files only); other bits must be zero.
 //   sha256: version 2, kinds 2 and 3 only: 32 bytes, SHA-256 of the whole file.
+//   first chunk (version 2, kind 3): the file's first chunk, also the first leaf
+//   of its index, named here so a reader asks for it beside the index
+//   (FORMAT.md §12.6: the lead ref).
 //   ref: ref.js (version 1: hash uint(size); version 2 adds the codec and decoded size).
 import { BadFormatError } from '../errors.js'
 import { toHex, fromHex, utf8, decodeUtf8 } from './bytes.js'
@@ -34,9 +37,10 @@ export function checkName (name, bytes = utf8.encode(name)) {
  *   hash: 64 lowercase hex; size: the blob's bytes (version 2: its decoded bytes; storedSize
  *   and codec say how it is stored, ref.js)
  * @typedef {{ name: string, type: 'file'|'dir'|'symlink', size: number, mtime: number,
- *   exec: boolean, inline?: Uint8Array, chunks?: Ref[], index?: Ref & { levels: number },
+ *   exec: boolean, inline?: Uint8Array, chunks?: Ref[], index?: Ref & { levels: number }, lead?: Ref,
  *   dir?: Ref, target?: string, sha256?: string|null }} Entry  sha256: version 2 files (hex for
- *   chunked files, null for inline ones, whose hash is that of their bytes)
+ *   chunked files, null for inline ones, whose hash is that of their bytes); lead: version 2
+ *   files under a chunk index, their first chunk
  */
 
 const HEX64 = /^[0-9a-f]{64}$/
@@ -62,6 +66,10 @@ export function writeEntry (w, e, o) {
     }
     if (kind === KIND.INDEX) {
       w.uint(e.index.levels); writeRef(w, e.index, version)
+      if (version === 2) {
+        if (!e.lead || e.lead.size > e.size) throw new RangeError('a version-2 file under a chunk index needs its first chunk\'s ref (lead)')
+        writeRef(w, e.lead, version)
+      }
     } else {
       if (e.chunks.length < 1 || e.chunks.length > MAX_DIRECT_CHUNKS) throw new RangeError('bad chunk count')
       w.uint(e.chunks.length)
@@ -123,6 +131,10 @@ export function readEntry (r, o) {
       if (e.size === 0) r.fail('empty index')
       e.index = readRef(r, version, MAX_BLOB)
       e.index.levels = levels
+      if (version === 2) {
+        e.lead = readRef(r, version, CHUNK_MAX)
+        if (e.lead.size > e.size) r.fail('first chunk larger than the file')
+      }
       break
     }
     case KIND.DIR:
@@ -147,6 +159,6 @@ export function readEntry (r, o) {
 export function entryRefs (e) {
   if (e.type === 'dir') return [e.dir]
   if (e.chunks) return e.chunks
-  if (e.index) return [e.index]
+  if (e.index) return e.lead ? [e.index, e.lead] : [e.index]
   return []
 }
