@@ -47,7 +47,8 @@ export async function writeSecurityDoc (results, { readers, lies }) {
     ...actorTable(),
     '**Not defended, by design**: confidentiality (trees are public; encrypted trees in the style of the NFSv4 round-trip privacy paper are future work); a compromised publisher key (it can sign anything until its roots expire: keep it offline, use short `--ttl`); freshness beyond the expiry time (a mirror may serve a valid root until it expires, so the TTL bounds how stale a reader can be); the web app\'s own code, which comes from the origin that serves it.',
     '')
-  const seenFirst = lies.filter(l => l.seenNewer).map(l => '`' + l.id + '`').join(' and ')
+  const seen = lies.filter(l => l.seenNewer).map(l => '`' + l.id + '`')
+  const seenFirst = seen.length > 1 ? seen.slice(0, -1).join(', ') + ' and ' + seen.at(-1) : seen.join('')
   L.push('## The matrix', '',
     `Every lie below was served by a real lying HTTP server (\`test/helpers/lying-server.js\`) to every reader: ${readers.map(r => '`' + r + '`').join(', ')}. ` +
     'For each cell the test asserts: with the liar alone, the read fails with the listed code, hands out no byte that is not the true file\'s (a stream may have delivered a verified prefix), and leaves no file behind; with an honest mirror beside the liar, the read succeeds with the exact bytes. ' +
