@@ -20,6 +20,14 @@ export const ACTORS = [
     tests: ['test/cli/get-confinement.test.js', 'test/fuzz/get-confinement.test.js', 'test/client/publisher-tricks.test.js', 'test/gateway/hostile-tree.test.js', 'test/mirror/hostile-tree.test.js']
   },
   {
+    id: 'key-holder',
+    who: 'Someone holding some of a format-2 tree\'s keys (a stolen timestamp key; release or root keys short of their threshold; a key rotated away)',
+    can: 'with the timestamp key, keep readers on a real release until it, its trust document or the fsinfo.json expires; sign with fewer keys than a role needs; sign huge sequence numbers',
+    cannot: 'publish content without the release threshold, change any key without the old and the new root thresholds, lock readers out once its key is rotated away (the role\'s stored sequence is dropped), bring back a retired tree, or pass one tree off under another\'s name',
+    rules: [10, 11, 12, 13, 14],
+    tests: ['test/trust/roles.test.js', 'test/client/v2.test.js', 'test/cli/trust.test.js', 'test/matrix/matrix.test.js']
+  },
+  {
     id: 'other-tree',
     who: 'Another tree on the same gateway, web app origin or browser',
     can: 'run its own pages (HTML, SVG, scripts) in the reader\'s browser',

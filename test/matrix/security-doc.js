@@ -45,7 +45,7 @@ export async function writeSecurityDoc (results, { readers, lies }) {
     'A validly signed tree is trusted to be what its publisher signed, not to be kind to whoever reads it, and one gateway or browser origin may serve many trees. So the threat model has more actors than mirrors:',
     '',
     ...actorTable(),
-    '**Not defended, by design**: confidentiality (trees are public; encrypted trees in the style of the NFSv4 round-trip privacy paper are future work); a compromised publisher key (it can sign anything until its roots expire: keep it offline, use short `--ttl`); freshness beyond the expiry time (a mirror may serve a valid root until it expires, so the TTL bounds how stale a reader can be); the web app\'s own code, which comes from the origin that serves it.',
+    '**Not defended, by design**: confidentiality (trees are public; encrypted trees in the style of the NFSv4 round-trip privacy paper are future work); a compromised publisher key, or a threshold of a role\'s keys in format 2 (it signs whatever its role signs until the root keys rotate it away or what it signed expires: keep root and release keys offline, leave only the timestamp key online, use short `--ttl`); freshness beyond the expiry time (a mirror may serve a valid root until it expires, so the TTL bounds how stale a reader can be); the web app\'s own code, which comes from the origin that serves it.',
     '')
   const seen = lies.filter(l => l.seenNewer).map(l => '`' + l.id + '`')
   const seenFirst = seen.length > 1 ? seen.slice(0, -1).join(', ') + ' and ' + seen.at(-1) : seen.join('')
