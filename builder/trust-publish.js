@@ -45,7 +45,11 @@ export async function readChain (out) {
       if (err.code === 'ENOENT') return docs
       throw err
     }
-    const doc = decodeTrustDoc(text)
+    let doc
+    try { doc = decodeTrustDoc(text) } catch (err) {
+      if (err.code !== 'ROTREE_BAD_FORMAT') throw err
+      throw new BadFormatError(`${path.join(out, TRUST_DIR, `${seq}.json`)}: ${err.message}`, { cause: err })
+    }
     if (doc.seq !== seq) throw new BadFormatError(`${out}/trust/${seq}.json says it is document ${doc.seq}`)
     docs.push(Object.assign(doc, { text: text.toString() }))
   }
