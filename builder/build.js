@@ -190,9 +190,10 @@ async function publishRoot ({ out, key, timestampKeys, ttlMs, releaseTtlMs, now,
   return { seq, expires: fields.expires }
 }
 
-/** 2 when OUT has trust documents or publishes a version-2 fsinfo.json, else 1. */
+/** 2 when OUT has trust documents (published, or begun by rotree trust init) or publishes a version-2 fsinfo.json, else 1. */
 async function publishedVersion (out) {
-  if (await fs.access(path.join(out, 'trust', '1.json')).then(() => true, () => false)) return 2
+  const has = f => fs.access(path.join(out, f)).then(() => true, () => false)
+  if (await has(path.join('trust', '1.json')) || await has('publisher.json')) return 2
   return (await readPublishedAny(out))?.version === 2 ? 2 : 1
 }
 

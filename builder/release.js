@@ -54,7 +54,7 @@ export async function signersOf (out, { key, allowRetired = false } = {}) {
   const anchor = t.anchor ?? key
   if (!anchor) throw new UsageError(`${out} has no trust documents and no key published: build with --key first`)
   const a = parseFragment(anchor).anchor
-  if (a.kind !== 'key') throw new BadFormatError(`${out}'s anchor is a trust document, but ${out}/trust has none`)
+  if (a.kind !== 'key') throw new UsageError(`${out}'s address certifies trust document 1, which is not published yet: sign it first (rotree trust sign ${out} --key ROOTKEY)`)
   return { ...t, anchor, roles: singleKeyRoles(a.key) }
 }
 
