@@ -121,8 +121,11 @@ async function watchLoop (opts, out, v, io) {
   } finally { process.off('SIGINT', stop); process.off('SIGTERM', stop) }
 }
 
-/** Does OUT have trust documents (format 2 with roles: no single key needed for --unsigned)? */
-async function hasTrust (out) { return fs.access(path.join(out, 'trust', '1.json')).then(() => true, () => false) }
+/** Does OUT have trust documents, or one begun by rotree trust init (format 2 with roles: no single key needed for --unsigned)? */
+async function hasTrust (out) {
+  const has = f => fs.access(path.join(out, f)).then(() => true, () => false)
+  return await has(path.join('trust', '1.json')) || await has('publisher.json')
+}
 
 /** A build stopped by one entry it cannot publish: say that --skip-bad would leave such entries out. */
 function withSkipBadHint (err) {

@@ -76,6 +76,9 @@ test('k-of-n from the start: init, sign to the threshold, release signed by two 
   assert.match(address, /#t[0-9a-f]{64}:stable$/)
   // a key outside the roles signs for nothing: refused
   await fails('ROTREE_BAD_KEY', 'trust', 'sign', out, '--key', k.X.key)
+  // nothing is published under the new address until its trust document 1 is
+  await fails('which is not published yet', 'build', src, out, '--unsigned', '--no-fsync')
+  await assert.rejects(fs.access(path.join(out, 'unsigned.json')))
   assert.match(await ok('trust', 'sign', out, '--key', k.A.key), /1 of 2 needed/)
   await assert.rejects(fs.access(path.join(out, 'trust', '1.json')), 'not published below the threshold')
   // signing twice with one key adds nothing
