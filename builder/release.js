@@ -287,6 +287,8 @@ async function announceRetirement (out, cur, signers, keys, { ttlMs, now, fsync,
   const timestampKeys = keys.filter(k => trust.roles.timestamp.keys.includes(k.publicKey))
   if (!timestampKeys.length) throw new BadKeyError(`none of the keys given is a timestamp key of trust document ${trust.seq}`)
   const { seq } = await nextSeq(out, now)
+  // an expired release is carried with a new expiry: its signatures no longer match, which no
+  // reader checks, since retirement is judged before anything the answer says (TRUST.md rule 14)
   const release = cur.release.expiresMs > now ? cur.release : { ...cur.release, expires: new Date(now + ttlMs).toISOString() }
   const text = signFsinfoV2({ release, trust, name: cur.name, seq, now, ttlMs, timestampKeys, roles: trust.roles })
   try {
