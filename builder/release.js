@@ -23,7 +23,7 @@ import { verifyFsinfoV2, singleKeyRoles, trustHash, validSigners, parseFragment 
 import { checkFreshness, DEFAULT_SKEW_MS } from 'rotree-client/verify'
 import { nextSeq, publishFsinfo, readPublishedAny, writeUnsignedFile, removeUnsigned, UNSIGNED_FILE } from '../lib/published/publish.js'
 import { walkLocal } from '../lib/published/pages.js'
-import { trustInForce, addressOf } from './trust-publish.js'
+import { trustInForce, addressOf, fragment } from './trust-publish.js'
 import { withOutLock } from './sign.js'
 import { sign } from './ed25519-node.js'
 
@@ -143,7 +143,7 @@ export async function publishRelease (out, { release, signers, timestampKeys, tt
   const text = signFsinfoV2({ release, trust, name, seq, now, ttlMs, timestampKeys, roles })
   const { info, blobs } = await checkPublishable(out, text, { anchor, name, trust, now })
   await publishFsinfo(out, text, fsync)
-  return { seq, releaseSeq: release.seq, root: release.root.hash, expires: info.expires, releaseExpires: release.expires, trustSeq: trust?.seq ?? null, blobs, address: addressOf(anchor, name, url), fragment: anchor + (name ? ':' + name : '') }
+  return { seq, releaseSeq: release.seq, root: release.root.hash, expires: info.expires, releaseExpires: release.expires, trustSeq: trust?.seq ?? null, blobs, address: addressOf(anchor, name, url), fragment: fragment(anchor, name) }
 }
 
 /**
@@ -176,7 +176,7 @@ export async function publishBuilt (out, o) {
   if (!o.key.secretKey) throw new UsageError('a secret key is needed to sign (or build with --unsigned)')
   release = signRelease(release, [o.key], signers.roles).release
   const timestampKeys = o.timestampKeys?.length ? o.timestampKeys : [o.key]
-  const r = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now: o.now, fsync: o.fsync ?? true, url: o.url ?? signers.url })
+  const r = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now: o.now, fsync: o.fsync ?? true, url: o.url })
   await removeUnsigned(out) // a pending offline-signed root is older than this one
   return { ...r, name }
 }
@@ -225,7 +225,7 @@ export async function signOut (o) {
       if (!single) throw new UsageError('--publish needs --timestamp-key KEYFILE (fsinfo.json is signed by the timestamp role)')
       timestampKeys.push(single)
     }
-    const p = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now, fsync, url: o.url ?? signers.url })
+    const p = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now, fsync, url: o.url })
     // a release pending in OUT that is not newer than the one published is superseded
     const pending = await fs.readFile(path.join(out, UNSIGNED_FILE)).catch(() => null)
     if (pending && (!isUnsignedRelease(pending) || decodeUnsignedRelease(pending).seq <= release.seq)) await removeUnsigned(out)
@@ -271,7 +271,7 @@ export async function resignV2 (out, keys, { ttlMs, now = Date.now(), fsync = tr
       const { seq } = await nextSeq(out, now)
       release = signRelease({ name: release.name, seq, expires: new Date(now + ttlMs).toISOString(), root: release.root, signatures: [] }, relKeys, signers.roles).release
     }
-    const p = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs, now, fsync, url: url ?? signers.url })
+    const p = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs, now, fsync, url })
     return { skipped: false, previousSeq: cur.seq, ...p }
   })
 }

@@ -21,39 +21,17 @@ import path from 'node:path'
 import { BadFormatError, BadKeyError, UsageError } from 'rotree-client/errors'
 import { decodeTrustDoc, encodeTrustDoc, ROLES } from 'rotree-client/src/format/trust-doc.js'
 import { NAME_RE } from 'rotree-client/src/format/signed-doc.js'
-import { acceptTrustStep, walkTrust, validSigners, trustAnchorOf, parseFragment } from 'rotree-client/src/trust/roles.js'
+import { acceptTrustStep, validSigners, trustAnchorOf, parseFragment } from 'rotree-client/src/trust/roles.js'
 import { writeDurable } from '../lib/published/history.js'
 import { syncDir } from '../lib/published/blob-store.js'
 import { readPublishedAny } from '../lib/published/publish.js'
+import { readTrustChain, TRUST_DIR } from '../lib/published/signed-roots.js'
 import { withOutLock } from './sign.js'
 import { sign } from './ed25519-node.js'
 
-export const TRUST_DIR = 'trust'
 export const PENDING_TRUST = 'trust-pending.json'
 export const PUBLISHER_FILE = 'publisher.json'
 const DAY = 86400e3
-
-/**
- * OUT's published trust documents, 1 … n, decoded (each with `text`), oldest
- * first. A gap ends the chain: what follows it cannot be reached.
- */
-export async function readChain (out) {
-  const docs = []
-  for (let seq = 1; ; seq++) {
-    let text
-    try { text = await fs.readFile(path.join(out, TRUST_DIR, `${seq}.json`)) } catch (err) {
-      if (err.code === 'ENOENT') return docs
-      throw err
-    }
-    let doc
-    try { doc = decodeTrustDoc(text) } catch (err) {
-      if (err.code !== 'ROTREE_BAD_FORMAT') throw err
-      throw new BadFormatError(`${path.join(out, TRUST_DIR, `${seq}.json`)}: ${err.message}`, { cause: err })
-    }
-    if (doc.seq !== seq) throw new BadFormatError(`${out}/trust/${seq}.json says it is document ${doc.seq}`)
-    docs.push(Object.assign(doc, { text: text.toString() }))
-  }
-}
 
 /** OUT/publisher.json, or null. */
 export async function readPublisher (out) {
@@ -76,40 +54,34 @@ async function writeJson (file, value, fsync = true) {
 }
 
 /**
- * The anchor of OUT's addresses (FORMAT.md §12.5): what publisher.json
- * records; else the key of a single-key tree published there; else, for a
- * chain with no record, the hash of its document 1.
- * @returns {Promise<string|null>} a 64-hex key, 't' + 64 hex, or null (nothing published)
+ * The anchor OUT's addresses certify (FORMAT.md §12.5), as far as OUT itself
+ * says: what publisher.json records, else the key of a single-key tree
+ * published there; null leaves it to trust/1.json (its hash).
  */
-export async function anchorOf (out, chain) {
-  const p = await readPublisher(out)
-  if (p) return p.anchor
-  const cur = await readPublishedAny(out)
-  if (cur?.version === 2 && cur.trust === null) return cur.signatures[0]?.key ?? null
-  if (cur && cur.version !== 2) return cur.key
-  chain ??= await readChain(out)
-  return chain.length ? trustAnchorOf(chain[0]) : null
+function recordedAnchor (publisher, current) {
+  if (publisher) return parseFragment(publisher.anchor).anchor
+  if (current?.version === 2 && current.trust === null && current.signatures[0]) return { kind: 'key', key: current.signatures[0].key }
+  if (current && current.version !== 2) return { kind: 'key', key: current.key }
+  return null
 }
 
 /**
  * The trust in force in OUT, checked as a reader would check it: the chain
- * walked from the anchor (rule 10). trust: the newest document, or null for a
- * tree that never adopted one (its key holds every role).
- * @returns {Promise<{ anchor: string|null, chain: object[], trust: object|null, name: string }>}
+ * in OUT/trust accepted step by step from the anchor (rule 10; the published
+ * folder's readTrustChain). trust: the newest document, or null for a tree
+ * that never adopted one (its key holds every role). A chain that is broken
+ * or does not verify is an error here: a publisher builds on its own chain.
+ * @returns {Promise<{ anchor: string|null, chain: object[], trust: object|null, name: string, url?: string }>}
  */
 export async function trustInForce (out) {
-  const chain = await readChain(out)
-  const anchor = await anchorOf(out, chain)
-  let trust = null
-  if (chain.length) {
-    if (!anchor) throw new BadFormatError(`${out} has trust documents but no anchor`)
-    trust = walkTrust(null, chain, parseFragment(anchor).anchor)
-  }
-  const p = await readPublisher(out)
-  const cur = await readPublishedAny(out)
+  const [publisher, current] = await Promise.all([readPublisher(out), readPublishedAny(out)])
+  const c = await readTrustChain(out, recordedAnchor(publisher, current))
+  if (c.fault) throw new (c.fault.err?.constructor ?? BadFormatError)(`${out}/${c.fault.message}`, { cause: c.fault.err })
+  const a = c.anchor
+  const anchor = a === null ? null : a.kind === 'key' ? a.key : 't' + a.hash
   // the tree published is the truth; publisher.json names it before the first release
-  const name = cur?.version === 2 ? cur.name : (p?.name ?? '')
-  return { anchor, chain, trust, name, url: p?.url }
+  const name = current?.version === 2 ? current.name : (publisher?.name ?? '')
+  return { anchor, chain: c.docs, trust: c.docs.at(-1) ?? null, name, url: publisher?.url }
 }
 
 /** The address fragment readers use: <anchor>[:<name>]. */
@@ -117,13 +89,6 @@ export function fragment (anchor, name) { return `${anchor}${name ? ':' + name :
 
 /** The address line commands print last. */
 export function addressOf (anchor, name, url) { return `${url ?? '<mirror-url>'}#${fragment(anchor, name)}` }
-
-/** Record the mirror URL a command was given, so later commands print the same address. */
-export async function rememberUrl (out, url) {
-  const p = await readPublisher(out)
-  if (!url || !p || p.url === url) return
-  await writeJson(path.join(out, PUBLISHER_FILE), { ...p, url })
-}
 
 function role (keys, threshold, what) {
   const list = [...new Set(keys.map(k => k.toLowerCase()))].sort()
@@ -151,7 +116,7 @@ function checked (doc) { return decodeTrustDoc(encodeTrustDoc(doc)) }
  */
 export async function initTrust (out, o) {
   return withOutLock(out, 'rotree trust init', async () => {
-    if ((await readChain(out)).length) throw new UsageError(`${out} already has trust documents: change them with rotree trust update`)
+    if ((await readTrustChain(out, null)).highest > 0) throw new UsageError(`${out} already has trust documents: change them with rotree trust update`)
     if (!o.force && await readPending(out)) throw new UsageError(`${out}/${PENDING_TRUST} is waiting for signatures (rotree trust sign); give --force to replace it`)
     if (o.name && !NAME_RE.test(o.name)) throw new UsageError(`--name ${o.name}: 1-64 of a-z 0-9 . _ -, starting with a letter or digit`)
     const now = o.now ?? Date.now()
