@@ -96,6 +96,21 @@ export async function readKeyFile (file, { passphrase, askPassphrase = askTermin
 }
 
 /**
+ * Several secret key files, read one after another (each may ask for its
+ * passphrase); `warn` gets each file's mode warning.
+ * @param {string[]} [files] @param {(message: string) => void} [warn]
+ */
+export async function readKeyFiles (files = [], warn = () => {}) {
+  const keys = []
+  for (const f of files) {
+    const k = await readKeyFile(f)
+    if (k.warning) warn(k.warning)
+    keys.push(k)
+  }
+  return keys
+}
+
+/**
  * A public key argument: 64 hex digits, a file holding them (as `keygen`
  * prints the key: `rotree keygen A.key > A.pub`), or a secret key file (its
  * public half; a sealed one needs no passphrase for that).

@@ -1,6 +1,6 @@
 // rotree resign
 import { UsageError } from 'rotree-client/errors'
-import { readKeyFile } from '../../builder/keys.js'
+import { readKeyFiles } from '../../builder/keys.js'
 import { resign } from '../../builder/sign.js'
 import { parseDuration } from '../../builder/duration.js'
 import { readPublishedAny } from '../../lib/published/publish.js'
@@ -25,12 +25,7 @@ export default {
     if (v['if-expiring-within'] !== undefined && !(ifExpiringWithinMs = parseDuration(v['if-expiring-within']))) {
       throw new UsageError(`--if-expiring-within ${v['if-expiring-within']}: expected a duration such as 12h, 2d`)
     }
-    const keys = []
-    for (const f of v.key) {
-      const k = await readKeyFile(f)
-      if (k.warning) io.stderr.write(`rotree: warning: ${k.warning}\n`)
-      keys.push(k)
-    }
+    const keys = await readKeyFiles(v.key, m => io.stderr.write(`rotree: warning: ${m}\n`))
     const o = { ttlMs, fsync: !v['no-fsync'], ifExpiringWithinMs }
     let r
     if ((await readPublishedAny(out))?.version === 2) {

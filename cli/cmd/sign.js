@@ -11,7 +11,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { UsageError } from 'rotree-client/errors'
-import { readKeyFile } from '../../builder/keys.js'
+import { readKeyFiles } from '../../builder/keys.js'
 import { signUnsigned, installSigned } from '../../builder/sign.js'
 import { isUnsignedRelease, signOut } from '../../builder/release.js'
 import { parseDuration } from '../../builder/duration.js'
@@ -34,15 +34,7 @@ export default {
     if (publishTo !== undefined && !v.publish) throw new UsageError(`unexpected argument ${JSON.stringify(publishTo)} (the folder to publish into goes after --publish)`)
     let ttlMs
     if (v.ttl !== undefined && !(ttlMs = parseDuration(v.ttl))) throw new UsageError(`--ttl ${v.ttl}: expected a duration such as 30m, 12h, 7d`)
-    const readKeys = async list => {
-      const keys = []
-      for (const f of list ?? []) {
-        const k = await readKeyFile(f)
-        if (k.warning) io.stderr.write(`rotree: warning: ${k.warning}\n`)
-        keys.push(k)
-      }
-      return keys
-    }
+    const readKeys = list => readKeyFiles(list, m => io.stderr.write(`rotree: warning: ${m}\n`))
     const st = await fs.stat(target).catch(err => {
       if (err.code === 'ENOENT') throw new UsageError(`${target} does not exist`)
       throw err

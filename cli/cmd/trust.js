@@ -1,6 +1,6 @@
 // rotree trust init|sign|update|show|retire
 import { UsageError } from 'rotree-client/errors'
-import { readKeyFile, readPublicKey } from '../../builder/keys.js'
+import { readKeyFiles, readPublicKey } from '../../builder/keys.js'
 import { parseDuration } from '../../builder/duration.js'
 import { READER_OPTIONS } from '../common.js'
 
@@ -93,12 +93,7 @@ export default {
 
     // sign
     if (!v.key?.length) throw new UsageError('sign needs --key KEYFILE (a root key)')
-    const secret = []
-    for (const f of v.key) {
-      const k = await readKeyFile(f)
-      if (k.warning) io.stderr.write(`rotree: warning: ${k.warning}\n`)
-      secret.push(k)
-    }
+    const secret = await readKeyFiles(v.key, m => io.stderr.write(`rotree: warning: ${m}\n`))
     const r = await t.signTrust(out, secret, { fsync: !v['no-fsync'] })
     const f = await t.trustInForce(out)
     const address = t.addressOf(r.anchor, f.name, v.url ?? f.url)
