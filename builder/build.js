@@ -190,10 +190,15 @@ async function publishRoot ({ out, key, timestampKeys, ttlMs, releaseTtlMs, now,
   return { seq, expires: fields.expires }
 }
 
-/** 2 when OUT has trust documents (published, or begun by rotree trust init) or publishes a version-2 fsinfo.json, else 1. */
-async function publishedVersion (out) {
+/** Does OUT have trust documents, published or begun by rotree trust init (format 2 signed by roles)? */
+export async function hasTrustDocuments (out) {
   const has = f => fs.access(path.join(out, f)).then(() => true, () => false)
-  if (await has(path.join('trust', '1.json')) || await has('publisher.json')) return 2
+  return await has(path.join('trust', '1.json')) || await has('publisher.json')
+}
+
+/** 2 when OUT has trust documents or publishes a version-2 fsinfo.json, else 1. */
+async function publishedVersion (out) {
+  if (await hasTrustDocuments(out)) return 2
   return (await readPublishedAny(out))?.version === 2 ? 2 : 1
 }
 

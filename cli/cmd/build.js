@@ -1,9 +1,7 @@
 // rotree build
 import { UsageError, BuildInputError } from 'rotree-client/errors'
-import fs from 'node:fs/promises'
-import path from 'node:path'
-import { readKeyFile, readPublicKey } from '../../builder/keys.js'
-import { build } from '../../builder/build.js'
+import { readKeyFile, readKeyFiles, readPublicKey } from '../../builder/keys.js'
+import { build, hasTrustDocuments } from '../../builder/build.js'
 import { parseDuration } from '../../builder/duration.js'
 import { progressBar, fmtBytes } from '../progress.js'
 
@@ -54,7 +52,7 @@ export default {
     let key
     let releaseTtlMs
     if (v['release-ttl'] !== undefined && !(releaseTtlMs = parseDuration(v['release-ttl']))) throw new UsageError(`--release-ttl ${v['release-ttl']}: expected a duration such as 30d`)
-    const rolesOut = await hasTrust(out)
+    const rolesOut = await hasTrustDocuments(out) // signed by roles: no single key needed for --unsigned
     if (v.unsigned) {
       if (v.pubkey !== undefined && !HEX64.test(v.pubkey)) throw new UsageError('--pubkey must be 64 lowercase hex digits (the last line keygen printed)')
       if (v['timestamp-key']) throw new UsageError('--timestamp-key signs; --unsigned does not (give it to rotree sign --publish)')
@@ -66,12 +64,7 @@ export default {
       key = await readKeyFile(v.key)
       if (key.warning) io.stderr.write(`rotree: warning: ${key.warning}\n`)
     }
-    const timestampKeys = []
-    for (const f of v['timestamp-key'] ?? []) {
-      const k = await readKeyFile(f)
-      if (k.warning) io.stderr.write(`rotree: warning: ${k.warning}\n`)
-      timestampKeys.push(k)
-    }
+    const timestampKeys = await readKeyFiles(v['timestamp-key'], m => io.stderr.write(`rotree: warning: ${m}\n`))
     const opts = {
       src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'], unsigned: v.unsigned, rehash: v.rehash, exclude: v.exclude ?? [],
       threads: v.jobs !== undefined ? threadCount(v.jobs) : undefined,
@@ -119,12 +112,6 @@ async function watchLoop (opts, out, v, io) {
       onError: err => io.stderr.write(`rotree: ${err.code ?? 'error'}: ${err.message} (still watching)\n`)
     })
   } finally { process.off('SIGINT', stop); process.off('SIGTERM', stop) }
-}
-
-/** Does OUT have trust documents, or one begun by rotree trust init (format 2 with roles: no single key needed for --unsigned)? */
-async function hasTrust (out) {
-  const has = f => fs.access(path.join(out, f)).then(() => true, () => false)
-  return await has(path.join('trust', '1.json')) || await has('publisher.json')
 }
 
 /** A build stopped by one entry it cannot publish: say that --skip-bad would leave such entries out. */
