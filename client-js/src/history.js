@@ -7,8 +7,8 @@ import { verifyHistoryEntry } from './verify.js'
 import { BadFormatError, WrongKeyError } from './errors.js'
 import { decodeUtf8 } from './format/bytes.js'
 import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from './format/fsinfo-v2.js'
-import { decodeTrustDoc, MAX_TRUST_DOC } from './format/trust-doc.js'
-import { acceptTrustStep, verifyHistoryEntryV2 } from './trust/roles.js'
+import { verifyHistoryEntryV2 } from './trust/roles.js'
+import { fetchTrustStep } from './trust-chain.js'
 import { rootRecordV2 } from './root-store.js'
 
 /** Bytes of history/index.json a reader takes: ~90,000 sequence numbers (years of hourly re-signing). */
@@ -79,17 +79,9 @@ export async function openHistoric (tree, seq) {
  */
 function entryVerifier (tree) {
   const { anchor, name } = tree.roots
-  const docs = [] // trust documents 1 … n, each accepted after the one before
+  const docs = [] // trust documents 1 … n, each accepted after the one before (never persisted: rule 17)
   const docAt = async n => {
-    while (docs.length < n) {
-      const k = docs.length + 1
-      const prev = docs[k - 2] ?? null
-      docs.push(await tree.mirrors.fetch(`trust/${k}.json`, MAX_TRUST_DOC, bytes => {
-        const doc = decodeTrustDoc(bytes)
-        if (doc.seq !== k) throw new BadFormatError(`trust/${k}.json holds trust document ${doc.seq}`)
-        return acceptTrustStep(prev, doc, anchor)
-      }))
-    }
+    while (docs.length < n) docs.push(await fetchTrustStep(tree.mirrors, docs.length + 1, docs.at(-1) ?? null, anchor))
     return docs[n - 1]
   }
   return async (bytes, seq) => {

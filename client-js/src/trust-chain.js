@@ -11,6 +11,25 @@ import { decodeUtf8 } from './format/bytes.js'
 import { decodeTrustDoc, MAX_TRUST_DOC } from './format/trust-doc.js'
 import { acceptTrustStep, trustHash, MAX_TRUST_STEPS } from './trust/roles.js'
 
+/**
+ * trust/<n>.json from the mirrors (the usual failover: a mirror whose
+ * document is not accepted is a fault, and the next one is asked), accepted
+ * after `prev` by acceptTrustStep (docs/TRUST.md rule 10). Returns the
+ * decoded document with its JSON `text`.
+ * @param {import('./mirrors.js').Mirrors} mirrors @param {number} n
+ * @param {object|null} prev the document before it, already accepted (null: n is 1)
+ * @param {{ kind: 'key', key: string } | { kind: 'trust', hash: string }} anchor
+ */
+export function fetchTrustStep (mirrors, n, prev, anchor) {
+  return mirrors.fetch(`trust/${n}.json`, MAX_TRUST_DOC, bytes => {
+    const doc = decodeTrustDoc(bytes)
+    if (doc.seq !== n) throw new BadFormatError(`trust/${n}.json holds trust document ${doc.seq}`)
+    acceptTrustStep(prev, doc, anchor)
+    doc.text = typeof bytes === 'string' ? bytes : decodeUtf8(bytes)
+    return doc
+  })
+}
+
 export class TrustChain {
   /**
    * @param {object} o
@@ -65,16 +84,7 @@ export class TrustChain {
     const from = this.doc?.seq ?? 0
     let cur = this.doc
     try {
-      for (let n = from + 1; n <= Math.min(target, from + MAX_TRUST_STEPS); n++) {
-        const prev = cur
-        cur = await this.mirrors.fetch(`trust/${n}.json`, MAX_TRUST_DOC, bytes => {
-          const doc = decodeTrustDoc(bytes)
-          if (doc.seq !== n) throw new BadFormatError(`trust/${n}.json holds trust document ${doc.seq}`)
-          acceptTrustStep(prev, doc, this.anchor)
-          doc.text = typeof bytes === 'string' ? bytes : decodeUtf8(bytes)
-          return doc
-        })
-      }
+      for (let n = from + 1; n <= Math.min(target, from + MAX_TRUST_STEPS); n++) cur = await fetchTrustStep(this.mirrors, n, cur, this.anchor)
     } finally {
       if (cur !== this.doc) await this._persist(cur)
     }
