@@ -14,6 +14,9 @@ import { ForkError } from 'rotree-client/errors'
 import { pidAlive } from './lock.js'
 import { syncDir } from './blob-store.js'
 
+/** A signed fsinfo.json of either version, decoded (not verified) by its own decoder (FORMAT.md §6.1). */
+export function decodeAny (bytes) { return fsinfoVersion(bytes) === 2 ? decodeFsinfoV2(bytes) : decodeFsinfo(bytes) }
+
 export const HISTORY_DIR = 'history'
 const HISTORY_NAME = /^(0|[1-9][0-9]*)\.json$/
 export const HISTORY_INDEX = 'index.json'
@@ -46,7 +49,7 @@ export async function readHistory (dir, seq) {
  * key once signed.
  */
 export async function writeHistory (dir, text, fsync = true) {
-  const { seq } = fsinfoVersion(text) === 2 ? decodeFsinfoV2(text) : decodeFsinfo(text)
+  const { seq } = decodeAny(text)
   const hdir = path.join(dir, HISTORY_DIR)
   await fs.mkdir(hdir, { recursive: true })
   const final = path.join(hdir, `${seq}.json`)

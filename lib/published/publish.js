@@ -8,8 +8,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
-import { fsinfoVersion, decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
-import { HISTORY_DIR, listHistory, writeHistory, writeDurable } from './history.js'
+import { HISTORY_DIR, listHistory, writeHistory, writeDurable, decodeAny } from './history.js'
 import { syncDir } from './blob-store.js'
 
 export const UNSIGNED_FILE = 'unsigned.json'
@@ -42,9 +41,6 @@ export async function readPublishedAny (dir) {
     throw err
   }
 }
-
-/** A signed fsinfo.json of either version, decoded by its own decoder. */
-export function decodeAny (bytes) { return fsinfoVersion(bytes) === 2 ? decodeFsinfoV2(bytes) : decodeFsinfo(bytes) }
 
 /**
  * FORMAT.md §6.2: the next sequence number, max(previous + 1, unix seconds).
