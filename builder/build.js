@@ -58,7 +58,8 @@ import { peakRss } from '../lib/proc-stat.js'
  * @param {number} [o.bigAt] files of at least this many bytes are chunked on several threads (big-file.js)
  * @param {number} [o.segment] in segments of this many bytes
  * @param {string[]} [o.exclude] entries of SRC to leave out, as .gitignore patterns (exclude.js)
- * @param {1|2} [o.version=1] the format version to build (docs/FORMAT.md §12 for 2)
+ * @param {1|2} [o.version] the format version to build (docs/FORMAT.md §12 for 2): by default
+ *   OUT's, and 2 for a new OUT
  * @param {string} [o.name=''] version 2: the tree's name (FORMAT.md §12.1), read at <url>#<key>:<name>
  */
 export async function build (o) {
@@ -197,9 +198,10 @@ export async function hasTrustDocuments (out) {
 }
 
 /** 2 when OUT has trust documents or publishes a version-2 fsinfo.json, else 1. */
+// OUT's format: that of the fsinfo.json it publishes; version 2 for a new OUT
 async function publishedVersion (out) {
   if (await hasTrustDocuments(out)) return 2
-  return (await readPublishedAny(out))?.version === 2 ? 2 : 1
+  return (await readPublishedAny(out))?.version ?? 2
 }
 
 // Wall and CPU (user + system) milliseconds per phase, for --json and bench/build.js.

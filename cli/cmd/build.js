@@ -16,7 +16,7 @@ function threadCount (v) {
 }
 
 // --format 1|2, and --name (a tree name exists only in format 2)
-// (neither: the builder takes OUT's format, version 1 for a new OUT)
+// (neither: the builder takes OUT's format, version 2 for a new OUT)
 function formatVersion (v) {
   if (v.format === undefined) return v.name !== undefined ? 2 : undefined
   if (v.format !== '1' && v.format !== '2') throw new UsageError(`--format ${v.format}: expected 1 or 2`)
@@ -43,7 +43,7 @@ export default {
     watch: { type: 'boolean', help: 'after building, rebuild and publish each time SRC changes, until interrupted (holds OUT\'s lock)' },
     exclude: { type: 'string', multiple: true, arg: 'PATTERN', help: 'leave out what matches, as a .gitignore line: *.log, node_modules/, /build, **/tmp (repeatable)' },
     json: { type: 'boolean', help: 'print the result as JSON (with --watch: one line per publish)' },
-    format: { type: 'string', arg: '1|2', help: 'format version to build (default 1; 2: compressed blobs, each file\'s SHA-256, tree names: docs/FORMAT.md §12)' },
+    format: { type: 'string', arg: '1|2', help: 'format version to build (default: OUT\'s, 2 for a new OUT: compressed blobs, each file\'s SHA-256, tree names, docs/FORMAT.md §12; 1: the first format, read by older readers)' },
     name: { type: 'string', arg: 'NAME', help: 'the tree\'s name, read at <mirror-url>#<key>:NAME (implies --format 2)' }
   },
   async run ([src, out], v, io) {
