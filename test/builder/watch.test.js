@@ -10,6 +10,7 @@ import { tmpdir, writeTree, makeKey, prng } from '../helpers/fixtures.js'
 import { checkPublished } from '../helpers/check-tree.js'
 import { build } from '../../builder/build.js'
 import { watchBuild } from '../../builder/watch.js'
+import { decodeRoot } from '../../lib/published/signed-roots.js'
 
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 const opts = (src, out, key, extra = {}) => ({ src, out, key, ttlMs: 3600e3, fsync: false, ...extra })
@@ -119,18 +120,29 @@ test('rotree build --watch on the command line: a line per publish, the cold roo
   await writeTree(src, { 'a/x.txt': 'x', 'b.bin': prng(100_000, 'b') })
   execFileSync(process.execPath, [BIN, 'keygen', keyFile], { stdio: 'ignore' })
   const p = spawn(process.execPath, [BIN, 'build', src, out, '--key', keyFile, '--no-fsync', '--watch', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] })
-  const lines = []; let waiter = null; let buf = ''; let stderr = ''
+  // whatever happens to the test (a failed assertion, its timeout), the watch does not outlive it
+  t.after(() => { if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL') })
+  const lines = []; let waiter = null; let buf = ''; let stderr = ''; let closed = null
   p.stdout.on('data', b => { buf += b; let i; while ((i = buf.indexOf('\n')) >= 0) { lines.push(JSON.parse(buf.slice(0, i))); buf = buf.slice(i + 1); waiter?.() } })
   p.stderr.on('data', b => { stderr += b })
-  const exited = new Promise(resolve => p.on('close', (code, signal) => resolve({ code, signal })))
-  const line = async pred => { for (let at = 0; ; ) { while (at < lines.length) { const l = lines[at++]; if (await pred(l)) return l } await new Promise(resolve => { waiter = resolve }) } }
+  const exited = new Promise(resolve => p.on('close', (code, signal) => { closed = { code, signal }; waiter?.(); resolve(closed) }))
+  // a watch that stopped prints no more lines: fail at once rather than wait for the timeout
+  const line = async pred => {
+    for (let at = 0; ; ) {
+      while (at < lines.length) { const l = lines[at++]; if (await pred(l)) return l }
+      if (closed) throw new Error(`rotree build --watch exited (${JSON.stringify(closed)}) before the line awaited: ${stderr}`)
+      await new Promise(resolve => { waiter = resolve })
+    }
+  }
   try {
     const first = await line(async () => true)
     assert.equal(first.partial, false)
     await fs.appendFile(path.join(src, 'a/x.txt'), 'changed')
     const coldOut = path.join(dir, 'cold')
     execFileSync(process.execPath, [BIN, 'build', src, coldOut, '--key', keyFile, '--no-fsync'], { stdio: 'ignore' })
-    const coldRoot = JSON.parse(await fs.readFile(path.join(coldOut, 'fsinfo.json'), 'utf8')).root
+    // either format's root (FORMAT.md §12.3: version 2 signs a release, whose root is the tree's)
+    const coldRoot = decodeRoot(await fs.readFile(path.join(coldOut, 'fsinfo.json'))).root.hash
+    assert.equal(first.version, decodeRoot(await fs.readFile(path.join(coldOut, 'fsinfo.json'))).version)
     const r = await line(async l => l.root === coldRoot)
     assert.equal(r.partial, true)
     assert.ok(r.seq > first.seq)
