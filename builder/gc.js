@@ -20,7 +20,10 @@ import path from 'node:path'
 import { RotreeError, UsageError } from 'rotree-client/errors'
 import { historyEntries, collectGarbage } from '../lib/published/index.js'
 import { decodeRoot, rootContext, verifyHistoryRoot } from '../lib/published/signed-roots.js'
-import { readUnsigned, withOutLock } from './sign.js'
+import { decodeUnsigned, withOutLock } from './sign.js'
+import { isUnsignedRelease, decodeUnsignedRelease } from './release.js'
+import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
+import { UNSIGNED_FILE } from '../lib/published/publish.js'
 
 /**
  * @param {string} out
@@ -71,14 +74,15 @@ async function keptRoots (out, { keep, graceMs, now, warn }) {
   }
   const current = await readCurrent(out)
   let pending = null
-  try { pending = await readUnsigned(out) } catch (err) { warn(`ignoring unsigned.json: ${err.message}`) }
+  try { pending = await readPending(out) } catch (err) { warn(`ignoring unsigned.json: ${err.message}`) }
 
   // A history entry is kept only once it verifies under OUT's own key (the
   // current root's, else the pending one's; version 2: OUT's own trust
   // documents, or the key that signed a single-key fsinfo.json); one that
   // does not is ignored. Only the entries that would be kept are checked: a
   // signature check costs ~1.5 ms, and history grows by one entry per publish.
-  const ctx = await rootContext(out, { current: current ?? (pending && { version: 1, key: pending.key }) })
+  // (a version-2 release carries no key until signed: its tree's anchor is in trust/, else unknown)
+  const ctx = await rootContext(out, { current: current ?? (pending?.version === 1 ? { version: 1, key: pending.key } : null) })
   const distinct = new Set()
   let newer = null // the next newer readable entry: this one was retired when it was published
   for await (const h of ctx.anchor ? historyEntries(out) : []) {
@@ -95,8 +99,25 @@ async function keptRoots (out, { keep, graceMs, now, warn }) {
     add(info, why)
   }
   if (current) add(current, 'current')
-  if (pending) add({ seq: pending.seq, root: { hash: pending.root, size: pending.rootSize } }, 'unsigned')
+  if (pending) add(pending, 'unsigned')
   return [...byRoot.values()].sort((a, b) => b.seq - a.seq)
+}
+
+/**
+ * OUT/unsigned.json of either version as { version, seq, root (ref), key }, or null:
+ * version 1's unsigned root (builder/sign.js), or version 2's unsigned release
+ * (builder/release.js; FORMAT.md §12.3), whose root ref carries its codec and
+ * stored size (§12.6).
+ */
+async function readPending (out) {
+  let bytes
+  try { bytes = await fs.readFile(path.join(out, UNSIGNED_FILE)) } catch (err) { if (err.code === 'ENOENT') return null; throw err }
+  if (isUnsignedRelease(bytes)) {
+    const release = decodeUnsignedRelease(bytes)
+    return { version: 2, seq: release.seq, root: refOfReleaseRoot(release.root), key: null }
+  }
+  const u = decodeUnsigned(bytes)
+  return { version: 1, seq: u.seq, root: { hash: u.root, size: u.rootSize }, key: u.key }
 }
 
 /** OUT's fsinfo.json of either version, decoded (not verified), or null. A corrupt one does not block gc's refusal message. */

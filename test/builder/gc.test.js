@@ -10,28 +10,30 @@ import { checkPublished } from '../helpers/check-tree.js'
 import { build } from '../../builder/build.js'
 import { gc } from '../../builder/gc.js'
 import { resign } from '../../builder/sign.js'
+import { resignV2 } from '../../builder/release.js'
 import { BuildIndex } from '../../builder/build-index.js'
 import { walkLocal } from '../../lib/published/pages.js'
-import { decodeFsinfo } from 'rotree-client/format'
+import { decodeRoot } from '../../lib/published/signed-roots.js'
 
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 const opts = (src, out, key, extra = {}) => ({ src, out, key, ttlMs: 3600e3, fsync: false, racyMs: 0, ...extra })
 
 async function blobs (out) { return new Set((await fs.readdir(path.join(out, 'h'))).filter(n => /^[0-9a-f]{64}$/.test(n))) }
 async function reach (out, seq) {
-  const info = decodeFsinfo(await fs.readFile(path.join(out, 'history', `${seq}.json`)))
+  // either format: version 2's root is its release's (FORMAT.md §12.3), with codec and stored size
+  const info = decodeRoot(await fs.readFile(path.join(out, 'history', `${seq}.json`)))
   return walkLocal(out, info.root)
 }
 
 /** Three versions sharing some content; returns their seqs and the blobs each one reaches. */
-async function threeVersions (dir, key) {
+async function threeVersions (dir, key, extra = {}) {
   const src = path.join(dir, 'src'); const out = path.join(dir, 'out')
   const shared = { 'shared/big.bin': prng(1 << 20, 'shared'), 'shared/a.txt': 'always here' }
   const seqs = []
   for (let v = 1; v <= 3; v++) {
     await fs.rm(src, { recursive: true, force: true })
     await writeTree(src, { ...shared, [`only-v${v}.bin`]: prng(200_000, `v${v}`), 'changing.txt': prng(9000, `c${v}`) })
-    seqs.push((await build(opts(src, out, key))).seq)
+    seqs.push((await build(opts(src, out, key, extra))).seq)
   }
   return { src, out, seqs }
 }
@@ -109,29 +111,39 @@ test('unreachable blobs younger than the grace period are kept (a build not yet 
   await checkPublished(out, key.publicKey)
 })
 
-test('resigns do not count as roots; a pending unsigned root is kept; a locked OUT is refused', { timeout: 60_000 }, async t => {
-  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
-  const key = makeKey()
-  const { src, out, seqs } = await threeVersions(dir, key)
-  await resign(out, key, { ttlMs: 3600e3, fsync: false, now: Date.now() + 10_000 })
-  await resign(out, key, { ttlMs: 3600e3, fsync: false, now: Date.now() + 20_000 })
-  // keep 2 distinct roots: v3 (three signatures) and v2
-  const r = await gc(out, { keep: 2, graceMs: 0, dryRun: true })
-  assert.deepEqual(r.roots.map(x => x.root), [await rootOf(out, seqs[2]), await rootOf(out, seqs[1])])
+// both formats: a resign and a pending unsigned.json differ (version 1: builder/sign.js; version 2: a
+// new fsinfo.json over the release, an unsigned release in unsigned.json: builder/release.js)
+for (const version of [1, 2]) {
+  test(`resigns do not count as roots; a pending unsigned root is kept; a locked OUT is refused (format ${version})`, { timeout: 60_000 }, async t => {
+    const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+    const key = makeKey()
+    const { src, out, seqs } = await threeVersions(dir, key, { version })
+    const again = version === 1
+      ? at => resign(out, key, { ttlMs: 3600e3, fsync: false, now: at })
+      : at => resignV2(out, [key], { ttlMs: 3600e3, fsync: false, now: at })
+    await again(Date.now() + 10_000)
+    await again(Date.now() + 20_000)
+    // keep 2 distinct roots: v3 (three signatures) and v2
+    const r = await gc(out, { keep: 2, graceMs: 0, dryRun: true })
+    assert.deepEqual(r.roots.map(x => x.root), [await rootOf(out, seqs[2]), await rootOf(out, seqs[1])])
 
-  // a tree built for an offline signature: its blobs are referenced by nothing published
-  await writeTree(src, { 'pending.bin': prng(300_000, 'pending') })
-  const pending = await build(opts(src, out, { publicKey: key.publicKey }, { unsigned: true }))
-  const g = await gc(out, { keep: 1, graceMs: 0 })
-  assert.ok(g.roots.some(x => x.why.includes('unsigned') && x.root === pending.root))
-  await walkLocal(out, { hash: pending.root, size: pending.rootSize })
-  await checkPublished(out, key.publicKey)
+    // a tree built for an offline signature: its blobs are referenced by nothing published
+    await writeTree(src, { 'pending.bin': prng(300_000, 'pending') })
+    const pending = await build(opts(src, out, { publicKey: key.publicKey }, { unsigned: true }))
+    assert.equal(pending.version, version)
+    const warnings = []
+    const g = await gc(out, { keep: 1, graceMs: 0, warn: m => warnings.push(m) })
+    assert.deepEqual(warnings, [])
+    assert.ok(g.roots.some(x => x.why.includes('unsigned') && x.root === pending.root))
+    await walkLocal(out, version === 1 ? { hash: pending.root, size: pending.rootSize } : { hash: pending.root, size: pending.rootSize, storedSize: pending.rootStoredSize, codec: pending.rootCodec })
+    await checkPublished(out, key.publicKey)
 
-  const held = await BuildIndex.open(out)
-  try {
-    await assert.rejects(gc(out, { keep: 1, graceMs: 0 }), { code: 'ROTREE_LOCKED' })
-  } finally { await held.close() }
-})
+    const held = await BuildIndex.open(out)
+    try {
+      await assert.rejects(gc(out, { keep: 1, graceMs: 0 }), { code: 'ROTREE_LOCKED' })
+    } finally { await held.close() }
+  })
+}
 
 test('gc refuses to run around a hole in the current tree', async t => {
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
@@ -140,7 +152,7 @@ test('gc refuses to run around a hole in the current tree', async t => {
   await writeTree(src, { 'd/a.txt': 'a', 'd/b.txt': 'b' })
   const b = await build(opts(src, out, key))
   // the root page names d/'s page; remove d/'s page
-  const root = decodeFsinfo(await fs.readFile(path.join(out, 'fsinfo.json')))
+  const root = decodeRoot(await fs.readFile(path.join(out, 'fsinfo.json')))
   const reached = await walkLocal(out, root.root)
   const sub = [...reached].find(h => h !== b.root)
   await fs.rm(path.join(out, 'h', sub))
@@ -169,4 +181,4 @@ test('rotree gc on the command line', { timeout: 30_000 }, async t => {
   await checkPublished(out, key.publicKey)
 })
 
-async function rootOf (out, seq) { return decodeFsinfo(await fs.readFile(path.join(out, 'history', `${seq}.json`))).root.hash }
+async function rootOf (out, seq) { return decodeRoot(await fs.readFile(path.join(out, 'history', `${seq}.json`))).root.hash }
