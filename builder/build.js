@@ -81,10 +81,11 @@ export class Builder {
     const outAbs = path.resolve(out)
     if (outAbs === srcAbs || outAbs.startsWith(srcAbs + path.sep)) throw new UsageError(`OUT (${out}) must not be inside SRC (${src})`)
     if (!unsigned && !key.secretKey) throw new UsageError('a secret key is needed to sign (or build with --unsigned)')
-    const version = o.version ?? (o.name ? 2 : await publishedVersion(out))
+    const published = await publishedVersion(out)
+    const version = o.version ?? (o.name ? 2 : published ?? 2)
     if (version !== 1 && version !== 2) throw new UsageError(`format version ${version}: expected 1 or 2`)
     // FORMAT.md §12.9: after version 2 a version-1 fsinfo.json is a rollback to every reader that saw it
-    if (version === 1 && await publishedVersion(out) === 2) throw new UsageError(`${out} publishes format version 2 (or has trust documents): a version-1 root would be refused by its readers as a rollback`)
+    if (version === 1 && published === 2) throw new UsageError(`${out} publishes format version 2 (or has trust documents): a version-1 root would be refused by its readers as a rollback`)
     if (version !== 2 && o.name) throw new UsageError('a tree name needs format version 2')
     if (o.name && !NAME_RE.test(o.name)) throw new UsageError(`tree name ${JSON.stringify(o.name)}: 1-64 of a-z 0-9 . _ -, starting with a letter or digit`)
     const clock = phaseClock()
@@ -198,10 +199,11 @@ export async function hasTrustDocuments (out) {
 }
 
 /** 2 when OUT has trust documents or publishes a version-2 fsinfo.json, else 1. */
-// OUT's format: that of the fsinfo.json it publishes; version 2 for a new OUT
+// OUT's format: that of the fsinfo.json it publishes (2 once it has trust
+// documents); null for a new OUT, which gets version 2
 async function publishedVersion (out) {
   if (await hasTrustDocuments(out)) return 2
-  return (await readPublishedAny(out))?.version ?? 2
+  return (await readPublishedAny(out))?.version ?? null
 }
 
 // Wall and CPU (user + system) milliseconds per phase, for --json and bench/build.js.
