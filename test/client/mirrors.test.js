@@ -12,9 +12,10 @@ import path from 'node:path'
 import { openTree } from 'rotree-client'
 import { Mirrors } from 'rotree-client/src/mirrors.js'
 import { createTransport } from 'rotree-client/src/transport-node.js'
-import { verifyFsinfo } from 'rotree-client/verify'
-import { MAX_FSINFO } from 'rotree-client/src/format/limits.js'
+import { MAX_FSINFO_V2 } from 'rotree-client/src/format/fsinfo-v2.js'
 import { decodeDirPage } from 'rotree-client/src/format/dirpage.js'
+import { decodeBlobSync } from 'rotree-client/src/codec-node.js'
+import { decodeRoot, verifyRoot } from '../../lib/published/signed-roots.js'
 import { tmpdir, makeKey, writeTree, buildTree, address, prng } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { startMirror } from './mirrors-server.js'
@@ -30,12 +31,17 @@ before(async () => {
   fx.key = makeKey()
   const out = path.join(fx.dir, 'out')
   const now = Date.now()
-  await buildTree(src, { key: fx.key, out, now: now - 60_000, seq: 100 })
+  // the builder's default format and its own sequence numbers (each above the last)
+  fx.oldSeq = (await buildTree(src, { key: fx.key, out, now: now - 60_000 })).result.seq
   fx.oldFsinfo = await fs.readFile(path.join(out, 'fsinfo.json'))
   await fs.writeFile(path.join(src, 'v.txt'), 'two\n')
-  await buildTree(src, { key: fx.key, out, now, seq: 101 })
+  fx.newSeq = (await buildTree(src, { key: fx.key, out, now })).result.seq
+  assert.ok(fx.newSeq > fx.oldSeq)
   fx.out = out
-  const root = decodeDirPage(await fs.readFile(path.join(out, 'h', JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'))).root)))
+  // the root page as its ref says it is stored (either format version: FORMAT.md §12.6)
+  const { version, root: ref } = decodeRoot(await fs.readFile(path.join(out, 'fsinfo.json')))
+  const stored = await fs.readFile(path.join(out, 'h', ref.hash))
+  const root = decodeDirPage(version === 2 ? decodeBlobSync(stored, ref.codec, ref.size) : stored, { version })
   fx.entries = Object.fromEntries(root.entries.map(e => [e.name, e]))
 })
 after(() => fs.rm(fx.dir, { recursive: true, force: true }))
@@ -104,11 +110,11 @@ test('fsinfo.json: a fast stale mirror does not win over a slower honest one who
   const honest = await mirror(t, { delayMs: 300 })
   const tree = await opened(t, stale.url, { mirrors: [honest.url], fsinfoSettleMs: 50 })
   // the first time nothing is known about either: the settle window decides
-  assert.equal(tree.info.seq, 100)
+  assert.equal(tree.info.seq, fx.oldSeq)
   // its answer came later, and with it the honest mirror's usual time
   for (let i = 0; i < 200 && tree.stats.mirrors[1].medianMs === null; i++) await new Promise(resolve => setTimeout(resolve, 25))
   await tree.refresh()
-  assert.equal(tree.info.seq, 101, 'the newest root, from the slower honest mirror')
+  assert.equal(tree.info.seq, fx.newSeq, 'the newest root, from the slower honest mirror')
   assert.equal(new TextDecoder().decode(await tree.readFile('/v.txt')), 'two\n')
 })
 
@@ -121,14 +127,15 @@ test('fetchAll: onResult sees every mirror\'s answer, also after the settle wind
   const seen = []
   let lateSeen
   const arrived = new Promise(resolve => { lateSeen = resolve })
-  const check = bytes => verifyFsinfo(bytes, { publicKey: fx.key.publicKey })
-  const results = await m.fetchAll('fsinfo.json', MAX_FSINFO, check, {
+  // the signature checked under the address's key (either format version, FORMAT.md §12.5)
+  const check = bytes => verifyRoot(bytes, { anchor: { kind: 'key', key: fx.key.publicKey }, name: '', chain: { docs: [] } })
+  const results = await m.fetchAll('fsinfo.json', MAX_FSINFO_V2, check, {
     settleMs: 20,
     onResult: r => { seen.push(r); if (r.mirror === late.url) lateSeen() }
   })
-  assert.deepEqual(results.map(r => r.value.seq), [100], 'resolved with what had arrived')
+  assert.deepEqual(results.map(r => r.value.seq), [fx.oldSeq], 'resolved with what had arrived')
   await Promise.race([arrived, new Promise(resolve => setTimeout(resolve, 5000))])
-  assert.deepEqual(seen.map(r => [r.mirror, r.value.seq]), [[fast.url, 100], [late.url, 101]])
+  assert.deepEqual(seen.map(r => [r.mirror, r.value.seq]), [[fast.url, fx.oldSeq], [late.url, fx.newSeq]])
 })
 
 test('a mirror URL with user:password@ is used as given and reported without them', { timeout: 60_000 }, async t => {

@@ -21,11 +21,14 @@ async function twoVersions () {
   const key = makeKey()
   const src = path.join(dir, 'src')
   await writeTree(src, { 'a.txt': 'one\n', 'big.bin': new Uint8Array(100_000).fill(7) })
-  const { out } = await buildTree(src, { key, seq: 1 })
+  // the builder's default format; its sequence numbers are the builder's own
+  // (version 2: from the clock, FORMAT.md §6.2), each above the last
+  const { out, result: r1 } = await buildTree(src, { key })
   const old = await fs.readFile(path.join(out, 'fsinfo.json'))
   await writeTree(src, { 'a.txt': 'two\n' })
-  await buildTree(src, { key, out, seq: 2 })
-  return { key, out, old }
+  const { result: r2 } = await buildTree(src, { key, out })
+  assert.ok(r2.seq > r1.seq)
+  return { key, out, old, oldSeq: r1.seq, newSeq: r2.seq }
 }
 
 /** A mirror of `out` whose fsinfo.json is held back until release() (a slow honest mirror). */
@@ -51,12 +54,12 @@ async function until (what, cond) {
 }
 
 test('rootRecord, isFresh() and the deprecated current: one record per adopted root; a snapshot keeps its own', async t => {
-  const { key, out } = await twoVersions()
+  const { key, out, newSeq } = await twoVersions()
   const srv = await serve(out); cleanups.push(srv.close)
   let now = Date.now()
   const tree = await openTree(address(srv.url, key.publicKey), { stateDir: null, now: () => now }); cleanups.push(() => tree.close())
   const first = tree.rootRecord
-  assert.equal(first.seq, 2)
+  assert.equal(first.seq, newSeq)
   assert.equal(tree.current, first)
   assert.equal(tree.isFresh(), true)
   assert.equal(await tree.refresh(), false)
@@ -70,21 +73,21 @@ test('rootRecord, isFresh() and the deprecated current: one record per adopted r
 })
 
 test('a newer root from a mirror slower than the settle window is adopted when it arrives; pinned reads keep theirs', async t => {
-  const { key, out, old } = await twoVersions()
+  const { key, out, old, oldSeq, newSeq } = await twoVersions()
   const stale = await startLyingServer(out, { fsinfo: () => ({ body: old }) }); cleanups.push(() => stale.close())
   const slow = await heldMirror(out)
   const tree = await openTree(address(stale.url, key.publicKey), { mirrors: [slow.url], stateDir: null, fsinfoSettleMs: 20, timeoutMs: 15_000 })
   cleanups.push(() => tree.close())
-  assert.equal(tree.info.seq, 1, 'the fast stale mirror answered first')
+  assert.equal(tree.info.seq, oldSeq, 'the fast stale mirror answered first')
   const pinned = tree.snapshot()
   const stream = pinned.readRange('/a.txt')
   const before = tree.rootRecord
   slow.release()
-  await until('the newer root was never adopted', () => tree.info.seq === 2)
+  await until('the newer root was never adopted', () => tree.info.seq === newSeq)
   assert.notEqual(tree.rootRecord, before)
   assert.equal(Buffer.from(await tree.readFile('/a.txt')).toString(), 'two\n')
   // the view pinned before stays on its root, and so does a read started on it
-  assert.equal(pinned.info.seq, 1)
+  assert.equal(pinned.info.seq, oldSeq)
   const parts = []
   for await (const b of stream) parts.push(b)
   assert.equal(Buffer.concat(parts).toString(), 'one\n')
@@ -95,7 +98,7 @@ test('a newer root from a mirror slower than the settle window is adopted when i
 })
 
 test('a late answer that is older than the adopted root changes nothing', async t => {
-  const { key, out, old } = await twoVersions()
+  const { key, out, old, newSeq } = await twoVersions()
   const fast = await serve(out); cleanups.push(fast.close)
   const dir = await tmpdir('rotree-roots-old-'); cleanups.push(() => fs.rm(dir, { recursive: true, force: true }))
   await fs.cp(out, dir, { recursive: true })
@@ -104,7 +107,7 @@ test('a late answer that is older than the adopted root changes nothing', async 
   const tree = await openTree(address(fast.url, key.publicKey), { mirrors: [slow.url], stateDir: null, fsinfoSettleMs: 20, timeoutMs: 15_000 })
   cleanups.push(() => tree.close())
   const record = tree.rootRecord
-  assert.equal(record.seq, 2)
+  assert.equal(record.seq, newSeq)
   slow.release()
   await until('the late stale answer was never reported', () => tree.stats.mirrors.find(m => m.url === slow.url).lastError?.code === 'ROTREE_ROLLBACK')
   assert.equal(tree.rootRecord, record)
