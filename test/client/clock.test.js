@@ -53,14 +53,16 @@ test('a root that expires while a tree is open is refreshed, and refused if noth
   await writeTree(path.join(dir, 'src'), { 'a.txt': 'a' })
   const key = makeKey()
   const t0 = Date.UTC(2030, 0, 1)
-  const { out } = await buildTree(path.join(dir, 'src'), { key, now: t0, ttlMs: 3600e3, seq: 1 })
+  // the builder's default format, with its own sequence numbers (version 2: from the clock)
+  const { out, result: first } = await buildTree(path.join(dir, 'src'), { key, now: t0, ttlMs: 3600e3 })
   const srv = await serve(out); t.after(srv.close)
   let now = t0
   const tree = await openTree(address(srv.url, key.publicKey), { stateDir: null, now: () => now }); t.after(() => tree.close())
   assert.equal(Buffer.from(await tree.readFile('/a.txt')).toString(), 'a')
   now = t0 + 2 * 3600e3 // past expiry, nothing newer published: refused
   await assert.rejects(tree.readFile('/a.txt'), allWith('ROTREE_EXPIRED'))
-  await buildTree(path.join(dir, 'src'), { key, out, now, ttlMs: 3600e3, seq: 2 }) // the publisher re-signs
+  const { result: second } = await buildTree(path.join(dir, 'src'), { key, out, now, ttlMs: 3600e3 }) // the publisher re-signs
+  assert.ok(second.seq > first.seq)
   assert.equal(Buffer.from(await tree.readFile('/a.txt')).toString(), 'a')
-  assert.equal(tree.info.seq, 2)
+  assert.equal(tree.info.seq, second.seq)
 })
