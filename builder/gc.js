@@ -21,7 +21,7 @@ import { RotreeError, UsageError } from 'rotree-client/errors'
 import { historyEntries, collectGarbage } from '../lib/published/index.js'
 import { decodeRoot, rootContext, verifyHistoryRoot } from '../lib/published/signed-roots.js'
 import { decodeUnsigned, withOutLock } from './sign.js'
-import { isUnsignedRelease, decodeUnsignedRelease } from './release.js'
+import { isUnsignedRelease, readUnsignedRelease } from './release.js'
 import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
 import { UNSIGNED_FILE } from '../lib/published/publish.js'
 
@@ -81,8 +81,10 @@ async function keptRoots (out, { keep, graceMs, now, warn }) {
   // documents, or the key that signed a single-key fsinfo.json); one that
   // does not is ignored. Only the entries that would be kept are checked: a
   // signature check costs ~1.5 ms, and history grows by one entry per publish.
-  // (a version-2 release carries no key until signed: its tree's anchor is in trust/, else unknown)
-  const ctx = await rootContext(out, { current: current ?? (pending?.version === 1 ? { version: 1, key: pending.key } : null) })
+  // (a pending version-2 release: the single key its unsigned.json records, else trust/'s anchor)
+  const ctx = !current && pending?.version === 2 && pending.key
+    ? await rootContext(out, { given: { anchor: { kind: 'key', key: pending.key }, name: pending.name } })
+    : await rootContext(out, { current: current ?? (pending?.version === 1 ? { version: 1, key: pending.key } : null) })
   const distinct = new Set()
   let newer = null // the next newer readable entry: this one was retired when it was published
   for await (const h of ctx.anchor ? historyEntries(out) : []) {
@@ -104,7 +106,8 @@ async function keptRoots (out, { keep, graceMs, now, warn }) {
 }
 
 /**
- * OUT/unsigned.json of either version as { version, seq, root (ref), key }, or null:
+ * OUT/unsigned.json of either version as { version, seq, root (ref), key (version 2: a single-key
+ * tree's, when recorded) }, or null:
  * version 1's unsigned root (builder/sign.js), or version 2's unsigned release
  * (builder/release.js; FORMAT.md §12.3), whose root ref carries its codec and
  * stored size (§12.6).
@@ -113,8 +116,8 @@ async function readPending (out) {
   let bytes
   try { bytes = await fs.readFile(path.join(out, UNSIGNED_FILE)) } catch (err) { if (err.code === 'ENOENT') return null; throw err }
   if (isUnsignedRelease(bytes)) {
-    const release = decodeUnsignedRelease(bytes)
-    return { version: 2, seq: release.seq, root: refOfReleaseRoot(release.root), key: null }
+    const { release, key } = readUnsignedRelease(bytes)
+    return { version: 2, seq: release.seq, root: refOfReleaseRoot(release.root), key, name: release.name }
   }
   const u = decodeUnsigned(bytes)
   return { version: 1, seq: u.seq, root: { hash: u.root, size: u.rootSize }, key: u.key }

@@ -15,14 +15,15 @@
 // publisher cannot publish what its readers would refuse.
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { BadFormatError, BadKeyError, ExpiredError, ThresholdError, UsageError, RetiredError } from 'rotree-client/errors'
+import { BadFormatError, BadKeyError, BadSignatureError, ExpiredError, ThresholdError, UsageError, RetiredError } from 'rotree-client/errors'
 import { encodeFsinfoV2, decodeFsinfoV2, decodeRelease, releaseMessage } from 'rotree-client/src/format/fsinfo-v2.js'
-import { parseObject, jsonText } from 'rotree-client/src/format/signed-doc.js'
+import { parseObject, jsonText, object, hex64 } from 'rotree-client/src/format/signed-doc.js'
 import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
 import { verifyFsinfoV2, singleKeyRoles, trustHash, validSigners, parseFragment } from 'rotree-client/src/trust/roles.js'
 import { checkFreshness, DEFAULT_SKEW_MS } from 'rotree-client/verify'
 import { nextSeq, publishFsinfo, readPublishedAny, writeUnsignedFile, removeUnsigned, UNSIGNED_FILE } from '../lib/published/publish.js'
 import { walkLocal } from '../lib/published/pages.js'
+import { verifyRoot } from '../lib/published/signed-roots.js'
 import { trustInForce, addressOf, fragment } from './trust-publish.js'
 import { withOutLock } from './sign.js'
 import { sign } from './ed25519-node.js'
@@ -76,10 +77,15 @@ export function releaseSigners (release, roles) {
   return validSigners(releaseMessage(release), release.signatures ?? [], roles.release).size
 }
 
-/** OUT/unsigned.json for a version-2 release. */
-export function encodeUnsignedRelease (release) {
+/**
+ * OUT/unsigned.json for a version-2 release. `key`: a single-key tree's key
+ * (its address's anchor, FORMAT.md §12.5), which a release does not name:
+ * recorded so that `rotree sign` can count the signature before OUT has
+ * published anything (as version 1's unsigned root carries its key).
+ */
+export function encodeUnsignedRelease (release, { key } = {}) {
   const { name, seq, expires, root, signatures = [] } = release
-  return jsonText({ type: UNSIGNED_RELEASE_TYPE, version: 2, release: { name, seq, expires, root, signatures } })
+  return jsonText({ type: UNSIGNED_RELEASE_TYPE, version: 2, release: { name, seq, expires, root, signatures }, ...(key ? { key } : {}) })
 }
 
 /** Is this unsigned.json text a version-2 release (else it is version 1's)? */
@@ -87,10 +93,20 @@ export function isUnsignedRelease (bytes) {
   try { return parseObject(bytes, 64 * 1024, 'unsigned.json').type === UNSIGNED_RELEASE_TYPE } catch { return false }
 }
 
-export function decodeUnsignedRelease (bytes) {
-  const j = parseObject(bytes, 64 * 1024, 'unsigned.json')
+/** An unsigned.json of version 2: { release, key } (key: a single-key tree's, or null). */
+export function readUnsignedRelease (bytes) {
+  const j = object(parseObject(bytes, 64 * 1024, 'unsigned.json'), 'unsigned.json', ['type', 'version', 'release', 'key'])
   if (j.type !== UNSIGNED_RELEASE_TYPE || j.version !== 2) throw new BadFormatError('not an unsigned version-2 release')
-  return decodeRelease(j.release)
+  return { release: decodeRelease(j.release), key: j.key === undefined ? null : hex64(j.key, 'unsigned.json key') }
+}
+
+export function decodeUnsignedRelease (bytes) { return readUnsignedRelease(bytes).release }
+
+/** The key of a tree signed by one key (no trust documents), else undefined. */
+function singleKeyOf (signers) {
+  if (signers.trust || !signers.anchor) return undefined
+  const a = parseFragment(signers.anchor).anchor
+  return a.kind === 'key' ? a.key : undefined
 }
 
 /**
@@ -170,7 +186,7 @@ export async function publishBuilt (out, o) {
   let release = { name, seq, expires: new Date(o.now + releaseTtlMs).toISOString(), root: releaseRoot(o.rootRef), signatures: [] }
   decodeRelease(release) // the reader's checks of every member
   if (o.unsigned) {
-    await writeUnsignedFile(out, encodeUnsignedRelease(release), o.fsync ?? true)
+    await writeUnsignedFile(out, encodeUnsignedRelease(release, { key: singleKeyOf(signers) }), o.fsync ?? true)
     return { seq, expires: release.expires, unsigned: true, releaseSeq: seq, name, address: addressOf(s.anchor, name, o.url ?? signers.url), needs: signers.roles.release.threshold }
   }
   if (!o.key.secretKey) throw new UsageError('a secret key is needed to sign (or build with --unsigned)')
@@ -199,14 +215,17 @@ export async function signOut (o) {
     if (!isUnsignedRelease(bytes)) {
       throw new UsageError(`${file} is not a format-2 release; a format-1 root is signed with rotree sign ${file} --key KEYFILE -o fsinfo.json (or --publish OUT)`)
     }
-    let release = decodeUnsignedRelease(bytes)
+    const unsigned = readUnsignedRelease(bytes)
+    let release = unsigned.release
+    const key = unsigned.key ?? undefined
     let signers
-    try { signers = await signersOf(out) } catch (err) {
+    // OUT's own anchor first; the file's key for a single-key tree that has published nothing yet
+    try { signers = await signersOf(out, { key }) } catch (err) {
       // a copy of unsigned.json on a signing machine, without OUT's trust/ beside it: the
       // signature is added unchecked, and counted where the release is published
       if (!(o.file && !o.publish && err.code === 'ROTREE_USAGE')) throw err
       const r = signRelease(release, keys, null)
-      await fs.writeFile(file, encodeUnsignedRelease(r.release))
+      await fs.writeFile(file, encodeUnsignedRelease(r.release, { key }))
       return { releaseSeq: release.seq, name: release.name, added: r.added, have: null, threshold: null, published: false, unchecked: true, address: null }
     }
     const s = { ...signers, name: release.name }
@@ -215,7 +234,7 @@ export async function signOut (o) {
     const have = releaseSigners(release, signers.roles)
     const result = { releaseSeq: release.seq, name: release.name, added: r.added, have, threshold: signers.roles.release.threshold, published: false, address: addressOf(signers.anchor, release.name, o.url ?? signers.url) }
     if (r.added.length) {
-      const text = encodeUnsignedRelease(release)
+      const text = encodeUnsignedRelease(release, { key })
       if (o.file) await fs.writeFile(file, text)
       else await writeUnsignedFile(out, text, fsync)
     }
@@ -249,6 +268,10 @@ export async function resignV2 (out, keys, { ttlMs, now = Date.now(), fsync = tr
     if (!cur || cur.version !== 2) throw new UsageError(`${out} has no version-2 fsinfo.json to re-sign`)
     const signers = await signersOf(out, { allowRetired: true })
     if (signers.retired) return announceRetirement(out, cur, signers, keys, { ttlMs, now, fsync, url })
+    // as version 1's resign (sign.js): never launder an fsinfo.json someone dropped into OUT. The
+    // current one must verify, without the clock, under the trust it names (docs/TRUST.md rules
+    // 10-12, 14) or the single key's (FORMAT.md §12.5), or its release would be signed again
+    await verifyCurrent(out, cur, signers)
     const s = { ...signers, name: cur.name }
     const left = Math.min(cur.expiresMs, cur.release.expiresMs) - now
     const trustMoved = (signers.trust?.seq ?? 0) !== (cur.trust?.seq ?? 0)
@@ -274,6 +297,16 @@ export async function resignV2 (out, keys, { ttlMs, now = Date.now(), fsync = tr
     const p = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs, now, fsync, url })
     return { skipped: false, previousSeq: cur.seq, ...p }
   })
+}
+
+/** resignV2: OUT's fsinfo.json verified (lib/published/signed-roots.js verifyRoot) against the anchor and chain in force. */
+async function verifyCurrent (out, cur, signers) {
+  const bytes = await fs.readFile(path.join(out, 'fsinfo.json'))
+  const ctx = { anchor: parseFragment(signers.anchor).anchor, name: cur.name, chain: { docs: signers.chain, highest: signers.chain.length, fault: null } }
+  try { verifyRoot(bytes, ctx) } catch (err) {
+    if (typeof err.code !== 'string' || !err.code.startsWith('ROTREE_')) throw err
+    throw new BadSignatureError(`${out}/fsinfo.json does not verify (${err.message}); refusing to re-sign it`, { cause: err })
+  }
 }
 
 /**

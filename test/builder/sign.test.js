@@ -8,11 +8,12 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { openTree } from 'rotree-client'
-import { decodeFsinfo } from 'rotree-client/format'
+import { decodeRoot } from '../../lib/published/signed-roots.js'
 import { tmpdir, writeTree, makeKey, serve, address, prng } from '../helpers/fixtures.js'
 import { checkPublished } from '../helpers/check-tree.js'
 import { build } from '../../builder/build.js'
 import { signUnsigned, installSigned, resign, decodeUnsigned } from '../../builder/sign.js'
+import { resignV2 } from '../../builder/release.js'
 import { listHistory } from '../../lib/published/history.js'
 
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
@@ -29,6 +30,8 @@ function rotree (args) {
 
 const files = async out => (await fs.readdir(out)).sort()
 
+// format 1 on purpose: its unsigned.json is a fsinfo.json without sig, signed with -o and installed
+// with sign FILE --publish OUT (version 2's release flow is the next test)
 test('build --unsigned, sign on another machine, publish: the CLI flow of docs/DEPLOY.md', { timeout: 60_000 }, async t => {
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const src = path.join(dir, 'src'); const out = path.join(dir, 'out'); const offline = path.join(dir, 'offline')
@@ -39,7 +42,7 @@ test('build --unsigned, sign on another machine, publish: the CLI flow of docs/D
   const pub = kg.stdout.trim()
 
   // the build host has only the public key
-  const b = await rotree(['build', src, out, '--unsigned', '--pubkey', pub, '--no-fsync'])
+  const b = await rotree(['build', src, out, '--unsigned', '--pubkey', pub, '--no-fsync', '--format', '1'])
   assert.equal(b.code, 0, b.stderr)
   assert.match(b.stdout, /NOT SIGNED/)
   assert.deepEqual(await files(out), ['.rotree', 'h', 'unsigned.json'])
@@ -76,13 +79,66 @@ test('build --unsigned, sign on another machine, publish: the CLI flow of docs/D
   assert.equal((await rotree(['sign', path.join(offline, 'unsigned.json'), '--key', keyFile])).code, 2)
 })
 
+test('format 2 (a new OUT\'s default): build --unsigned --pubkey, the release signed on another machine, published with the one key', { timeout: 60_000 }, async t => {
+  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const src = path.join(dir, 'src'); const out = path.join(dir, 'out'); const offline = path.join(dir, 'offline')
+  await fs.mkdir(offline)
+  await writeTree(src, { 'README': 'signed offline\n', 'data/blob.bin': prng(700_000, 'x') })
+  const keyFile = path.join(offline, 'publisher.key')
+  const pub = (await rotree(['keygen', keyFile])).stdout.trim()
+  const otherFile = path.join(offline, 'other.key')
+  await rotree(['keygen', otherFile])
+
+  const b = await rotree(['build', src, out, '--unsigned', '--pubkey', pub, '--no-fsync'])
+  assert.equal(b.code, 0, b.stderr)
+  assert.match(b.stdout, /NOT SIGNED: release \d+ waits/)
+  assert.match(b.stdout, new RegExp(`address: <mirror-url>#${pub}\n$`))
+  assert.deepEqual(await files(out), ['.rotree', 'h', 'unsigned.json'])
+  // a release names no key: the single key the tree is to be signed by (its address, FORMAT.md
+  // §12.5) is recorded beside it, as version 1's unsigned.json carries its key
+  const unsigned = JSON.parse(await fs.readFile(path.join(out, 'unsigned.json'), 'utf8'))
+  assert.equal(unsigned.version, 2); assert.equal(unsigned.key, pub); assert.deepEqual(unsigned.release.signatures, [])
+
+  // the signing machine sees only unsigned.json: the release signature is checked against that key
+  const copy = path.join(offline, 'unsigned.json')
+  await fs.copyFile(path.join(out, 'unsigned.json'), copy)
+  const wrong = await rotree(['sign', copy, '--key', otherFile, '--json'])
+  assert.notEqual(wrong.code, 0); assert.match(wrong.stderr, /ROTREE_BAD_KEY/)
+  const s = await rotree(['sign', copy, '--key', keyFile, '--json'])
+  assert.equal(s.code, 0, s.stderr)
+  assert.deepEqual([JSON.parse(s.stdout).have, JSON.parse(s.stdout).threshold], [1, 1])
+
+  // back on the build host: fsinfo.json is signed by the timestamp role, the same one key here
+  await fs.copyFile(copy, path.join(dir, 'release-from-offline.json'))
+  const p = await rotree(['sign', path.join(dir, 'release-from-offline.json'), '--publish', out, '--timestamp-key', keyFile, '--no-fsync'])
+  assert.equal(p.code, 0, p.stderr)
+  assert.match(p.stdout, /published seq \d+/)
+  assert.deepEqual(await files(out), ['.rotree', 'fsinfo.json', 'h', 'history'])
+  const published = await checkPublished(out, pub)
+  assert.equal(published.version, 2)
+
+  const srv = await serve(out); t.after(srv.close)
+  const tree = await openTree(address(srv.url, pub), { stateDir: null }); t.after(() => tree.close())
+  assert.equal(Buffer.from(await tree.readFile('/README')).toString(), 'signed offline\n')
+
+  // the key on the build host: one command signs the release and publishes it
+  await writeTree(src, { 'README': 'second\n' })
+  assert.equal((await rotree(['build', src, out, '--unsigned', '--pubkey', pub, '--no-fsync'])).code, 0)
+  const both = await rotree(['sign', out, '--key', keyFile, '--publish', '--no-fsync'])
+  assert.equal(both.code, 0, both.stderr)
+  assert.ok((await checkPublished(out, pub)).seq > published.seq)
+  await assert.rejects(fs.access(path.join(out, 'unsigned.json')), 'published: the pending release is gone')
+})
+
+// format 1 on purpose: signUnsigned, decodeUnsigned and installSigned are version 1's offline
+// signature (version 2's is the release flow above)
 test('sign and install refuse what they must', { timeout: 60_000 }, async t => {
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const src = path.join(dir, 'src'); const out = path.join(dir, 'out')
   await writeTree(src, { 'a.txt': 'a', 'b.bin': prng(200_000, 'b') })
   const key = makeKey(); const other = makeKey()
   const now = Date.now()
-  await build({ src, out, key: { publicKey: key.publicKey }, ttlMs: 3600e3, unsigned: true, fsync: false, now })
+  await build({ src, out, key: { publicKey: key.publicKey }, ttlMs: 3600e3, unsigned: true, fsync: false, now, version: 1 })
   const text = await fs.readFile(path.join(out, 'unsigned.json'))
 
   assert.throws(() => signUnsigned(text, other), { code: 'ROTREE_BAD_KEY' })
@@ -114,13 +170,18 @@ test('sign and install refuse what they must', { timeout: 60_000 }, async t => {
   await assert.rejects(installSigned(path.join(out), (await fs.readFile(path.join(out, 'history', `${r.seq}.json`))), { fsync: false }), { code: 'ROTREE_ROLLBACK' })
 })
 
-test('resign: same root, same blobs, higher seq; readers accept it and then refuse the old fsinfo.json', { timeout: 60_000 }, async t => {
+// both formats: version 1's resign (sign.js) signs the root again; version 2's (release.js resignV2)
+// signs a new fsinfo.json, here over a new release of the same root (the single key's release would
+// expire before the new fsinfo.json: FORMAT.md §12.3)
+for (const version of [1, 2]) {
+test(`resign: same root, same blobs, higher seq; readers accept it and then refuse the old fsinfo.json (format ${version})`, { timeout: 60_000 }, async t => {
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const src = path.join(dir, 'src'); const out = path.join(dir, 'out'); const state = path.join(dir, 'state')
   await writeTree(src, { 'a.txt': 'a\n', 'big.bin': prng(2 << 20, 'big') })
   const key = makeKey()
   const now = Date.now()
-  const one = await build({ src, out, key, ttlMs: 3600e3, fsync: false, now: now - 60_000 })
+  const one = await build({ src, out, key, ttlMs: 3600e3, fsync: false, now: now - 60_000, version })
+  const resignWith = (k, o) => version === 1 ? resign(out, k, o) : resignV2(out, [k], o)
   const oldBytes = await fs.readFile(path.join(out, 'fsinfo.json'))
   const blobsBefore = await blobStats(out)
 
@@ -128,13 +189,14 @@ test('resign: same root, same blobs, higher seq; readers accept it and then refu
   const tree = await openTree(address(srv.url, key.publicKey), { stateDir: state }); t.after(() => tree.close())
   assert.equal(tree.info.seq, one.seq)
 
-  const r = await resign(out, key, { ttlMs: 7 * 86400e3, fsync: false, now })
+  const r = await resignWith(key, { ttlMs: 7 * 86400e3, fsync: false, now })
   assert.ok(r.seq > one.seq)
   assert.equal(r.root, one.root)
   assert.deepEqual(await blobStats(out), blobsBefore, 'no blob written, touched or removed')
-  const info = decodeFsinfo(await fs.readFile(path.join(out, 'fsinfo.json')))
+  const info = decodeRoot(await fs.readFile(path.join(out, 'fsinfo.json')))
+  assert.equal(info.version, version)
   assert.equal(info.root.hash, one.root)
-  assert.equal(info.expires, new Date(now + 7 * 86400e3).toISOString())
+  assert.equal(info.info.expires, new Date(now + 7 * 86400e3).toISOString())
   assert.deepEqual((await listHistory(out)).map(h => h.seq), [r.seq, one.seq])
 
   assert.equal(await tree.refresh(), false) // false: the root did not change, only its signature
@@ -153,11 +215,17 @@ test('resign: same root, same blobs, higher seq; readers accept it and then refu
   })
 
   // resign refuses another key, and a fsinfo.json this key did not sign
-  await assert.rejects(resign(out, makeKey(), { ttlMs: 3600e3, fsync: false }), { code: 'ROTREE_BAD_KEY' })
+  await assert.rejects(resignWith(makeKey(), { ttlMs: 3600e3, fsync: false }), { code: 'ROTREE_BAD_KEY' })
   const j = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8'))
-  await fs.writeFile(path.join(out, 'fsinfo.json'), JSON.stringify({ ...j, root: 'ab'.repeat(32) }))
-  await assert.rejects(resign(out, key, { ttlMs: 3600e3, fsync: false }), { code: 'ROTREE_BAD_SIGNATURE' })
+  // version 2: the release changed (its root's mtime: a root whose blobs are all in h/), its
+  // signatures no longer match
+  const tampered = version === 1 ? { ...j, root: 'ab'.repeat(32) } : { ...j, release: { ...j.release, root: { ...j.release.root, mtime: 1 } } }
+  await fs.writeFile(path.join(out, 'fsinfo.json'), JSON.stringify(tampered))
+  const before = await listHistory(out)
+  await assert.rejects(resignWith(key, { ttlMs: 3600e3, fsync: false }), { code: 'ROTREE_BAD_SIGNATURE' })
+  assert.deepEqual(await listHistory(out), before, 'nothing published')
 })
+}
 
 test('rotree resign on the command line', { timeout: 30_000 }, async t => {
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
@@ -165,11 +233,12 @@ test('rotree resign on the command line', { timeout: 30_000 }, async t => {
   await writeTree(src, { 'a.txt': 'a' })
   const pub = (await rotree(['keygen', keyFile])).stdout.trim()
   assert.equal((await rotree(['build', src, out, '--key', keyFile, '--no-fsync'])).code, 0)
-  const before = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8'))
+  // either format: the CLI re-signs as OUT's version says (version 2, a new OUT's default)
+  const before = decodeRoot(await fs.readFile(path.join(out, 'fsinfo.json')))
   const r = await rotree(['resign', out, '--key', keyFile, '--ttl', '2d', '--json'])
   assert.equal(r.code, 0, r.stderr)
   const j = JSON.parse(r.stdout)
-  assert.equal(j.previousSeq, before.seq); assert.ok(j.seq > before.seq); assert.equal(j.root, before.root)
+  assert.equal(j.previousSeq, before.seq); assert.ok(j.seq > before.seq); assert.equal(j.root, before.root.hash)
   assert.equal((await checkPublished(out, pub)).seq, j.seq)
   assert.equal((await rotree(['resign', out])).code, 2)
 })
@@ -196,7 +265,10 @@ test('every publish is kept in history/, a seq is never reused, and history is n
   // a forced seq that history already holds is refused
   await assert.rejects(build({ src, out, key, ttlMs: 3600e3, fsync: false, now, seq: seqs[1] }), { code: 'ROTREE_USAGE' })
   const { writeHistory } = await import('../../lib/published/history.js')
-  const other = (await fs.readFile(path.join(out, 'history', `${seqs[0]}.json`), 'utf8')).replace('"rootMtime"', '"rootMtime" ')
+  // another text at the same seq (a space after its first member name: either format's fsinfo.json)
+  const text = await fs.readFile(path.join(out, 'history', `${seqs[0]}.json`), 'utf8')
+  const other = text.replace(/^(\{\s*"[a-z]+")/, '$1 ')
+  assert.notEqual(other, text)
   await assert.rejects(writeHistory(out, other, false), { code: 'ROTREE_FORK', historyConflict: true })
   // a folder built before history existed: its current root is recorded before it is replaced
   const legacy = path.join(dir, 'legacy')
