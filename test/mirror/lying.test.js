@@ -10,7 +10,30 @@ import { checkPublished } from '../helpers/check-tree.js'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { pull } from '../../mirror/pull.js'
 import { scrub } from '../../mirror/scrub.js'
-import { blobNames, strayNames, reachable } from './helpers.js'
+import { blobNames, strayNames } from './helpers.js'
+import { walkTree } from 'rotree-client'
+import { VERIFIERS } from 'rotree-client/src/verify.js'
+import { verifyRoot, decodeRoot } from '../../lib/published/signed-roots.js'
+
+/**
+ * What the root in `fsinfoBytes` reaches, read from the blobs in `dir`, for
+ * either format version (./helpers.js reachable() reads version 1 only):
+ * Map hash → { kind, size: the stored size (what DIR/h holds), paths }.
+ */
+async function reachable (dir, fsinfoBytes, publicKey) {
+  // signed by the address's key (FORMAT.md §12.5); an old root's age does not matter here
+  const { root } = verifyRoot(fsinfoBytes, { anchor: { kind: 'key', key: publicKey }, name: '', chain: { docs: [] } })
+  const read = ref => fs.readFile(path.join(dir, 'h', ref.hash))
+  const out = new Map()
+  await walkTree(root,
+    async (ref, kind) => VERIFIERS[kind](await read(ref), ref),
+    (ref, kind, p) => {
+      const e = out.get(ref.hash) ?? { kind, size: ref.storedSize ?? ref.size, paths: [] }
+      if (!e.paths.includes(p)) e.paths.push(p)
+      out.set(ref.hash, e)
+    })
+  return out
+}
 
 async function setup (t) {
   const dir = await tmpdir('rotree-liar-'); t.after(() => fs.rm(dir, { recursive: true, force: true }))
@@ -19,16 +42,25 @@ async function setup (t) {
   const files = { 'index.html': '<h1>v1</h1>', 'docs/guide.txt': 'guide\n'.repeat(3000) }
   for (let i = 0; i < 10; i++) files[`data/part${i}.bin`] = prng(200_000, `v1-${i}`)
   await writeTree(src, files)
-  await buildTree(src, { key, out, seq: 1 })
+  // the builder's default format and its own sequence numbers (each above the last)
+  const first = (await buildTree(src, { key, out })).result.seq
   const honest = await serve(out); t.after(honest.close)
   await pull({ address: address(honest.url, key.publicKey), dir: mirror, reader: { stateDir: null }, fsync: false })
   const v1 = await fs.readFile(path.join(mirror, 'fsinfo.json'))
   // v2: every data file and the pages above them change
   for (let i = 0; i < 10; i++) await fs.writeFile(path.join(src, `data/part${i}.bin`), prng(200_000, `v2-${i}`))
   await fs.writeFile(path.join(src, 'index.html'), '<h1>v2</h1>')
-  await buildTree(src, { key, out, seq: 2 })
-  return { dir, src, out, mirror, key, honest, v1 }
+  const second = (await buildTree(src, { key, out })).result.seq
+  assert.ok(second > first)
+  return { dir, src, out, mirror, key, honest, v1, seq: second }
 }
+
+/**
+ * What a reader answers to fsinfo.json whose signature does not verify:
+ * version 1 ROTREE_BAD_SIGNATURE; version 2 counts only signatures that verify,
+ * so its one key falls short of the threshold (FORMAT.md §12.2, §12.5).
+ */
+const badSignature = fsinfoBytes => decodeRoot(fsinfoBytes).version === 2 ? 'ROTREE_THRESHOLD' : 'ROTREE_BAD_SIGNATURE'
 
 /** Every file in DIR/h hashes to its name and no temp file is left. */
 async function allValid (mirror) {
@@ -71,7 +103,7 @@ test('pull from a lying mirror refuses; DIR keeps its old tree and gets no bad b
 
   // the liar first, the honest mirror second: every lie is caught and routed around
   const r = await pull({ address: addr, dir: s.mirror, reader: { stateDir: null, mirrors: [s.honest.url], timeoutMs: 5000 }, fsync: false })
-  assert.equal(r.seq, 2)
+  assert.equal(r.seq, s.seq)
   assert.deepEqual(await fs.readFile(path.join(s.mirror, 'fsinfo.json')), await fs.readFile(path.join(s.out, 'fsinfo.json')))
   await checkPublished(s.mirror, s.key.publicKey)
   await allValid(s.mirror)
@@ -82,13 +114,15 @@ test('pull from a lying mirror refuses; DIR keeps its old tree and gets no bad b
 test('a mirror serving a forged or rolled-back fsinfo.json changes nothing in DIR', { timeout: 60_000 }, async t => {
   const s = await setup(t)
   const real = await fs.readFile(path.join(s.out, 'fsinfo.json'))
-  const forged = Buffer.from(real.toString().replace('"seq": 2', '"seq": 3'))
+  // fsinfo.json's own sequence number (the first "seq" of either version) raised, the signature kept
+  const forged = Buffer.from(real.toString().replace(`"seq": ${s.seq}`, `"seq": ${s.seq + 1}`))
+  assert.notDeepEqual(forged, real)
   const liar = await startLyingServer(s.out, { fsinfo: () => ({ body: forged }) })
   t.after(liar.close)
-  await assert.rejects(pull({ address: address(liar.url, s.key.publicKey), dir: s.mirror, reader: { stateDir: null }, fsync: false }), allFailedWith('ROTREE_BAD_SIGNATURE'))
+  await assert.rejects(pull({ address: address(liar.url, s.key.publicKey), dir: s.mirror, reader: { stateDir: null }, fsync: false }), allFailedWith(badSignature(real)))
   assert.deepEqual(await fs.readFile(path.join(s.mirror, 'fsinfo.json')), s.v1)
 
-  // seq 1 again after DIR holds seq 2: refused even by a reader with no state
+  // the first root again after DIR holds the second: refused even by a reader with no state
   await pull({ address: address(s.honest.url, s.key.publicKey), dir: s.mirror, reader: { stateDir: null }, fsync: false })
   liar.set({ fsinfo: () => ({ body: s.v1 }) })
   await assert.rejects(pull({ address: address(liar.url, s.key.publicKey), dir: s.mirror, reader: { stateDir: null }, fsync: false }), { code: 'ROTREE_ROLLBACK' })
