@@ -138,7 +138,8 @@ export function signFsinfoV2 ({ release, trust, name, seq, now, ttlMs, timestamp
 export async function checkPublishable (out, text, { anchor, name, trust, now }) {
   const info = decodeFsinfoV2(text)
   verifyFsinfoV2(info, { anchor: parseFragment(anchor).anchor, name, trust, now, skewMs: DEFAULT_SKEW_MS, graceMs: 0, checkFreshness })
-  const reached = await walkLocal(out, refOfReleaseRoot(info.release.root))
+  // pages from this disk: a few loads at once keep up, and hold few decoded pages (P13's peak)
+  const reached = await walkLocal(out, refOfReleaseRoot(info.release.root), { concurrency: 4 })
   return { info, blobs: reached.size }
 }
 
@@ -273,13 +274,14 @@ export async function resignV2 (out, keys, { ttlMs, now = Date.now(), fsync = tr
     // 10-12, 14) or the single key's (FORMAT.md §12.5), or its release would be signed again
     await verifyCurrent(out, cur, signers)
     const s = { ...signers, name: cur.name }
+    // a key that cannot re-sign is refused whether or not it is time to (a timer learns it at once)
+    const timestampKeys = keys.filter(k => signers.roles.timestamp.keys.includes(k.publicKey))
+    if (!timestampKeys.length) throw new BadKeyError(`none of the keys given is a timestamp key of ${out}${signers.trust ? ` (trust document ${signers.trust.seq})` : ''}`)
     const left = Math.min(cur.expiresMs, cur.release.expiresMs) - now
     const trustMoved = (signers.trust?.seq ?? 0) !== (cur.trust?.seq ?? 0)
     if (ifExpiringWithinMs !== undefined && left > ifExpiringWithinMs && !trustMoved) {
       return { skipped: true, seq: cur.seq, previousSeq: cur.seq, root: cur.release.root.hash, expires: cur.expires, leftMs: left, address: addressOf(signers.anchor, cur.name, url ?? signers.url) }
     }
-    const timestampKeys = keys.filter(k => signers.roles.timestamp.keys.includes(k.publicKey))
-    if (!timestampKeys.length) throw new BadKeyError(`none of the keys given is a timestamp key of ${out}${signers.trust ? ` (trust document ${signers.trust.seq})` : ''}`)
     let release = cur.release
     const single = !signers.trust
     const stale = releaseSigners(release, signers.roles) < signers.roles.release.threshold

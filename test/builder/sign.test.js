@@ -174,57 +174,57 @@ test('sign and install refuse what they must', { timeout: 60_000 }, async t => {
 // signs a new fsinfo.json, here over a new release of the same root (the single key's release would
 // expire before the new fsinfo.json: FORMAT.md §12.3)
 for (const version of [1, 2]) {
-test(`resign: same root, same blobs, higher seq; readers accept it and then refuse the old fsinfo.json (format ${version})`, { timeout: 60_000 }, async t => {
-  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
-  const src = path.join(dir, 'src'); const out = path.join(dir, 'out'); const state = path.join(dir, 'state')
-  await writeTree(src, { 'a.txt': 'a\n', 'big.bin': prng(2 << 20, 'big') })
-  const key = makeKey()
-  const now = Date.now()
-  const one = await build({ src, out, key, ttlMs: 3600e3, fsync: false, now: now - 60_000, version })
-  const resignWith = (k, o) => version === 1 ? resign(out, k, o) : resignV2(out, [k], o)
-  const oldBytes = await fs.readFile(path.join(out, 'fsinfo.json'))
-  const blobsBefore = await blobStats(out)
+  test(`resign: same root, same blobs, higher seq; readers accept it and then refuse the old fsinfo.json (format ${version})`, { timeout: 60_000 }, async t => {
+    const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+    const src = path.join(dir, 'src'); const out = path.join(dir, 'out'); const state = path.join(dir, 'state')
+    await writeTree(src, { 'a.txt': 'a\n', 'big.bin': prng(2 << 20, 'big') })
+    const key = makeKey()
+    const now = Date.now()
+    const one = await build({ src, out, key, ttlMs: 3600e3, fsync: false, now: now - 60_000, version })
+    const resignWith = (k, o) => version === 1 ? resign(out, k, o) : resignV2(out, [k], o)
+    const oldBytes = await fs.readFile(path.join(out, 'fsinfo.json'))
+    const blobsBefore = await blobStats(out)
 
-  const srv = await serve(out); t.after(srv.close)
-  const tree = await openTree(address(srv.url, key.publicKey), { stateDir: state }); t.after(() => tree.close())
-  assert.equal(tree.info.seq, one.seq)
+    const srv = await serve(out); t.after(srv.close)
+    const tree = await openTree(address(srv.url, key.publicKey), { stateDir: state }); t.after(() => tree.close())
+    assert.equal(tree.info.seq, one.seq)
 
-  const r = await resignWith(key, { ttlMs: 7 * 86400e3, fsync: false, now })
-  assert.ok(r.seq > one.seq)
-  assert.equal(r.root, one.root)
-  assert.deepEqual(await blobStats(out), blobsBefore, 'no blob written, touched or removed')
-  const info = decodeRoot(await fs.readFile(path.join(out, 'fsinfo.json')))
-  assert.equal(info.version, version)
-  assert.equal(info.root.hash, one.root)
-  assert.equal(info.info.expires, new Date(now + 7 * 86400e3).toISOString())
-  assert.deepEqual((await listHistory(out)).map(h => h.seq), [r.seq, one.seq])
+    const r = await resignWith(key, { ttlMs: 7 * 86400e3, fsync: false, now })
+    assert.ok(r.seq > one.seq)
+    assert.equal(r.root, one.root)
+    assert.deepEqual(await blobStats(out), blobsBefore, 'no blob written, touched or removed')
+    const info = decodeRoot(await fs.readFile(path.join(out, 'fsinfo.json')))
+    assert.equal(info.version, version)
+    assert.equal(info.root.hash, one.root)
+    assert.equal(info.info.expires, new Date(now + 7 * 86400e3).toISOString())
+    assert.deepEqual((await listHistory(out)).map(h => h.seq), [r.seq, one.seq])
 
-  assert.equal(await tree.refresh(), false) // false: the root did not change, only its signature
-  assert.equal(tree.info.seq, r.seq)
-  assert.equal(Buffer.from(await tree.readFile('/a.txt')).toString(), 'a\n')
+    assert.equal(await tree.refresh(), false) // false: the root did not change, only its signature
+    assert.equal(tree.info.seq, r.seq)
+    assert.equal(Buffer.from(await tree.readFile('/a.txt')).toString(), 'a\n')
 
-  // a mirror still serving the old fsinfo.json is now a rollback for this reader
-  const stale = path.join(dir, 'stale')
-  await fs.mkdir(stale)
-  await fs.symlink(path.join(out, 'h'), path.join(stale, 'h'))
-  await fs.writeFile(path.join(stale, 'fsinfo.json'), oldBytes)
-  const srv2 = await serve(stale); t.after(srv2.close)
-  await assert.rejects(openTree(address(srv2.url, key.publicKey), { stateDir: state }), err => {
-    const codes = [err.code, ...(err.errors ?? []).map(e => e.code)]
-    return codes.includes('ROTREE_ROLLBACK')
+    // a mirror still serving the old fsinfo.json is now a rollback for this reader
+    const stale = path.join(dir, 'stale')
+    await fs.mkdir(stale)
+    await fs.symlink(path.join(out, 'h'), path.join(stale, 'h'))
+    await fs.writeFile(path.join(stale, 'fsinfo.json'), oldBytes)
+    const srv2 = await serve(stale); t.after(srv2.close)
+    await assert.rejects(openTree(address(srv2.url, key.publicKey), { stateDir: state }), err => {
+      const codes = [err.code, ...(err.errors ?? []).map(e => e.code)]
+      return codes.includes('ROTREE_ROLLBACK')
+    })
+
+    // resign refuses another key, and a fsinfo.json this key did not sign
+    await assert.rejects(resignWith(makeKey(), { ttlMs: 3600e3, fsync: false }), { code: 'ROTREE_BAD_KEY' })
+    const j = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8'))
+    // version 2: the release changed (its root's mtime: a root whose blobs are all in h/), its
+    // signatures no longer match
+    const tampered = version === 1 ? { ...j, root: 'ab'.repeat(32) } : { ...j, release: { ...j.release, root: { ...j.release.root, mtime: 1 } } }
+    await fs.writeFile(path.join(out, 'fsinfo.json'), JSON.stringify(tampered))
+    const before = await listHistory(out)
+    await assert.rejects(resignWith(key, { ttlMs: 3600e3, fsync: false }), { code: 'ROTREE_BAD_SIGNATURE' })
+    assert.deepEqual(await listHistory(out), before, 'nothing published')
   })
-
-  // resign refuses another key, and a fsinfo.json this key did not sign
-  await assert.rejects(resignWith(makeKey(), { ttlMs: 3600e3, fsync: false }), { code: 'ROTREE_BAD_KEY' })
-  const j = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8'))
-  // version 2: the release changed (its root's mtime: a root whose blobs are all in h/), its
-  // signatures no longer match
-  const tampered = version === 1 ? { ...j, root: 'ab'.repeat(32) } : { ...j, release: { ...j.release, root: { ...j.release.root, mtime: 1 } } }
-  await fs.writeFile(path.join(out, 'fsinfo.json'), JSON.stringify(tampered))
-  const before = await listHistory(out)
-  await assert.rejects(resignWith(key, { ttlMs: 3600e3, fsync: false }), { code: 'ROTREE_BAD_SIGNATURE' })
-  assert.deepEqual(await listHistory(out), before, 'nothing published')
-})
 }
 
 test('rotree resign on the command line', { timeout: 30_000 }, async t => {
