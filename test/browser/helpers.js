@@ -198,3 +198,18 @@ export async function settled (page, hash, timeout = 20_000) {
   await page.waitForFunction(h => document.body.dataset.shown === h, hash, { timeout })
   return page.evaluate(() => document.body.dataset.state)
 }
+
+/**
+ * The blobs that hold a file's bytes, in order, read through a Node client
+ * `tree` (openTree): each its ref and { start, end } (end exclusive). `hash`
+ * names the stored blob h/<hash>: in format version 2 a chunk may be stored
+ * deflated, and its name is then the SHA-256 of the stored bytes, not of the
+ * file's (FORMAT.md §12.6); `size` is the decoded size. Only for a file
+ * stored as a chunk list (FORMAT.md §4.3), which is what the suites tamper.
+ */
+export async function fileChunks (tree, p) {
+  const { entry } = await tree._resolve(await tree._root(), p, true)
+  if (!entry.chunks) throw new Error(`${p} is not stored as a chunk list (it is inline, or under a chunk index)`)
+  let at = 0
+  return entry.chunks.map(c => ({ ...c, start: at, end: (at += c.size) })) // the ref (hash, size, and for version 2 storedSize and codec)
+}

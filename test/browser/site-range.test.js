@@ -11,9 +11,10 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { chunkLengths } from 'rotree-client/internal'
-import { tmpdir, writeTree, buildTree, makeKey, prng } from '../helpers/fixtures.js'
+import { openTree } from 'rotree-client'
+import { tmpdir, writeTree, buildTree, makeKey, prng, serve } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
-import { ensureBundle, launchChromium, newPage, serveWithWeb, pageLogs } from './helpers.js'
+import { ensureBundle, launchChromium, newPage, serveWithWeb, pageLogs, fileChunks } from './helpers.js'
 
 const { test, before, after } = needing('chromium')
 
@@ -42,14 +43,20 @@ before(async () => {
     [MEDIA_PATH]: MEDIA
   })
   const { out } = await buildTree(src, { key })
-  // the file's chunks as the builder cut them: { hash, start, end } (end exclusive)
-  chunks = []
-  let at = 0
-  for (const len of chunkLengths(MEDIA)) {
-    chunks.push({ hash: createHash('sha256').update(MEDIA.subarray(at, at + len)).digest('hex'), start: at, end: at + len })
-    at += len
-  }
-  for (const c of chunks) await fs.access(path.join(out, 'h', c.hash)) // the same cut as the build's
+  // the file's chunks as the builder cut them: { hash, start, end } (end
+  // exclusive), hash naming the stored blob (in format version 2 a deflated
+  // chunk's name is the SHA-256 of its stored bytes: FORMAT.md §12.6)
+  const honest = await serve(out)
+  const tree = await openTree(`${honest.url}#${key.publicKey}`, { stateDir: null })
+  let version
+  try {
+    version = tree.info.version ?? 1
+    chunks = await fileChunks(tree, '/' + MEDIA_PATH)
+    for (const c of chunks) assert.ok(Buffer.from(await tree.readChunk(c)).equals(MEDIA.subarray(c.start, c.end)), `chunk ${c.start}-${c.end} holds the file's bytes`)
+  } finally { tree.close(); await honest.close() }
+  // version 2 starts a file of 1 MiB or more with a 12 KiB lead chunk (FORMAT.md §5.1)
+  assert.deepEqual(chunks.map(c => c.size), chunkLengths(MEDIA, { version }), 'the same cut as FastCDC\'s (FORMAT.md §5)')
+  for (const c of chunks) await fs.access(path.join(out, 'h', c.hash))
   assert.ok(chunks.length >= 6, `only ${chunks.length} chunks`)
   mirror = await startLyingServer(out, { cors: true }) // honest, and counts what it is asked for
   app = await serveWithWeb(await tmpdir())
