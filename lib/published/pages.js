@@ -108,10 +108,12 @@ export function atPath (err, p, ref) {
  * one to a hash: a tree could list one chunk under two sizes) is checked for
  * presence and size, and the first fault is thrown naming its path.
  * @param {string} dir @param {{ hash: string, size: number }} root
- * @param {{ load?: Function, onRef?: (ref, kind, path) => void, checkData?: boolean, reached?: Set<string> }} [o]
+ * @param {{ load?: Function, onRef?: (ref, kind, path) => void, checkData?: boolean, reached?: Set<string>, concurrency?: number }} [o]
+ *   concurrency: page loads at once (walkTree's default when not given; a walk of
+ *   this disk alone needs few, and each page in flight holds its decoded entries)
  * @returns {Promise<Set<string>>} the handles reached
  */
-export async function walkLocal (dir, root, { load = pageLoader(dir), onRef = () => {}, checkData = true, reached = new Set() } = {}) {
+export async function walkLocal (dir, root, { load = pageLoader(dir), onRef = () => {}, checkData = true, reached = new Set(), concurrency } = {}) {
   const sizes = new Map() // hash → its size on disk, stat'ed once
   await walkTree(root, load, async (ref, kind, p) => {
     reached.add(ref.hash)
@@ -127,6 +129,6 @@ export async function walkLocal (dir, root, { load = pageLoader(dir), onRef = ()
       }
     }
     return onRef(ref, kind, p)
-  })
+  }, { concurrency })
   return reached
 }
