@@ -14,6 +14,7 @@ import { tmpdir, writeTree, makeKey, buildTree } from '../helpers/fixtures.js'
 import { fullConfig } from '../../server/nginx-config.js'
 import { KEY_HOST_FILES, checkAppHost } from '../../server/nginx-web.js'
 import { createApp } from '../../server/app.js'
+import { decodeRoot } from '../../lib/published/signed-roots.js'
 import { keyLabel } from '../../web/origins.js'
 import { needs, startProcess, req } from '../edge/helpers.js'
 
@@ -56,7 +57,7 @@ test('the app\'s host: the tree and every web file, each with Origin-Agent-Clust
   }
   const f = await get(fx.appHost, '/fsinfo.json')
   assert.equal(f.status, 200)
-  assert.equal(JSON.parse(f.body).root, fx.result.root)
+  assert.equal(decodeRoot(f.body).root.hash, fx.result.root) // either format version's fsinfo.json (FORMAT.md §6, §12.4)
   assert.equal((await get(fx.appHost, `/h/${fx.result.root}`)).headers['cache-control'], 'public, max-age=31536000, immutable')
   for (const p of ['/.hidden', '/history/', '/.rotree/build-index/CURRENT', '/nope.js', `/h/${'0'.repeat(64)}`]) {
     const r = await get(fx.appHost, p)

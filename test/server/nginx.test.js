@@ -10,6 +10,7 @@ import http from 'node:http'
 import net from 'node:net'
 import { spawn, execFileSync } from 'node:child_process'
 import { openTree } from 'rotree-client'
+import { decodeRoot } from '../../lib/published/signed-roots.js'
 import { tmpdir, writeTree, makeKey, buildTree, prng } from '../helpers/fixtures.js'
 
 const { test, before, after } = needing('nginx')
@@ -299,8 +300,8 @@ test('--full generated as root: the workers run as the owner of OUT, so a folder
   assert.doesNotMatch(conf, /# warning/)
   const f = await req(ng.port, '/fsinfo.json')
   assert.equal(f.status, 200, 'nobody would get a 403 here')
-  const info = JSON.parse(f.body)
-  assert.equal((await req(ng.port, `/h/${info.root}`)).status, 200)
+  const { root } = decodeRoot(f.body) // either format version's fsinfo.json (FORMAT.md §6, §12.4)
+  assert.equal((await req(ng.port, `/h/${root.hash}`)).status, 200)
 
   // a folder root owns and keeps to itself: no `user root`, and a warning that says what to do
   const mine = path.join(base, 'root-only')
