@@ -2,7 +2,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { UsageError, BadPathError } from 'rotree-client/errors'
-import { decodeFsinfo } from 'rotree-client/internal'
+import { decodeRoot } from '../../lib/published/signed-roots.js'
 import { expiryWarning } from '../expiry.js'
 
 const RECHECK_MS = 60_000 // how often fsinfo.json is re-read for the expiry warning (serve picks up rebuilds)
@@ -31,9 +31,10 @@ export default {
     io.stdout.write(`serving ${out} at ${url}\n`) // tests and scripts parse this line: keep "at URL"
     const watch = fsinfoWatcher(out, io)
     const first = watch.check()
-    if (first) {
-      io.stdout.write(`address: ${url}#${first.key}\n`)
-      if (webRoot) io.stdout.write(`open ${url}#${first.key} in a browser for the verifying web app\n`)
+    const frag = first && await fragmentOf(out, first)
+    if (frag) {
+      io.stdout.write(`address: ${url}#${frag}\n`)
+      if (webRoot) io.stdout.write(`open ${url}#${frag} in a browser for the verifying web app\n`)
     }
     const timer = setInterval(() => watch.check(), RECHECK_MS)
     timer.unref()
@@ -47,6 +48,21 @@ export default {
 }
 
 /**
+ * The address fragment of the tree OUT publishes (what readers are given):
+ * version 1's key; version 2's anchor and name (FORMAT.md §12.5), as OUT
+ * records them (builder/trust-publish.js: publisher.json, trust/1.json, or
+ * the key that signed a single-key fsinfo.json). Null when OUT does not say.
+ */
+async function fragmentOf (out, r) {
+  if (r.version === 1) return r.key
+  const { trustInForce, fragment } = await import('../../builder/trust-publish.js')
+  try {
+    const t = await trustInForce(out)
+    return t.anchor ? fragment(t.anchor, r.name) : null
+  } catch { return null } // a chain that does not verify: readers will say why; no address to give
+}
+
+/**
  * Reads OUT/fsinfo.json now and then: warns on stderr when the tree is close
  * to expiry, once per sequence number (so again after each re-sign that is
  * still too short), and when it cannot be read. The server does no
@@ -57,9 +73,9 @@ function fsinfoWatcher (out, io) {
   let broken = null
   return {
     check () {
-      let info
+      let r
       try {
-        info = decodeFsinfo(fs.readFileSync(path.join(out, 'fsinfo.json')))
+        r = decodeRoot(fs.readFileSync(path.join(out, 'fsinfo.json'))) // either format version
         broken = null
       } catch (err) {
         const m = `rotree: warning: ${path.join(out, 'fsinfo.json')}: ${err.code ?? ''} ${err.message}`
@@ -67,9 +83,10 @@ function fsinfoWatcher (out, io) {
         broken = m
         return null
       }
-      const w = expiryWarning(info)
-      if (w && warnedSeq !== info.seq) { io.stderr.write(w + '\n'); warnedSeq = info.seq }
-      return info
+      // version 2: readers refuse it once fsinfo.json or its release has expired (FORMAT.md §12.4)
+      const w = expiryWarning(r.version === 1 ? r.info : { issuedMs: r.info.issuedMs, expiresMs: Math.min(r.info.expiresMs, r.info.release.expiresMs) })
+      if (w && warnedSeq !== r.seq) { io.stderr.write(w + '\n'); warnedSeq = r.seq }
+      return r
     }
   }
 }

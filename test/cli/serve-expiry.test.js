@@ -25,6 +25,16 @@ test('serve prints the address to copy; --web the URL to open; an unbuilt folder
   assert.equal(opened[1], `${web.match[1]}#${tr.pub}`)
 
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  // the tree above is format 2 (a new OUT's default); a format-1 tree's address is its key too
+  const v1 = path.join(dir, 'v1'); const v1Key = path.join(dir, 'v1.key')
+  await fs.mkdir(path.join(v1, 'src'), { recursive: true }); await fs.writeFile(path.join(v1, 'src', 'b.txt'), 'b\n')
+  const v1Pub = (await rotree(['keygen', v1Key])).out.trim().split('\n').at(-1)
+  assert.equal((await rotree(['build', path.join(v1, 'src'), path.join(v1, 'out'), '--key', v1Key, '--format', '1', '--no-fsync'])).code, 0)
+  const v1Serve = await start(t, ['serve', path.join(v1, 'out'), '--port', '0'])
+  const v1Addr = await waitFor(v1Serve, /^address: (http:\/\/127\.0\.0\.1:\d+\/#[0-9a-f]{64})$/m)
+  assert.equal(v1Addr[1], `${v1Serve.match[1]}#${v1Pub}`)
+  assert.equal((await rotree(['cat', v1Addr[1], '/b.txt'], { env: { ROTREE_STATE: path.join(dir, 'state') } })).out, 'b\n')
+
   const empty = await rotree(['serve', dir, '--port', '0'])
   assert.equal(empty.code, 1)
   assert.match(empty.err, /^rotree: ROTREE_BAD_PATH: .* is not a published folder \(no h\/\): build it first .*\n$/)
