@@ -58,6 +58,14 @@ export function sendText (res, status, body, { head = false, headers = [] } = {}
  * client's transfer fails instead of ending clean and short.
  */
 export function destroyAfterHeaders (res) {
+  // node:http corks the socket on a response's first write and uncorks it on
+  // the next tick; a failure that comes in the same run of microtasks (a
+  // version-2 file whose chunk index failed while its lead chunk, FORMAT.md
+  // §5.1, went out) would destroy the status line and the verified bytes
+  // with the socket: the client would see an empty reply, not the broken
+  // transfer (a verified prefix) it should. Flush them first.
+  const socket = res.socket
+  if (socket && !socket.destroyed) while (socket.writableCorked) socket.uncork()
   res.destroy() // no error argument: the socket's error path would report it as a client error
 }
 

@@ -5,7 +5,8 @@ import path from 'node:path'
 import http from 'node:http'
 import net from 'node:net'
 import { execFile } from 'node:child_process'
-import { decodeDirPage } from 'rotree-client/internal'
+import { decodeDirPage, fsinfoVersion, decodeFsinfo, decodeFsinfoV2, refOfReleaseRoot } from 'rotree-client/internal'
+import { decodeBlobSync } from 'rotree-client/src/codec-node.js'
 import { tmpdir, makeKey, writeTree, buildTree, prng, address } from '../helpers/fixtures.js'
 import { createGatewayServer } from '../../gateway/index.js'
 
@@ -51,17 +52,43 @@ export async function makeFixture (files = fixtureFiles(), { ttlMs = 3600e3, onB
   }
 }
 
-/** The decoded entry for a path of a published folder (for chunk boundaries in tests). */
+/**
+ * What a published folder's fsinfo.json says, in either format (FORMAT.md §6,
+ * §12.4): { version, seq, root } where root is the root page's ref as the
+ * format's blobs carry it (version 2: size decoded, storedSize, codec: §12.6).
+ */
+export async function publishedRoot (out) {
+  const bytes = await fs.readFile(path.join(out, 'fsinfo.json'))
+  const version = fsinfoVersion(bytes)
+  if (version === 1) {
+    const info = decodeFsinfo(bytes)
+    return { version, seq: info.seq, root: info.root, info }
+  }
+  const info = decodeFsinfoV2(bytes)
+  return { version, seq: info.seq, root: refOfReleaseRoot(info.release.root), info }
+}
+
+/** A blob of a published folder as its ref says it is stored, decoded (FORMAT.md §12.6). */
+export async function readBlob (out, ref) {
+  const stored = new Uint8Array(await fs.readFile(path.join(out, 'h', ref.hash)))
+  return ref.codec === undefined ? stored : decodeBlobSync(stored, ref.codec, ref.size)
+}
+
+/**
+ * The decoded entry for a path of a published folder (for chunk boundaries in
+ * tests), in the folder's format: its refs name the STORED blobs, and their
+ * `size` is the decoded size in version 2 (FORMAT.md §12.6).
+ */
 export async function entryOf (out, rel) {
-  const info = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8'))
-  let hash = info.root
+  const { version, root } = await publishedRoot(out)
+  let ref = root
   const parts = rel.split('/').filter(Boolean)
   let e
   for (const name of parts) {
-    const page = decodeDirPage(await fs.readFile(path.join(out, 'h', hash)))
-    e = page.entries.find(x => x.name === name)
+    const page = decodeDirPage(await readBlob(out, ref), { version })
+    e = page.entries?.find(x => x.name === name)
     if (!e) throw new Error(`no ${name} in ${rel}`)
-    if (e.type === 'dir') hash = e.dir.hash
+    if (e.type === 'dir') ref = e.dir
   }
   return e
 }

@@ -8,38 +8,59 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { startLyingServer } from '../helpers/lying-server.js'
-import { makeFixture, fixtureFiles, entryOf, startGateway, curl, buildTree, makeKey, address } from './helpers.js'
+import { LEAD_CHUNK } from 'rotree-client/src/format/cdc.js'
+import { destroyAfterHeaders } from '../../gateway/http-status.js'
+import { makeFixture, fixtureFiles, entryOf, publishedRoot, startGateway, curl, buildTree, makeKey, address, tmpdir, writeTree } from './helpers.js'
 
 const { test, before, after } = needing('curl')
 
 const fx = {}
 before(async () => {
   fx.files = fixtureFiles()
-  Object.assign(fx, await makeFixture(fx.files))
-  fx.info = JSON.parse(await fs.readFile(path.join(fx.out, 'fsinfo.json'), 'utf8'))
+  Object.assign(fx, await makeFixture(fx.files)) // the builder's default format (2)
+  fx.info = await publishedRoot(fx.out) // { version, seq, root: the root page's ref }
   fx.medium = (await entryOf(fx.out, 'medium.bin')).chunks[0]
   fx.big = (await entryOf(fx.out, 'big.bin')).chunks
   fx.hugeIndex = (await entryOf(fx.out, 'huge.bin')).index
   fx.docs = (await entryOf(fx.out, 'docs')).dir
-  // lies about fsinfo.json the mirror cannot sign for us
+  // lies about fsinfo.json the mirror cannot sign for us, in the fixture's
+  // format: a version-2 single-key tree is signed by that key (FORMAT.md §12.5)
   const other = await buildTree(fx.src, { key: makeKey() })
   fx.otherFsinfo = await fs.readFile(path.join(other.out, 'fsinfo.json'))
   const expired = await buildTree(fx.src, { key: fx.key, now: Date.now() - 2 * 3600e3, ttlMs: 3600e3 })
   fx.expiredFsinfo = await fs.readFile(path.join(expired.out, 'fsinfo.json'))
-  const sig = JSON.parse(await fs.readFile(path.join(fx.out, 'fsinfo.json'), 'utf8'))
-  sig.sig = sig.sig.slice(0, -2) + (sig.sig.endsWith('00') ? '11' : '00')
-  fx.badSigFsinfo = Buffer.from(JSON.stringify(sig))
+  fx.badSigFsinfo = badSignature(await fs.readFile(path.join(fx.out, 'fsinfo.json')))
   fx.extra = [other.out, expired.out]
+  // the same lies against a version-1 tree, whose key and signature are
+  // checked by their own rules (docs/TRUST.md rule 1: WRONG_KEY, BAD_SIGNATURE)
+  // where version 2 counts valid signers (rule 11: THRESHOLD)
+  const src1 = await tmpdir('rotree-gw-src1-')
+  await writeTree(src1, { 'hello.txt': fx.files['hello.txt'], 'huge.bin': fx.files['huge.bin'] })
+  fx.v1 = { key: makeKey() }
+  fx.v1.out = (await buildTree(src1, { key: fx.v1.key, version: 1 })).out
+  fx.v1.hugeIndex = (await entryOf(fx.v1.out, 'huge.bin')).index
+  fx.v1.otherFsinfo = await fs.readFile(path.join((await buildTree(src1, { key: makeKey(), version: 1, out: await tmpdir('rotree-gw-v1o-') })).out, 'fsinfo.json'))
+  const expired1 = await buildTree(src1, { key: fx.v1.key, version: 1, now: Date.now() - 2 * 3600e3, ttlMs: 3600e3 })
+  fx.v1.expiredFsinfo = await fs.readFile(path.join(expired1.out, 'fsinfo.json'))
+  fx.v1.badSigFsinfo = badSignature(await fs.readFile(path.join(fx.v1.out, 'fsinfo.json')))
+  fx.extra.push(src1, fx.v1.out, expired1.out)
 })
+/** fsinfo.json with its (first) signature changed by one byte, in either format (FORMAT.md §6, §12.4). */
+function badSignature (bytes) {
+  const j = JSON.parse(bytes)
+  const s = j.version === 1 ? j : j.signatures[0]
+  s.sig = s.sig.slice(0, -2) + (s.sig.endsWith('00') ? '11' : '00')
+  return Buffer.from(JSON.stringify(j))
+}
 after(async () => { await fx.cleanup?.(); for (const d of fx.extra ?? []) await fs.rm(d, { recursive: true, force: true }) })
 
 const truth = rel => Buffer.from(fx.files[rel].data ?? fx.files[rel])
 const flip = b => { const c = Buffer.from(b); c[c.length >> 1] ^= 1; return c }
 
-async function liarGateway (t, behaviour, gwOpts = {}) {
-  const liar = await startLyingServer(fx.out, behaviour)
+async function liarGateway (t, behaviour, gwOpts = {}, { out = fx.out, pk = fx.pk } = {}) {
+  const liar = await startLyingServer(out, behaviour)
   t.after(() => liar.close())
-  const gw = await startGateway(t, { tree: address(liar.url, fx.pk), timeoutMs: 5000, ...gwOpts })
+  const gw = await startGateway(t, { tree: address(liar.url, pk), timeoutMs: 5000, ...gwOpts })
   return { liar, gw }
 }
 
@@ -108,7 +129,7 @@ test('a mirror\'s 404 for a directory page is never a 404: every path under it i
 })
 
 test('a lie about the root directory: 502 for everything, even a name that does not exist', async t => {
-  const { gw } = await liarGateway(t, { blob: (h, b) => h === fx.info.root ? { body: flip(b) } : 'honest' })
+  const { gw } = await liarGateway(t, { blob: (h, b) => h === fx.info.root.hash ? { body: flip(b) } : 'honest' })
   for (const p of ['', 'hello.txt', 'nope']) assertErrorAnswer(await curl(gw.url + p), 502, 'HASH_MISMATCH', '/' + p)
 })
 
@@ -131,19 +152,63 @@ test('a lie about a later chunk: the transfer breaks, and what arrived is a pref
   assert.ok(r2.body.equals(big.subarray(off - 100, off - 100 + r2.body.length)))
 })
 
-test('a lie about a chunk index: 502', async t => {
+test('a lie about a chunk index: 502 (format 1); past the lead chunk only (format 2)', async t => {
+  // format 1: the index comes before any byte of the file
+  const v1 = await liarGateway(t, { blob: h => h === fx.v1.hugeIndex.hash ? 'truncate' : 'honest' }, {}, { out: fx.v1.out, pk: fx.v1.key.publicKey })
+  assertErrorAnswer(await curl(v1.gw.url + 'huge.bin'), 502, 'TRUNCATED', 'index (format 1)')
+  // format 2: the lead ref (FORMAT.md §5.1) serves the first LEAD_CHUNK bytes
+  // without the index, so a whole-file read has sent its status when the
+  // index fails: the transfer breaks, and what arrived is a prefix of the truth
+  const lead = (await entryOf(fx.out, 'huge.bin')).lead
+  assert.equal(lead.size, LEAD_CHUNK)
   const { gw } = await liarGateway(t, { blob: h => h === fx.hugeIndex.hash ? 'truncate' : 'honest' })
-  assertErrorAnswer(await curl(gw.url + 'huge.bin'), 502, 'TRUNCATED', 'index')
+  const huge = truth('huge.bin')
+  for (let i = 0; i < 3; i++) { // the index fails about when the lead chunk goes out: more than one try
+    const r = await curl(gw.url + 'huge.bin')
+    assert.equal(r.status, 200, `the status went out with the lead chunk (curl exit ${r.exit}: ${r.stderr})`)
+    assert.equal(r.headers['content-length'], String(huge.length))
+    assert.equal(r.exit, 18, `curl must see a partial transfer (exit 18), got ${r.exit}: ${r.stderr}`)
+    assert.ok(r.body.length < huge.length)
+    assert.ok(r.body.equals(huge.subarray(0, r.body.length)), 'no wrong byte')
+  }
+  // a range inside the lead chunk needs no index; one past it fails before its headers
+  const inLead = await curl(gw.url + 'huge.bin', ['-r', '100-199'])
+  assert.equal(inLead.status, 206); assert.ok(inLead.body.equals(huge.subarray(100, 200)))
+  assertErrorAnswer(await curl(gw.url + 'huge.bin', ['-r', `${LEAD_CHUNK + 10}-${LEAD_CHUNK + 20}`]), 502, 'TRUNCATED', 'index (format 2, a range past the lead chunk)')
 })
 
-for (const [name, pick, code] of [
-  ['signed by another key', () => fx.otherFsinfo, 'WRONG_KEY'],
-  ['a bad signature', () => fx.badSigFsinfo, 'BAD_SIGNATURE'],
-  ['expired', () => fx.expiredFsinfo, 'EXPIRED'],
-  ['not JSON', () => Buffer.from('<html>hello</html>'), 'BAD_FORMAT']
+test('a transfer broken in the run of microtasks that wrote its first bytes still delivers them (destroyAfterHeaders)', async t => {
+  // node:http corks a response's socket until the next tick: destroying it
+  // before then would drop the status line and the verified bytes (curl: empty reply)
+  const http = await import('node:http')
+  const piece = Buffer.alloc(LEAD_CHUNK, 7)
+  const server = http.createServer(async (req, res) => {
+    await null // as the gateway writes: from a promise continuation
+    res.writeHead(200, { 'content-length': String(10 * piece.length) })
+    res.write(piece)
+    destroyAfterHeaders(res)
+  })
+  await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise(resolve => { server.closeAllConnections(); server.close(resolve) }))
+  const r = await curl(`http://127.0.0.1:${server.address().port}/`)
+  assert.equal(r.status, 200, `curl exit ${r.exit}: ${r.stderr}`)
+  assert.equal(r.exit, 18)
+  assert.ok(r.body.equals(piece))
+})
+
+for (const [version, name, pick, code] of [
+  [2, 'signed by another key', () => fx.otherFsinfo, 'THRESHOLD'],
+  [2, 'a bad signature', () => fx.badSigFsinfo, 'THRESHOLD'],
+  [2, 'expired', () => fx.expiredFsinfo, 'EXPIRED'],
+  [2, 'not JSON', () => Buffer.from('<html>hello</html>'), 'BAD_FORMAT'],
+  [1, 'signed by another key', () => fx.v1.otherFsinfo, 'WRONG_KEY'],
+  [1, 'a bad signature', () => fx.v1.badSigFsinfo, 'BAD_SIGNATURE'],
+  [1, 'expired', () => fx.v1.expiredFsinfo, 'EXPIRED'],
+  [1, 'not JSON', () => Buffer.from('<html>hello</html>'), 'BAD_FORMAT']
 ]) {
-  test(`fsinfo.json ${name}: 502 naming it, and the status document says why`, async t => {
-    const { gw } = await liarGateway(t, { fsinfo: () => ({ body: pick() }) })
+  test(`fsinfo.json ${name} (format ${version}): 502 naming it, and the status document says why`, async t => {
+    const tree = version === 1 ? { out: fx.v1.out, pk: fx.v1.key.publicKey } : {}
+    const { gw } = await liarGateway(t, { fsinfo: () => ({ body: pick() }) }, {}, tree)
     assertErrorAnswer(await curl(gw.url + 'hello.txt'), 502, code, name)
     const s = JSON.parse((await curl(gw.url + '.well-known/rotree/status')).body)
     assert.equal(s.trees[0].root, null)
