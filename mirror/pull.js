@@ -27,7 +27,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { openTree } from 'rotree-client'
 import { checkRollback } from 'rotree-client/verify'
-import { BadFormatError, ForkError } from 'rotree-client/errors'
+import { BadFormatError, ForkError, WrongKeyError } from 'rotree-client/errors'
 import { decodeTrustDoc, MAX_TRUST_DOC } from 'rotree-client/src/format/trust-doc.js'
 import { acceptTrustStep, advanceState, trustHash } from 'rotree-client/src/trust/roles.js'
 import { BlobStore, publishFsinfo, writeHistory, isHistoryConflict, cleanHistoryTemps, withDirLock, pidAlive, syncDir } from '../lib/published/index.js'
@@ -163,7 +163,26 @@ export async function readLocalFsinfo (dir, ctx, warn = () => {}) {
     return verifyRoot(raw, await rootContext(dir, { given: ctx }))
   } catch (err) {
     if (err.code === 'ROTREE_WRONG_KEY' || err.code === 'ROTREE_WRONG_NAME') throw err
+    // a version-2 fsinfo.json names no key (FORMAT.md §12.4, §12.5): another key's
+    // or another family's tree fails the address's threshold like a forged file
+    // would; one that verifies as its own tree is another tree, not damage
+    const own = await ownTree(dir, raw)
+    if (own) throw new WrongKeyError(`${path.join(dir, 'fsinfo.json')} is a signed root of another tree (${own}), not of the one at this address (${err.code}: ${err.message}): pulling one tree over another is refused`)
     warn(`${path.join(dir, 'fsinfo.json')} is not a valid signed root (${err.code}); it will be replaced`)
+    return null
+  }
+}
+
+/** The anchor a version-2 fsinfo.json verifies under as its folder's own tree (signed-roots.js, no address), or null. */
+async function ownTree (dir, raw) {
+  try {
+    const current = decodeRoot(raw)
+    if (current.version !== 2) return null
+    const ctx = await rootContext(dir, { current })
+    verifyRoot(raw, ctx)
+    return ctx.anchor.kind === 'key' ? `key ${ctx.anchor.key}` : `trust document 1 t${ctx.anchor.hash}`
+  } catch (err) {
+    if (typeof err.code !== 'string' || !err.code.startsWith('ROTREE_')) throw err
     return null
   }
 }
