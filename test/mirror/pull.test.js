@@ -5,10 +5,32 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { tmpdir, writeTree, buildTree, serve, makeKey, prng, address } from '../helpers/fixtures.js'
 import { checkPublished } from '../helpers/check-tree.js'
-import { openTree } from 'rotree-client'
 import { pull } from '../../mirror/pull.js'
 import { fsck } from '../../mirror/fsck.js'
-import { rotree, blobNames, strayNames, reachable, sum } from './helpers.js'
+import { rotree, blobNames, strayNames, sum } from './helpers.js'
+import { openTree, walkTree } from 'rotree-client'
+import { VERIFIERS } from 'rotree-client/src/verify.js'
+import { verifyRoot, decodeRoot } from '../../lib/published/signed-roots.js'
+
+/**
+ * What the root in `fsinfoBytes` reaches, read from the blobs in `dir`, for
+ * either format version (./helpers.js reachable() reads version 1 only):
+ * Map hash → { kind, size: the stored size (what DIR/h holds), paths }.
+ */
+async function reachable (dir, fsinfoBytes, publicKey) {
+  // signed by the address's key (FORMAT.md §12.5); an old root's age does not matter here
+  const { root } = verifyRoot(fsinfoBytes, { anchor: { kind: 'key', key: publicKey }, name: '', chain: { docs: [] } })
+  const read = ref => fs.readFile(path.join(dir, 'h', ref.hash))
+  const out = new Map()
+  await walkTree(root,
+    async (ref, kind) => VERIFIERS[kind](await read(ref), ref),
+    (ref, kind, p) => {
+      const e = out.get(ref.hash) ?? { kind, size: ref.storedSize ?? ref.size, paths: [] }
+      if (!e.paths.includes(p)) e.paths.push(p)
+      out.set(ref.hash, e)
+    })
+  return out
+}
 
 // A text file of ~10 MB: more than 32 chunks, so it has a chunk index; lines,
 // so a one-line edit is a one-line edit.
@@ -118,11 +140,12 @@ test('--gc keeps the blobs of the newest N roots and drops the rest, only after 
   await fs.mkdir(s.out)
   const srv = await serve(s.out); t.after(srv.close)
   const addr = address(srv.url, s.key.publicKey)
-  const versions = []
+  // the builder's default format and its own sequence numbers (each above the last)
+  const versions = []; const seqs = []
   for (let v = 1; v <= 3; v++) {
     await fs.writeFile(path.join(s.src, 'bin/tool'), prng(300_000, 'tool v' + v))
     await fs.writeFile(path.join(s.src, 'a/b/notes.txt'), `notes v${v}\n`.repeat(2000))
-    await buildTree(s.src, { key: s.key, out: s.out, seq: 100 + v })
+    seqs.push((await buildTree(s.src, { key: s.key, out: s.out })).result.seq)
     const bytes = await fs.readFile(path.join(s.out, 'fsinfo.json'))
     versions.push(new Set((await reachable(s.out, bytes, s.key.publicKey)).keys()))
     const r = await pull({ address: addr, dir: s.mirror, reader: { stateDir: s.state }, fsync: false, gc: true })
@@ -130,19 +153,19 @@ test('--gc keeps the blobs of the newest N roots and drops the rest, only after 
   }
   // keep 2 (default): v3 and v2
   assert.deepEqual(await blobNames(s.mirror), new Set([...versions[2], ...versions[1]]))
-  assert.deepEqual((await fs.readdir(path.join(s.mirror, 'history'))).sort(), ['101.json', '102.json', '103.json', 'index.json'])
+  assert.deepEqual((await fs.readdir(path.join(s.mirror, 'history'))).sort(), [...seqs.map(n => `${n}.json`), 'index.json'].sort())
   // a re-signed root (same tree, new seq) does not use up a slot
-  await buildTree(s.src, { key: s.key, out: s.out, seq: 104 })
+  const resigned = (await buildTree(s.src, { key: s.key, out: s.out })).result.seq
   const same = await pull({ address: addr, dir: s.mirror, reader: { stateDir: s.state }, fsync: false, gc: true })
-  assert.deepEqual(same.gc.kept.map(k => k.seq), [104, 102])
+  assert.deepEqual(same.gc.kept.map(k => k.seq), [resigned, seqs[1]])
   assert.equal(same.gc.deleted, 0)
 
   // a kept root that cannot be walked from DIR stops gc from deleting anything
-  const v2root = JSON.parse(await fs.readFile(path.join(s.mirror, 'history', '102.json'), 'utf8')).root
+  const v2root = decodeRoot(await fs.readFile(path.join(s.mirror, 'history', `${seqs[1]}.json`))).root.hash
   assert.ok(!versions[2].has(v2root))
   await fs.rm(path.join(s.mirror, 'h', v2root))
   const blocked = await pull({ address: addr, dir: s.mirror, reader: { stateDir: s.state }, fsync: false, gc: true })
-  assert.match(blocked.gc.skipped, /seq 102 cannot be walked/)
+  assert.match(blocked.gc.skipped, new RegExp(`seq ${seqs[1]} cannot be walked`))
   assert.equal(blocked.gc.deleted, 0)
 
   // keep 1: only the current root's blobs stay
@@ -159,16 +182,17 @@ test('--gc keeps the blobs of the newest N roots and drops the rest, only after 
 
 test('pull never moves DIR backwards and never pulls one tree over another', { timeout: 60_000 }, async t => {
   const s = await site(t)
-  await buildTree(s.src, { key: s.key, out: s.out, seq: 10 })
+  // the builder's default format and its own sequence numbers: the second build's is the higher
+  await buildTree(s.src, { key: s.key, out: s.out })
   const old = path.join(s.dir, 'old'); await fs.cp(s.out, old, { recursive: true })
   await fs.writeFile(path.join(s.src, 'README.md'), '# site, v2\n')
-  await buildTree(s.src, { key: s.key, out: s.out, seq: 11 })
+  await buildTree(s.src, { key: s.key, out: s.out })
   const srv = await serve(s.out); t.after(srv.close)
   const oldSrv = await serve(old); t.after(oldSrv.close)
   await pull({ address: address(srv.url, s.key.publicKey), dir: s.mirror, reader: { stateDir: s.state }, fsync: false })
   const current = await fs.readFile(path.join(s.mirror, 'fsinfo.json'))
 
-  // a reader state that never saw seq 11 (stateDir: null): DIR's own fsinfo.json still refuses seq 10
+  // a reader state that never saw the newer root (stateDir: null): DIR's own fsinfo.json still refuses the older
   await assert.rejects(pull({ address: address(oldSrv.url, s.key.publicKey), dir: s.mirror, reader: { stateDir: null }, fsync: false }), { code: 'ROTREE_ROLLBACK' })
   assert.deepEqual(await fs.readFile(path.join(s.mirror, 'fsinfo.json')), current)
   // the persisted reader state refuses it too
