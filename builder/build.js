@@ -23,13 +23,14 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { BuildInputError, UsageError } from 'rotree-client/errors'
 import { StatBlobStore } from '../lib/published/blob-store.js'
-import { nextSeq, publishFsinfo, readPublished, readPublishedAny, writeUnsignedFile, removeUnsigned } from '../lib/published/publish.js'
+import { nextSeq, publishFsinfo, readPublished, readPublishedAny, writeUnsignedFile, removeUnsigned, UNSIGNED_FILE } from '../lib/published/publish.js'
 import { ChunkPool, defaultThreads } from './chunk-pool.js'
 import { BuildIndex } from './build-index.js'
 import { TreeWalker } from './walk.js'
 import { compileExcludes } from './exclude.js'
 import { signFields, encodeUnsigned } from './sign-root.js'
-import { publishBuilt } from './release.js'
+import { publishBuilt, isUnsignedRelease } from './release.js'
+import { decodeUnsigned } from './sign.js'
 import { NAME_RE } from 'rotree-client/src/format/signed-doc.js'
 import { peakRss } from '../lib/proc-stat.js'
 
@@ -82,7 +83,9 @@ export class Builder {
     if (outAbs === srcAbs || outAbs.startsWith(srcAbs + path.sep)) throw new UsageError(`OUT (${out}) must not be inside SRC (${src})`)
     if (!unsigned && !key.secretKey) throw new UsageError('a secret key is needed to sign (or build with --unsigned)')
     const published = await publishedVersion(out)
-    const version = o.version ?? (o.name ? 2 : published ?? 2)
+    // nothing published yet: the format of a root waiting in unsigned.json for `rotree sign` (a
+    // rebuild before it is signed must not switch format under the signing machine), else 2
+    const version = o.version ?? (o.name ? 2 : published ?? await pendingVersion(out) ?? 2)
     if (version !== 1 && version !== 2) throw new UsageError(`format version ${version}: expected 1 or 2`)
     // FORMAT.md §12.9: after version 2 a version-1 fsinfo.json is a rollback to every reader that saw it
     if (version === 1 && published === 2) throw new UsageError(`${out} publishes format version 2 (or has trust documents): a version-1 root would be refused by its readers as a rollback`)
@@ -204,6 +207,14 @@ export async function hasTrustDocuments (out) {
 async function publishedVersion (out) {
   if (await hasTrustDocuments(out)) return 2
   return (await readPublishedAny(out))?.version ?? null
+}
+
+/** The format of OUT/unsigned.json: 2 for a release (release.js), 1 for a root (sign.js), else null. */
+async function pendingVersion (out) {
+  const bytes = await fs.readFile(path.join(out, UNSIGNED_FILE)).catch(() => null)
+  if (bytes === null) return null
+  if (isUnsignedRelease(bytes)) return 2
+  try { decodeUnsigned(bytes); return 1 } catch { return null }
 }
 
 // Wall and CPU (user + system) milliseconds per phase, for --json and bench/build.js.

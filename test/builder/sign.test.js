@@ -46,6 +46,9 @@ test('build --unsigned, sign on another machine, publish: the CLI flow of docs/D
   assert.equal(b.code, 0, b.stderr)
   assert.match(b.stdout, /NOT SIGNED/)
   assert.deepEqual(await files(out), ['.rotree', 'h', 'unsigned.json'])
+  // a rebuild before it is signed keeps the pending root's format without --format
+  const again1 = await rotree(['build', src, out, '--unsigned', '--pubkey', pub, '--no-fsync', '--json'])
+  assert.equal(again1.code, 0, again1.stderr); assert.equal(JSON.parse(again1.stdout).version, 1)
   const unsigned = JSON.parse(await fs.readFile(path.join(out, 'unsigned.json'), 'utf8'))
   assert.deepEqual(Object.keys(unsigned), ['version', 'key', 'seq', 'issued', 'expires', 'root', 'rootSize', 'rootMtime'])
   assert.equal(unsigned.key, pub)
