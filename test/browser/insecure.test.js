@@ -8,7 +8,7 @@ import fs from 'node:fs/promises'
 import { openTree } from 'rotree-client'
 import { tmpdir, writeTree, buildTree, makeKey, prng } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
-import { INSECURE_HOST, ensureBundle, launchChromium, newPage, serveWithWeb, standardFiles, settled, startFront, pageLogs, README_MARKER } from './helpers.js'
+import { INSECURE_HOST, ensureBundle, launchChromium, newPage, serveWithWeb, standardFiles, settled, startFront, pageLogs, fileChunks, README_MARKER } from './helpers.js'
 
 const { test, before, after } = needing('chromium')
 
@@ -27,8 +27,12 @@ before(async () => {
   ;({ out } = await buildTree(src, { key }))
   web = await serveWithWeb(out)
   const tree = await openTree(`${web.url}#${key.publicKey}`, { stateDir: null })
-  const readme = (await tree.stat('/README.md')).hash
+  // the stored blob of README.md (in format version 2 named by its deflated
+  // bytes, not by the file's: FORMAT.md §12.6)
+  const chunks = await fileChunks(tree, '/README.md')
   tree.close()
+  assert.equal(chunks.length, 1, 'README.md is one blob')
+  const readme = chunks[0].hash
   liar = await startLyingServer(out, { blob: (hash, bytes) => hash === readme ? { body: flip(bytes) } : 'honest' })
   front = await startFront(liar.url)
   browser = await launchChromium()

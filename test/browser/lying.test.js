@@ -9,7 +9,7 @@ import path from 'node:path'
 import { openTree } from 'rotree-client'
 import { tmpdir, writeTree, buildTree, makeKey, prng, serve } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
-import { ensureBundle, launchChromium, newPage, standardFiles, settled, startFront, pageLogs, README_MARKER } from './helpers.js'
+import { ensureBundle, launchChromium, newPage, standardFiles, settled, startFront, pageLogs, fileChunks, README_MARKER } from './helpers.js'
 
 const { test, before, after } = needing('chromium')
 
@@ -33,14 +33,18 @@ before(async () => {
   const { out: stale } = await buildTree(src, { key, now: Date.now() - 2 * 3600e3, ttlMs: 3600e3 })
   expiredFsinfo = await fs.readFile(path.join(stale, 'fsinfo.json'))
 
-  // what each path's blob is, read honestly through the Node client
+  // what each path's blob is, read honestly through the Node client: the
+  // names of the stored blobs, which in format version 2 are not the SHA-256
+  // of a file's bytes when the builder deflated them (FORMAT.md §12.6)
   const honest = await serve(out)
   const tree = await openTree(`${honest.url}#${key.publicKey}`, { stateDir: null })
+  const readme = await fileChunks(tree, '/README.md')
+  assert.equal(readme.length, 1, 'README.md is one blob')
   refs = {
-    readme: (await tree.stat('/README.md')).hash,
+    readme: readme[0].hash,
     notes: (await tree.stat('/notes')).hash,
     // a chunk in the middle of data.bin: the download fails part-way through
-    dataChunk: (await collectChunks(tree, '/data.bin'))[3]
+    dataChunk: (await fileChunks(tree, '/data.bin'))[3].hash
   }
   tree.close(); await honest.close()
 
@@ -54,11 +58,6 @@ after(async () => {
   await front?.close()
   await liar?.close()
 })
-
-async function collectChunks (tree, p) {
-  const entry = (await tree._resolve(await tree._root(), p, true)).entry
-  return entry.chunks.map(c => c.hash)
-}
 
 const K = () => key.publicKey
 
