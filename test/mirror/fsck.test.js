@@ -9,7 +9,30 @@ import { tmpdir, writeTree, buildTree, serve, makeKey, prng, address } from '../
 import { checkPublished } from '../helpers/check-tree.js'
 import { fsck } from '../../mirror/fsck.js'
 import { scrub, POOL_MIN_FILES } from '../../mirror/scrub.js'
-import { rotree, reachable } from './helpers.js'
+import { rotree } from './helpers.js'
+import { walkTree } from 'rotree-client'
+import { VERIFIERS } from 'rotree-client/src/verify.js'
+import { verifyRoot, decodeRoot } from '../../lib/published/signed-roots.js'
+
+/**
+ * What the root in `fsinfoBytes` reaches, read from the blobs in `dir`, for
+ * either format version (./helpers.js reachable() reads version 1 only):
+ * Map hash → { kind, size: the stored size (what DIR/h holds), paths }.
+ */
+async function reachable (dir, fsinfoBytes, publicKey) {
+  // signed by the address's key (FORMAT.md §12.5); an old root's age does not matter here
+  const { root } = verifyRoot(fsinfoBytes, { anchor: { kind: 'key', key: publicKey }, name: '', chain: { docs: [] } })
+  const read = ref => fs.readFile(path.join(dir, 'h', ref.hash))
+  const out = new Map()
+  await walkTree(root,
+    async (ref, kind) => VERIFIERS[kind](await read(ref), ref),
+    (ref, kind, p) => {
+      const e = out.get(ref.hash) ?? { kind, size: ref.storedSize ?? ref.size, paths: [] }
+      if (!e.paths.includes(p)) e.paths.push(p)
+      out.set(ref.hash, e)
+    })
+  return out
+}
 
 async function setup (t, { now, ttlMs } = {}) {
   const dir = await tmpdir('rotree-fsck-'); t.after(() => fs.rm(dir, { recursive: true, force: true }))
@@ -161,14 +184,18 @@ test('fsinfo.json: the self-asserted key warns; wrong key, forged or expired fai
   const other = makeKey().publicKey
   const wrong = await fsckJson(s, ['--key', other])
   assert.equal(wrong.code, 1)
-  assert.deepEqual(wrong.report.fsinfo.problems.map(p => p.code), ['ROTREE_WRONG_KEY'])
+  // version 2: the address's key signed nothing here, so no signature counts (FORMAT.md §12.5;
+  // test/mirror/v2-tools.test.js: "another key is another tree")
+  const v2 = decodeRoot(await fs.readFile(path.join(s.mirror, 'fsinfo.json'))).version === 2
+  assert.deepEqual(wrong.report.fsinfo.problems.map(p => p.code), [v2 ? 'ROTREE_THRESHOLD' : 'ROTREE_WRONG_KEY'])
 
   const file = path.join(s.mirror, 'fsinfo.json')
   const good = await fs.readFile(file, 'utf8')
   await fs.writeFile(file, good.replace(/"seq": (\d+)/, (_, n) => `"seq": ${Number(n) + 1}`))
   const forged = await fsckJson(s, ['--key', s.key.publicKey])
   assert.equal(forged.code, 1)
-  assert.deepEqual(forged.report.fsinfo.problems.map(p => p.code), ['ROTREE_BAD_SIGNATURE'])
+  // version 2 counts only signatures that verify: its one key falls short (FORMAT.md §12.2, §12.5)
+  assert.deepEqual(forged.report.fsinfo.problems.map(p => p.code), [v2 ? 'ROTREE_THRESHOLD' : 'ROTREE_BAD_SIGNATURE'])
   // the refs of an unsigned root are not trusted for repair
   await fs.rm(blob(s, s.find('data', '/e.bin')))
   const srv = await serve(s.out); t.after(srv.close)
