@@ -354,7 +354,8 @@ export async function makeVectors (dest) {
     const spec = sourceSpec()
     await writeSource(src, spec)
     const key = { secretKey: SECRET_KEY, publicKey: PUBLIC_KEY }
-    const result = await build({ src, out, key, ttlMs: EXPIRES - NOW, now: NOW, fsync: false })
+    // format version 1 on purpose: these are its vectors (version 2's are make-v2.js's)
+    const result = await build({ src, out, key, ttlMs: EXPIRES - NOW, now: NOW, fsync: false, version: 1 })
     const fsinfoText = await fs.readFile(path.join(out, 'fsinfo.json'))
     const fsinfo = decodeFsinfo(fsinfoText)
     const paths = await describeSource(src)
