@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { openTree } from 'rotree-client'
+import { decodeRoot } from '../../lib/published/signed-roots.js'
 import { tmpdir, writeTree, buildTree, makeKey, prng } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
 import { ROOT, ensureBundle, launchChromium, newPage, standardFiles, settled, allowCors, pageLogs, README_MARKER } from './helpers.js'
@@ -55,10 +56,11 @@ test('lists the tree, walks into folders and shows a file\'s text', async () => 
   const names = await page.locator('#listing a.entry').allTextContents()
   assert.deepEqual(names, ['README.md', 'data.bin', 'img/', 'link', 'notes/'])
   // the verification panel names what was checked
-  const info = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8'))
+  // (decodeRoot: either format version's fsinfo.json; the root is the blob of the top page)
+  const info = decodeRoot(await fs.readFile(path.join(out, 'fsinfo.json')))
   assert.equal(await page.textContent('#v-key'), K())
   assert.equal(await page.textContent('#v-seq'), String(info.seq))
-  assert.equal(await page.textContent('#v-root'), info.root)
+  assert.equal(await page.textContent('#v-root'), info.root.hash)
   assert.equal(await page.textContent('#v-mirror'), url)
   assert.match(await page.textContent('#v-hash'), /WebCrypto/)
   assert.match(await page.textContent('#own-origin'), /^http:\/\/127\.0\.0\.1:\d+$/)
@@ -175,9 +177,16 @@ test('streams a download to disk through the File System Access API', async () =
 })
 
 test('a lying second mirror is reported, the honest origin serves', async () => {
-  // the liar signs nothing: its fsinfo.json is the real one with a changed root
+  // the liar signs nothing: its fsinfo.json is the real one with a changed
+  // root. In format version 2 the root is in the release, which fsinfo.json's
+  // signed message names by hash: no signature counts any longer, and a role's
+  // threshold is not met (FORMAT.md §12.3, §12.4, docs/TRUST.md rule 11); in
+  // version 1 the one signature fails (rule 1).
   const info = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8'))
-  const forged = Buffer.from(JSON.stringify({ ...info, root: 'f'.repeat(64) }))
+  const [forgedInfo, refused] = info.version === 2
+    ? [{ ...info, release: { ...info.release, root: { ...info.release.root, hash: 'f'.repeat(64) } } }, /ROTREE_THRESHOLD/]
+    : [{ ...info, root: 'f'.repeat(64) }, /ROTREE_BAD_SIGNATURE/]
+  const forged = Buffer.from(JSON.stringify(forgedInfo))
   liar = allowCors(await startLyingServer(out, { fsinfo: () => ({ body: forged }), blob: () => ({ status: 500 }) }))
   const page = await newPage(browser)
   const hash = `#${K()}/README.md`
@@ -186,7 +195,7 @@ test('a lying second mirror is reported, the honest origin serves', async () => 
   assert.equal(await page.textContent('#preview-text'), files['README.md'].toString())
   const mirrors = await page.locator('#v-mirrors li').allTextContents()
   assert.equal(mirrors.length, 2)
-  assert.match(mirrors.find(m => m.includes(liar.url)), /ROTREE_BAD_SIGNATURE/)
+  assert.match(mirrors.find(m => m.includes(liar.url)), refused)
   assert.doesNotMatch(mirrors.find(m => m.includes(url)), /ROTREE_/)
   assert.equal(await page.textContent('#v-mirror'), url)
   await page.context().close()

@@ -11,7 +11,7 @@ import path from 'node:path'
 import { openTree } from 'rotree-client'
 import { tmpdir, writeTree, buildTree, makeKey, serve } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
-import { ensureBundle, launchChromium, newPage, serveWithWeb, allowCors, makePng, pageLogs } from './helpers.js'
+import { ensureBundle, launchChromium, newPage, serveWithWeb, allowCors, makePng, pageLogs, fileChunks } from './helpers.js'
 
 const { test, before, after } = needing('chromium')
 
@@ -56,7 +56,10 @@ before(async () => {
   mirror = await serve(out) // an untrusted mirror on its own origin
   trusted = await serveWithWeb(await tmpdir()) // the web app's origin: site.html, sw.js, rotree-client.js
   const tree = await openTree(`${mirror.url}#${key.publicKey}`, { stateDir: null })
-  refs = { script: (await tree.stat('/js/app.js')).hash, image: (await tree.stat('/img/logo.png')).hash, root: tree.info.root, seq: tree.info.seq }
+  // the stored blobs of the script and the image (in format version 2 named
+  // by their stored, possibly deflated, bytes: FORMAT.md §12.6)
+  const blobOf = async p => { const c = await fileChunks(tree, p); assert.equal(c.length, 1, `${p} is one blob`); return c[0].hash }
+  refs = { script: await blobOf('/js/app.js'), image: await blobOf('/img/logo.png'), root: tree.info.root, seq: tree.info.seq }
   tree.close()
   browser = await launchChromium()
 })
