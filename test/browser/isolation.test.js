@@ -15,6 +15,8 @@ import path from 'node:path'
 import { tmpdir, writeTree, buildTree, makeKey, serve } from '../helpers/fixtures.js'
 import { createRotreeServer } from '../../server/index.js'
 import { keyLabel } from '../../web/origins.js'
+import { roles } from 'rotree-client/internal'
+import { decodeRoot } from '../../lib/published/signed-roots.js'
 import { WEB, ensureBundle, launchChromium, newPage, serveWithWeb, pageLogs } from './helpers.js'
 
 const { test, before, after } = needing('chromium')
@@ -54,6 +56,8 @@ const idb = (fn) => new Promise((resolve, reject) => {
   }
 })
 const enc = s => new TextEncoder().encode(s)
+// B's state as a version-2 reader keeps it (FORMAT.md §12.4), at sequences no publish can pass
+const POISON = ${JSON.stringify(poisonOf(B.publicKey))}
 `
   const wipe = `
 await attempt('idbDelete', () => new Promise((resolve, reject) => {
@@ -66,7 +70,7 @@ await attempt('bar', () => { const k = top.document.getElementById('s-key'); k.t
 await attempt('address', () => { top.history.replaceState(null, '', top.location.pathname + '?key=' + B); return top.location.href })
 await attempt('readB', async () => (await (await fetch('/site/' + B + '/')).text()).includes(${JSON.stringify(B_MARKER)}) ? 'read B' : 'not B')
 await attempt('readBOrigin', async () => (await (await fetch(B_ORIGIN + '/site/' + B + '/')).text()).includes(${JSON.stringify(B_MARKER)}) ? 'read B' : 'not B')
-await attempt('idbPoison', () => idb(store => store.put(enc(JSON.stringify({ seq: 2 ** 53 - 1, root: 'f'.repeat(64) })), enc('seq:' + B))))
+await attempt('idbPoison', () => idb(store => store.put(enc(JSON.stringify(POISON)), enc('seq:' + B))))
 await attempt('swOnBScope', async () => settle((await navigator.serviceWorker.register('/sw.js?key=' + A, { scope: '/site/' + B + '/', type: 'module' })).installing))
 await attempt('swOnBOrigin', async () => settle((await navigator.serviceWorker.register(B_ORIGIN + '/sw.js?key=' + A, { scope: B_ORIGIN + '/site/' + B + '/', type: 'module' })).installing))
 `
@@ -84,6 +88,18 @@ await attempt('swOnBOrigin', async () => settle((await navigator.serviceWorker.r
   return { 'index.html': page('Hostile A', attacks), 'wipe.html': page('Hostile A wipes', wipe), 'hop.html': page('Hostile A hops', hop) }
 }
 
+/**
+ * A forged rollback state for the single-key tree of `key`: the record a
+ * version-2 reader persists per address (FORMAT.md §12.4), with the ids of
+ * the key's own roles, so a reader that took it would refuse every real
+ * publish as a rollback.
+ */
+function poisonOf (key) {
+  const single = roles.singleKeyRoles(key)
+  const top = 2 ** 53 - 1
+  return { v: 2, trust: null, release: { id: roles.roleId(single.release), seq: top, root: 'f'.repeat(64) }, timestamp: { id: roles.roleId(single.timestamp), seq: top, release: 'f'.repeat(64) } }
+}
+
 function victimFiles (version) {
   return {
     'index.html': `<!doctype html><meta charset="utf-8"><title>B ${version}</title><h1 id="h">${B_MARKER} ${version}</h1><a id="about" href="about.html">about</a><script src="js/b.js"></script>`,
@@ -92,7 +108,7 @@ function victimFiles (version) {
   }
 }
 
-let browser, mirrorA, mirrorB1, mirrorB2, perKey, shared
+let browser, mirrorA, mirrorB1, mirrorB2, perKey, shared, newestB
 const sharedRequests = []
 
 before(async () => {
@@ -105,7 +121,14 @@ before(async () => {
   mirrorB1 = await serve((await buildTree(srcB1, { key: B, seq: SEQ1 })).out) // stale once v2 is seen
   const srcB2 = await tmpdir()
   await writeTree(srcB2, victimFiles('v2'))
-  mirrorB2 = await serve((await buildTree(srcB2, { key: B, seq: SEQ2 })).out)
+  const outB2 = (await buildTree(srcB2, { key: B, seq: SEQ2 })).out
+  mirrorB2 = await serve(outB2)
+  // what a reader that saw B's newest tree keeps. In format version 2 the
+  // build's seq is the release's; fsinfo.json has a sequence of its own
+  // (FORMAT.md §12.3, §12.4), the one the bar shows
+  const r = decodeRoot(await fs.readFile(path.join(outB2, 'fsinfo.json')))
+  newestB = r.version === 2 ? { fsinfo: r.seq, release: r.info.release.seq } : { fsinfo: r.seq }
+  assert.equal(newestB.release ?? newestB.fsinfo, SEQ2)
   // the supported deployment: rotree serve --web, each site on <label>.rotree.localhost
   perKey = await serveWithWeb(await tmpdir())
   // a host without per-key names: the same files, site.html switched to a shared origin
@@ -152,11 +175,17 @@ async function registrationsMatch (frame) {
   }))
 }
 
-/** B's highest sequence in the rollback state of the origin that serves B. */
+/**
+ * B's highest sequences in the rollback state of the origin that serves B:
+ * { fsinfo } from a version-1 record; { fsinfo, release } from a version-2
+ * one (FORMAT.md §12.4); null when there is none.
+ */
 async function stateOfB (frame) {
   return frame.evaluate(async b => {
     const { SeqStore } = await import('/rotree-client.js')
-    return (await new SeqStore('rotree-seq').get(b))?.seq ?? null
+    const s = await new SeqStore('rotree-seq').get(b)
+    if (!s) return null
+    return s.v === 2 ? { fsinfo: s.timestamp?.seq, release: s.release?.seq } : { fsinfo: s.seq }
   }, B.publicKey)
 }
 
@@ -166,10 +195,10 @@ async function hostileTreeFails (app, { verifierFrame, sandboxed }) {
   page.logs = []
   page.on('console', m => page.logs.push(`${m.type()}: ${m.text()}`))
   try {
-    // B's newest tree is seen: the state holds SEQ2
+    // B's newest tree is seen: the state holds its sequences (SEQ2)
     let frame = await openSite(page, app, B, mirrorB2)
     assert.equal(await frame.textContent('#h'), `${B_MARKER} v2`)
-    assert.equal(await stateOfB(verifierFrame(page)), SEQ2)
+    assert.deepEqual(await stateOfB(verifierFrame(page)), newestB)
 
     // A tries to delete every rollback state it can reach ...
     frame = await openSite(page, app, A, mirrorA, '/wipe.html')
@@ -208,8 +237,8 @@ async function hostileTreeFails (app, { verifierFrame, sandboxed }) {
     frame = await openSite(page, app, B, mirrorB2)
     assert.equal(await frame.textContent('#h'), `${B_MARKER} v2`, await frame.textContent('body'))
     assert.equal(await page.getAttribute('#s-key', 'title'), B.publicKey)
-    assert.equal(await page.textContent('#s-seq'), String(SEQ2))
-    assert.equal(await stateOfB(verifierFrame(page)), SEQ2)
+    assert.equal(await page.textContent('#s-seq'), String(newestB.fsinfo))
+    assert.deepEqual(await stateOfB(verifierFrame(page)), newestB)
     for (const reg of await registrationsMatch(verifierFrame(page))) assert.equal(reg.key, reg.scope.split('/')[2], JSON.stringify(reg))
   } finally {
     await context.close()
