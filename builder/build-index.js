@@ -132,7 +132,11 @@ function busy (out, err) {
 // mapped: with its defaults (1,000 open tables of 2 MiB) a 10-million-file
 // index (~600 MB) would all be. Smaller tables, and LevelDB's minimum of
 // open ones, keep what is mapped at once to ~40 MB whatever the index's size.
-const DB_OPTIONS = { keyEncoding: 'utf8', valueEncoding: 'view', maxFileSize: 512 << 10, maxOpenFiles: 74 }
+// A 1 MiB memtable and a 2 MiB block cache (LevelDB's defaults: 4 and 8): the
+// index is written in order and read once per rebuild, so neither buys
+// anything, and the memtable's arena, freed at every flush between the
+// buffers that live on, is what fragments malloc's heap as the build goes.
+const DB_OPTIONS = { keyEncoding: 'utf8', valueEncoding: 'view', maxFileSize: 512 << 10, maxOpenFiles: 74, writeBufferSize: 1 << 20, cacheSize: 2 << 20 }
 
 async function openDb (out, warn) {
   const location = path.join(out, INDEX_DIR)
