@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto'
 import { toStat } from 'rotree-client'
 import { checkFileHash } from 'rotree-client/verify'
+import { BadFormatError } from 'rotree-client/errors'
 import { contentType } from './mime.js'
 import { treePath } from './paths.js'
 
@@ -60,6 +61,10 @@ export function readOneChunk (pin, entry, start, end) {
       // one chunk is at most MAX_BLOB (1 MiB): the small read the memory cache is for
       const whole = start === 0 && end === entry.size && typeof entry.sha256 === 'string'
       return pin.view.readChunk(c, { cache: true }).then(b => {
+        // a chunk of another length than its ref's decoded size is a malformed
+        // tree (or a view that lies), not a publisher's wrong file hash: say so
+        // before the whole-file check (FORMAT.md §12.7) would blame the hash
+        if (b.length !== c.size) throw new BadFormatError(`the tree gave ${b.length} bytes for a ${c.size}-byte chunk`)
         if (whole) checkWholeFile(entry, b)
         return from === 0 && to === b.length ? b : b.subarray(from, to)
       })
