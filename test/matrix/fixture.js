@@ -20,11 +20,13 @@ export async function makeFixture () {
   await writeTree(src, { 'data/big.bin': big, 'data/small.txt': 'small\n', 'readme.txt': 'hello\n', 'loop-a': { symlink: 'loop-b' }, 'loop-b': { symlink: 'loop-a' } })
   const key = makeKey(); const other = makeKey()
   const now = Date.now()
+  // the lies of lies.js are about a format-version-1 tree (v1 fsinfo.json fields re-signed, v1
+  // blob names), so it is built as version 1 on purpose; version 2 is fixture-v2.js's world
   // v1 then v2 (a change elsewhere), so an older, validly signed root exists
-  const v1 = await buildTree(src, { key, out: path.join(dir, 'out'), now: now - 60_000, ttlMs: 7 * 86400e3, seq: 1000 })
+  const v1 = await buildTree(src, { key, out: path.join(dir, 'out'), now: now - 60_000, ttlMs: 7 * 86400e3, seq: 1000, version: 1 })
   const old = await fs.readFile(path.join(v1.out, 'fsinfo.json'))
   await fs.writeFile(path.join(src, 'readme.txt'), 'hello, version two\n')
-  const v2 = await buildTree(src, { key, out: v1.out, now, ttlMs: 7 * 86400e3, seq: 1001 })
+  const v2 = await buildTree(src, { key, out: v1.out, now, ttlMs: 7 * 86400e3, seq: 1001, version: 1 })
   const out = v2.out
   const current = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8'))
   const fields = { key: current.key, seq: current.seq, issued: current.issued, expires: current.expires, root: current.root, rootSize: current.rootSize, rootMtime: current.rootMtime }
