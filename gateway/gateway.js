@@ -204,7 +204,7 @@ export class Gateway {
         tree: m.label,
         seq: rec?.seq ?? null,
         issuedMs: rec ? Date.parse(rec.issued) : null,
-        expiresMs: rec ? Date.parse(rec.expires) : null,
+        expiresMs: rec ? (rec.untilMs ?? Date.parse(rec.expires)) : null, // version 2: the first of fsinfo.json, release and trust document to expire (FORMAT.md §12.9)
         upstreamRequests: st.requests ?? 0,
         upstreamBytes: st.bytes ?? 0,
         memory: { hits: st.cache?.hits ?? 0, misses: st.cache?.misses ?? 0, bytes: st.cache?.bytes ?? 0 },

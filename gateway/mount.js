@@ -158,7 +158,10 @@ export class Pin {
     this.root = rootRecord(tree)
     this.view = tree.snapshot()
     this.info = tree.info
-    this.expiresMs = this.root.expiresMs
+    // the root is usable until the first of fsinfo.json, its release and its
+    // trust document expires (FORMAT.md §12.9 step 7; untilMs), not merely
+    // until fsinfo.json's own expiry: a version-2 release can expire first
+    this.expiresMs = this.root.untilMs ?? this.root.expiresMs
     this.maxAgeS = maxAgeS
     this.headers = ['X-Rotree-Root', this.info.root, 'X-Rotree-Seq', String(this.info.seq), 'X-Rotree-Expires', this.info.expires]
     this._ccSecond = -1

@@ -8,7 +8,8 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { serve } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'
-import { makeFixture, fixtureFiles, entryOf, startGateway, curl, rawSocket, address, MTIME } from './helpers.js'
+import { Publisher } from '../client/v2-publisher.js'
+import { makeFixture, fixtureFiles, entryOf, publishedRoot, startGateway, curl, rawSocket, address, MTIME } from './helpers.js'
 
 const { test, describe, before, after } = needing('curl')
 
@@ -17,10 +18,20 @@ before(async () => {
   fx.files = fixtureFiles()
   Object.assign(fx, await makeFixture(fx.files, { ttlMs: 600e3 }))
   fx.mirror = await serve(fx.out)
-  fx.info = JSON.parse(await fs.readFile(path.join(fx.out, 'fsinfo.json'), 'utf8'))
+  fx.info = await rootInfo(fx.out)
   fx.addr = address(fx.mirror.url, fx.pk)
 })
 after(async () => { await fx.mirror?.close(); await fx.cleanup?.() })
+
+/**
+ * What the X-Rotree-* headers and the status document show of a published
+ * folder, in either format: the root page's handle, fsinfo.json's seq and
+ * expiry (FORMAT.md §6; §12.4, where the root is the release's).
+ */
+async function rootInfo (out) {
+  const { root, seq, info } = await publishedRoot(out)
+  return { root: root.hash, seq, expires: info.expires }
+}
 
 const bytesOf = rel => Buffer.from(fx.files[rel].data ?? fx.files[rel])
 
@@ -359,7 +370,7 @@ test('several trees under /NAME/, and a listing of them at /', async t => {
   assert.ok(r.body.toString().includes('<a href="./other/">other/</a>'))
   assert.equal((await curl(gw.url + 'nosuch/x')).status, 404)
   const s = JSON.parse((await curl(gw.url + '.well-known/rotree/status')).body)
-  assert.deepEqual(s.trees.map(x => [x.mount, x.root]), [['/main/', fx.info.root], ['/other/', JSON.parse(await fs.readFile(path.join(other.out, 'fsinfo.json'))).root]])
+  assert.deepEqual(s.trees.map(x => [x.mount, x.root]), [['/main/', fx.info.root], ['/other/', (await rootInfo(other.out)).root]])
 })
 
 test('a newer publish is picked up by the periodic refresh; each response names its root', async t => {
@@ -394,4 +405,23 @@ test('Cache-Control never outlives the fsinfo.json expiry', async t => {
   const r = await curl(gw.url + 'a.txt')
   const maxAge = Number(/max-age=(\d+)/.exec(r.headers['cache-control'])[1])
   assert.ok(maxAge <= 20, `max-age ${maxAge} ≤ the 20 s left before expiry`)
+})
+
+test('format 2: Cache-Control and the expiry gauge never outlive the release, even when fsinfo.json does', async t => {
+  // an fsinfo.json valid for an hour naming a release that expires in 20 s
+  // (the format allows it; the root is usable until the first of them: FORMAT.md §12.9 step 7)
+  const p = await Publisher.create({ anchor: 'key' })
+  t.after(() => p.close())
+  await p.publish({ 'a.txt': 'a\n' }, { ttlMs: 3600e3, release: { seq: 1, expires: Date.now() + 20_000 } })
+  const m = await serve(p.out)
+  t.after(() => m.close())
+  const gw = await startGateway(t, { tree: p.address(m.url), refreshSeconds: 3600 })
+  const r = await curl(gw.url + 'a.txt')
+  assert.equal(r.status, 200)
+  assert.ok(Date.parse(r.headers['x-rotree-expires']) > Date.now() + 600e3, 'fsinfo.json itself is valid for an hour')
+  const maxAge = Number(/max-age=(\d+)/.exec(r.headers['cache-control'])[1])
+  assert.ok(maxAge <= 20, `max-age ${maxAge} ≤ the 20 s left before the release expires`)
+  const metrics = (await curl(gw.url + '.well-known/rotree/metrics')).body.toString()
+  const left = Number(/^rotree_gateway_root_expiry_seconds\{[^}]*\} (\S+)$/m.exec(metrics)?.[1])
+  assert.ok(left <= 20, `the expiry gauge shows ${left} s, not fsinfo.json's hour`)
 })
