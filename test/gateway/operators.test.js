@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { startLyingServer } from '../helpers/lying-server.js'
-import { makeFixture, startGateway, curl, buildTree, writeTree, tmpdir, prng, address } from './helpers.js'
+import { makeFixture, publishedRoot, startGateway, curl, buildTree, writeTree, tmpdir, prng, address } from './helpers.js'
 import { escapeLabel, metricsText, Metrics } from '../../gateway/metrics.js'
 
 const { test, before, after } = needing('curl')
@@ -101,13 +101,15 @@ test('a root change is logged with its sequence, root and expiry, and counted', 
   t.after(() => mirror.close())
   const log = lines()
   const gw = await startGateway(t, { tree: address(mirror.url, f.pk), log })
-  const first = JSON.parse(await fs.readFile(path.join(f.out, 'fsinfo.json'), 'utf8'))
-  assert.ok(log.all.some(l => l === `rotree gateway: /: root change: sequence ${first.seq}, root ${first.root}, expires ${first.expires} (from ${mirror.url})`), log.all.join('\n'))
+  // either format: the root page's handle, fsinfo.json's seq and expiry (FORMAT.md §6, §12.4)
+  const first = await publishedRoot(f.out)
+  assert.ok(log.all.some(l => l === `rotree gateway: /: root change: sequence ${first.seq}, root ${first.root.hash}, expires ${first.info.expires} (from ${mirror.url})`), log.all.join('\n'))
   await writeTree(f.src, { 'a.txt': 'two\n' })
   const { result } = await buildTree(f.src, { key: f.key, out: f.out })
-  const next = JSON.parse(await fs.readFile(path.join(f.out, 'fsinfo.json'), 'utf8'))
+  const next = await publishedRoot(f.out)
+  assert.equal(next.seq, result.seq)
   assert.equal(await gw.gateway.gateway.mounts[0].refresh(), true)
-  assert.ok(log.all.some(l => l.startsWith(`rotree gateway: /: root change: sequence ${result.seq}, root ${next.root}, expires ${next.expires}`)), log.all.join('\n'))
+  assert.ok(log.all.some(l => l.startsWith(`rotree gateway: /: root change: sequence ${result.seq}, root ${next.root.hash}, expires ${next.info.expires}`)), log.all.join('\n'))
   const after = parseExposition(gw.gateway.gateway.metricsText())
   assert.equal(after.get('rotree_gateway_root_changes_total{tree="/"}'), 2)
   assert.equal(after.get('rotree_gateway_root_seq{tree="/"}'), result.seq)
