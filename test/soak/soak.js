@@ -111,10 +111,15 @@ export async function runSoak ({
     const republish = async () => {
       version++
       const bytes = versionBytes(version)
-      const next = seq + 1
+      // the sequence readers will see (X-Rotree-Seq), known before the build: in format 2 the
+      // builder's `seq` is the release's, and fsinfo.json's is max(last + 1, now in seconds)
+      // (lib/published/publish.js nextSeq; FORMAT.md §12.4), so fix `now` and take the same
+      const now = Date.now()
+      const next = Math.max(seq + 1, Math.floor(now / 1000))
       expect.publish(next, bytes) // before the rename: the gateway may serve it before build() returns
       await writeTree(src, { 'versioned.txt': bytes })
-      const r = await buildTree(src, { key, out, seq: next, fsync: false, ttlMs: ttlSeconds * 1000 })
+      const r = await buildTree(src, { key, out, seq: next, now, fsync: false, ttlMs: ttlSeconds * 1000 })
+      if (r.result.seq !== next) report.failures.push(`published sequence ${r.result.seq}, expected ${next}`)
       seq = r.result.seq
       report.republishes++
     }
