@@ -219,9 +219,13 @@ for (const [version, name, pick, code] of [
 }
 
 test('a rollback at refresh is refused: the gateway keeps the newer root and reports the liar', async t => {
-  const old = await buildTree(fx.src, { key: fx.key, seq: fx.info.seq - 1 })
+  // an honest older publish: in format 2 `seq` is the release's and fsinfo.json's comes
+  // from the clock (FORMAT.md §12.4), so build it as of before the fixture: both lower
+  const old = await buildTree(fx.src, { key: fx.key, seq: fx.info.seq - 1, now: Date.parse(fx.info.info.issued) - 10_000 })
   t.after(() => fs.rm(old.out, { recursive: true, force: true }))
   const oldFsinfo = await fs.readFile(path.join(old.out, 'fsinfo.json'))
+  const was = await publishedRoot(old.out)
+  assert.ok(was.seq < fx.info.seq && was.info.release.seq < fx.info.info.release.seq, 'older in every sequence')
   const { liar, gw } = await liarGateway(t, {})
   assert.equal((await curl(gw.url + 'hello.txt')).headers['x-rotree-seq'], String(fx.info.seq))
   liar.set({ fsinfo: () => ({ body: oldFsinfo }) })
