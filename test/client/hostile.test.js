@@ -12,7 +12,8 @@ import crypto from 'node:crypto'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { openTree, Tree } from 'rotree-client'
-import { decodeDirPage } from 'rotree-client/src/format/dirpage.js'
+import { VERIFIERS } from 'rotree-client/src/verify.js'
+import { decodeRoot } from '../../lib/published/signed-roots.js'
 import { encodeFsinfo, fsinfoMessage } from 'rotree-client/src/format/fsinfo.js'
 import { sign, publicKeyOf } from 'rotree-client/src/ed25519.js'
 import { tmpdir, writeTree, buildTree, address } from '../helpers/fixtures.js'
@@ -173,7 +174,8 @@ function assertReported (tree, liar, codes) {
 
 // ---- fixture ------------------------------------------------------------------
 
-const fx = {}
+const fx = {} // the builder's default format
+const fx1 = {} // format version 1, for the lies about version-1 fsinfo.json fields
 const cleanups = []
 
 async function blobBytes (out, hash) { return new Uint8Array(await fs.readFile(path.join(out, 'h', hash))) }
@@ -192,47 +194,70 @@ function signedFsinfo (fields, secretKey) {
 
 const enc = s => new TextEncoder().encode(s)
 
+/** A directory page as its ref says it is stored (either format version: FORMAT.md §12.6). */
+async function pageOf (out, ref) { return VERIFIERS.dir(await blobBytes(out, ref.hash), ref) }
+/** What a mirror stores for a ref: version 2 refs carry storedSize, version 1's size is the stored size. */
+const stored = ref => ref.storedSize ?? ref.size
+
 before(async () => {
   fx.src = await tmpdir('rotree-hostile-src-')
   await writeTree(fx.src, { ...FILES, link: { symlink: 'big.bin' } })
+  // the builder's default format (version 2): the lies about blobs, "not found"
+  // and the CLI are about any tree
   const { out, result } = await buildTree(fx.src, { key: KEY })
   fx.out = out
   fx.result = result
-  fx.fsinfoText = await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8')
-  fx.fsinfo = JSON.parse(fx.fsinfoText)
+  const rootRef = decodeRoot(await fs.readFile(path.join(out, 'fsinfo.json'))).root
+  assert.equal(rootRef.hash, result.root)
 
-  const root = decodeDirPage(await blobBytes(out, result.root))
+  const root = await pageOf(out, rootRef)
   assert.equal(root.kind, 'leaf')
   const e = Object.fromEntries(root.entries.map(x => [x.name, x]))
   assert.ok(e['small.txt'].inline, 'small.txt should be inline')
   assert.equal(e['medium.bin'].chunks?.length, 1, 'medium.bin should be one chunk')
   assert.equal(e['medium2.bin'].chunks?.length, 1, 'medium2.bin should be one chunk')
   assert.ok(e['big.bin'].chunks?.length >= 4, 'big.bin should have several direct chunks')
-  fx.rootRef = { hash: result.root, size: result.rootSize }
+  fx.rootRef = rootRef
   fx.subRef = e.sub.dir
   fx.medium = e['medium.bin'].chunks[0]
   fx.medium2 = e['medium2.bin'].chunks[0]
   fx.bigChunks = e['big.bin'].chunks
   assert.ok(e['huge.bin'].index, 'huge.bin should have a chunk index')
   fx.hugeIndex = e['huge.bin'].index
-  const sub = decodeDirPage(await blobBytes(out, fx.subRef.hash))
+  const sub = await pageOf(out, fx.subRef)
   fx.data = Object.fromEntries(sub.entries.map(x => [x.name, x]))['data.bin'].chunks[0]
-
-  // the same tree signed by another key
+  // the same tree signed by another key (the CLI's "another key")
   fx.otherOut = (await buildTree(fx.src, { key: OTHER })).out
   fx.otherFsinfo = await fs.readFile(path.join(fx.otherOut, 'fsinfo.json'))
-  // the same tree, signed two hours ago for one hour
-  fx.expiredOut = (await buildTree(fx.src, { key: KEY, now: Date.now() - 2 * 3600e3, ttlMs: 3600e3 })).out
-  fx.expiredFsinfo = await fs.readFile(path.join(fx.expiredOut, 'fsinfo.json'))
-  // the same tree, issued an hour from now
-  fx.futureOut = (await buildTree(fx.src, { key: KEY, now: Date.now() + 3600e3, ttlMs: 3600e3 })).out
-  fx.futureFsinfo = await fs.readFile(path.join(fx.futureOut, 'fsinfo.json'))
-  assert.equal(JSON.parse(fx.expiredFsinfo).root, result.root, 'builds are deterministic')
-
   fx.honest = await startLyingServer(fx.out)
+
+  // The lies about fsinfo.json below forge and re-sign version-1 fields
+  // (signedFsinfo, tampered, the 4096-byte limit), so their tree is built as
+  // format version 1 on purpose (version 2's fsinfo.json and key lies:
+  // test/matrix/lies-v2.js, test/client/v2.test.js, publisher-tricks.test.js).
+  const v1 = await buildTree(fx.src, { key: KEY, version: 1 })
+  fx1.out = v1.out
+  fx1.result = v1.result
+  fx1.fsinfoText = await fs.readFile(path.join(v1.out, 'fsinfo.json'), 'utf8')
+  fx1.fsinfo = JSON.parse(fx1.fsinfoText)
+  assert.equal(fx1.fsinfo.version, 1)
+  const e1 = Object.fromEntries((await pageOf(v1.out, { hash: v1.result.root, size: v1.result.rootSize })).entries.map(x => [x.name, x]))
+  fx1.subRef = e1.sub.dir
+  // the same tree signed by another key
+  fx1.otherOut = (await buildTree(fx.src, { key: OTHER, version: 1 })).out
+  fx1.otherFsinfo = await fs.readFile(path.join(fx1.otherOut, 'fsinfo.json'))
+  // the same tree, signed two hours ago for one hour
+  fx1.expiredOut = (await buildTree(fx.src, { key: KEY, version: 1, now: Date.now() - 2 * 3600e3, ttlMs: 3600e3 })).out
+  fx1.expiredFsinfo = await fs.readFile(path.join(fx1.expiredOut, 'fsinfo.json'))
+  // the same tree, issued an hour from now
+  fx1.futureOut = (await buildTree(fx.src, { key: KEY, version: 1, now: Date.now() + 3600e3, ttlMs: 3600e3 })).out
+  fx1.futureFsinfo = await fs.readFile(path.join(fx1.futureOut, 'fsinfo.json'))
+  assert.equal(JSON.parse(fx1.expiredFsinfo).root, v1.result.root, 'builds are deterministic')
+  fx1.honest = await startLyingServer(fx1.out)
+
   fx.state = await tmpdir('rotree-hostile-state-')
-  cleanups.push(() => fx.honest.close())
-  for (const d of [fx.src, fx.out, fx.otherOut, fx.expiredOut, fx.futureOut, fx.state]) cleanups.push(() => fs.rm(d, { recursive: true, force: true }))
+  cleanups.push(() => fx.honest.close(), () => fx1.honest.close())
+  for (const d of [fx.src, fx.out, fx.otherOut, fx1.out, fx1.otherOut, fx1.expiredOut, fx1.futureOut, fx.state]) cleanups.push(() => fs.rm(d, { recursive: true, force: true }))
 })
 
 after(async () => { for (const c of cleanups.reverse()) await c().catch(() => {}) })
@@ -366,22 +391,23 @@ describe('a mirror lies about one blob', () => {
 
   test('swapped for another valid blob of the same size: HASH_MISMATCH', async t => {
     assert.equal(fx.medium.size, fx.medium2.size)
+    assert.equal(stored(fx.medium), stored(fx.medium2))
     await blobLieCase(t, TARGETS['a single-chunk file blob'], { action: { swapWith: fx.medium2.hash }, codes: [CODE.HASH] })
   })
 
   const sizeCode = (want, got) => got > want ? CODE.LARGE : got < want ? CODE.SHORT : CODE.HASH
 
   test('swapped for another valid directory blob (the subdirectory\'s, for the root)', t =>
-    blobLieCase(t, TARGETS['the root directory blob'], { action: { swapWith: fx.subRef.hash }, codes: [sizeCode(fx.rootRef.size, fx.subRef.size)] }))
+    blobLieCase(t, TARGETS['the root directory blob'], { action: { swapWith: fx.subRef.hash }, codes: [sizeCode(stored(fx.rootRef), stored(fx.subRef))] }))
 
   test('swapped for the next chunk of the same file', t =>
-    blobLieCase(t, TARGETS['a middle chunk of a multi-chunk file'], { action: { swapWith: fx.bigChunks[3].hash }, codes: [sizeCode(fx.bigChunks[2].size, fx.bigChunks[3].size)] }))
+    blobLieCase(t, TARGETS['a middle chunk of a multi-chunk file'], { action: { swapWith: fx.bigChunks[3].hash }, codes: [sizeCode(stored(fx.bigChunks[2]), stored(fx.bigChunks[3]))] }))
 
   test('swapped for a valid blob with the right length prefix: a chunk served where a directory is expected', async t => {
     // the subdirectory hash answered with the root blob's bytes cut/padded to the
     // expected size: right size, wrong hash, so it must never be parsed
     const rootBytes = await blobBytes(fx.out, fx.rootRef.hash)
-    const body = new Uint8Array(fx.subRef.size)
+    const body = new Uint8Array(stored(fx.subRef))
     body.set(rootBytes.subarray(0, body.length))
     await blobLieCase(t, TARGETS['a subdirectory blob'], { action: { body }, codes: [CODE.HASH] })
   })
@@ -472,7 +498,7 @@ describe('not found is believed only from a verified directory', () => {
 // ---- fsinfo.json lies ---------------------------------------------------------------
 
 function tampered (change) {
-  const j = { ...fx.fsinfo }
+  const j = { ...fx1.fsinfo }
   change(j)
   return enc(JSON.stringify(j, null, 2) + '\n')
 }
@@ -484,27 +510,27 @@ function padTo (text, n) {
 }
 
 const FSINFO_LIES = {
-  'signed by another key (its own key inside)': { body: () => fx.otherFsinfo, codes: [CODE.WRONG_KEY] },
+  'signed by another key (its own key inside)': { body: () => fx1.otherFsinfo, codes: [CODE.WRONG_KEY] },
   'names our key but is signed by another key': {
-    body: () => enc(signedFsinfo(fx.fsinfo, OTHER.secretKey)), codes: [CODE.BAD_SIG]
+    body: () => enc(signedFsinfo(fx1.fsinfo, OTHER.secretKey)), codes: [CODE.BAD_SIG]
   },
   'seq tampered, signature kept': { body: () => tampered(j => { j.seq += 1 }), codes: [CODE.BAD_SIG] },
-  'root tampered, signature kept': { body: () => tampered(j => { j.root = fx.subRef.hash; j.rootSize = fx.subRef.size }), codes: [CODE.BAD_SIG] },
+  'root tampered, signature kept': { body: () => tampered(j => { j.root = fx1.subRef.hash; j.rootSize = fx1.subRef.size }), codes: [CODE.BAD_SIG] },
   'expiry extended, signature kept': { body: () => tampered(j => { j.expires = new Date(Date.now() + 365 * 86400e3).toISOString() }), codes: [CODE.BAD_SIG] },
   'rootMtime tampered, signature kept': { body: () => tampered(j => { j.rootMtime += 1000 }), codes: [CODE.BAD_SIG] },
   'signature of another message by the right key': {
     body: () => tampered(j => { j.sig = sign(enc('something else'), KEY.secretKey) }), codes: [CODE.BAD_SIG]
   },
-  'expired (built two hours ago, ttl one hour)': { body: () => fx.expiredFsinfo, codes: [CODE.EXPIRED] },
-  'issued one hour in the future (beyond the 5 min skew)': { body: () => fx.futureFsinfo, codes: [CODE.FUTURE] },
-  'malformed JSON': { body: () => enc(fx.fsinfoText.slice(0, 200)), codes: [CODE.FORMAT] },
+  'expired (built two hours ago, ttl one hour)': { body: () => fx1.expiredFsinfo, codes: [CODE.EXPIRED] },
+  'issued one hour in the future (beyond the 5 min skew)': { body: () => fx1.futureFsinfo, codes: [CODE.FUTURE] },
+  'malformed JSON': { body: () => enc(fx1.fsinfoText.slice(0, 200)), codes: [CODE.FORMAT] },
   'JSON that is not an object': { body: () => enc('[1, 2, 3]\n'), codes: [CODE.FORMAT] },
   'empty body': { body: () => new Uint8Array(0), codes: [CODE.FORMAT] },
   'not UTF-8': { body: () => Uint8Array.of(0x7b, 0xff, 0xfe, 0x7d), codes: [CODE.FORMAT] },
   'unknown format version': { body: () => tampered(j => { j.version = 3 }), codes: [CODE.VERSION] },
   'an unknown extra field': { body: () => tampered(j => { j.mirrorNote = 'trust me' }), codes: [CODE.FORMAT] },
-  'larger than 4096 bytes (Content-Length announces it)': { body: () => padTo(fx.fsinfoText, 5000), codes: [CODE.LARGE, CODE.FORMAT] },
-  'larger than 4096 bytes (no Content-Length)': { body: () => padTo(fx.fsinfoText, 5000), length: false, codes: [CODE.LARGE, CODE.FORMAT] },
+  'larger than 4096 bytes (Content-Length announces it)': { body: () => padTo(fx1.fsinfoText, 5000), codes: [CODE.LARGE, CODE.FORMAT] },
+  'larger than 4096 bytes (no Content-Length)': { body: () => padTo(fx1.fsinfoText, 5000), length: false, codes: [CODE.LARGE, CODE.FORMAT] },
   'endless body': { action: 'endless', codes: [CODE.LARGE] },
   'truncated': { action: 'truncate', codes: [CODE.FORMAT] },
   'HTTP 500': { action: { status: 500 }, codes: [CODE.HTTP] },
@@ -518,7 +544,7 @@ const ROOT_OPS = () => [
 
 async function fsinfoLieCase (t, lie, timeoutMs = TIMEOUT_MS) {
   const action = lie.action ?? { body: lie.body(), length: lie.length }
-  const liar = await liarFor(t, { fsinfo: () => action })
+  const liar = await liarFor(t, { fsinfo: () => action }, fx1.out)
 
   await assertFailsWith(openVia(t, liar, { timeoutMs }), lie.codes, 'openTree')
   // every read of a tree that has not accepted a root yet fails the same way
@@ -527,9 +553,9 @@ async function fsinfoLieCase (t, lie, timeoutMs = TIMEOUT_MS) {
   assert.ok(!liar.requests.some(r => r.startsWith('/h/')), `no blob fetched before fsinfo.json verified: ${liar.requests}`)
   assert.deepEqual(liar.problems, [])
 
-  const both = await openVia(t, liar, { timeoutMs, mirrors: [fx.honest.url] })
-  assert.equal(both.info.seq, fx.fsinfo.seq)
-  assert.equal(both.info.root, fx.fsinfo.root)
+  const both = await openVia(t, liar, { timeoutMs, mirrors: [fx1.honest.url] })
+  assert.equal(both.info.seq, fx1.fsinfo.seq)
+  assert.equal(both.info.root, fx1.fsinfo.root)
   await expectAllSucceed(both, ROOT_OPS())
   assertReported(both, liar, lie.codes)
 }
@@ -541,56 +567,60 @@ describe('a mirror lies about fsinfo.json', () => {
 
   // controls: the checks above are about the lie, not about the file's spelling
   test('control: an expired fsinfo.json is accepted within graceMs', async t => {
-    const liar = await liarFor(t, { fsinfo: () => ({ body: fx.expiredFsinfo }) })
+    const liar = await liarFor(t, { fsinfo: () => ({ body: fx1.expiredFsinfo }) }, fx1.out)
     const tree = await openVia(t, liar, { graceMs: 3 * 3600e3 })
     assertBytes(await tree.readFile('/medium.bin'), FILES['medium.bin'], 'medium')
   })
 
   test('control: a future fsinfo.json is accepted within skewMs', async t => {
-    const liar = await liarFor(t, { fsinfo: () => ({ body: fx.futureFsinfo }) })
+    const liar = await liarFor(t, { fsinfo: () => ({ body: fx1.futureFsinfo }) }, fx1.out)
     const tree = await openVia(t, liar, { skewMs: 2 * 3600e3 })
     assertBytes(await tree.readFile('/small.txt'), FILES['small.txt'], 'small')
   })
 
   test('control: fsinfo.json of exactly 4096 bytes, compact or reordered JSON, verifies', async t => {
-    const exact = padTo(fx.fsinfoText, 4096)
+    const exact = padTo(fx1.fsinfoText, 4096)
     assert.equal(exact.length, 4096)
-    const j = fx.fsinfo
+    const j = fx1.fsinfo
     const reordered = enc(JSON.stringify({ sig: j.sig, rootMtime: j.rootMtime, rootSize: j.rootSize, root: j.root, expires: j.expires, issued: j.issued, seq: j.seq, key: j.key, version: j.version }))
     for (const body of [exact, reordered]) {
-      const liar = await liarFor(t, { fsinfo: () => ({ body }) })
+      const liar = await liarFor(t, { fsinfo: () => ({ body }) }, fx1.out)
       const tree = await openVia(t, liar)
-      assert.equal(tree.info.root, fx.fsinfo.root)
+      assert.equal(tree.info.root, fx1.fsinfo.root)
     }
   })
 
   test('a root that expires while the tree is open is not used any more', async t => {
     let clock = Date.now()
-    const tree = await openVia(t, fx.honest, { now: () => clock })
+    const tree = await openVia(t, fx1.honest, { now: () => clock })
     await tree.stat('/medium.bin')
-    clock = Date.parse(fx.fsinfo.expires) + 1000
+    clock = Date.parse(fx1.fsinfo.expires) + 1000
     await expectAllFail(tree, ROOT_OPS(), CODE.EXPIRED, 'after expiry:')
   })
 })
 
 // ---- rollback and fork ----------------------------------------------------------------
 
+// The rollback and fork lies use explicit version-1 sequence numbers (a
+// version-2 fsinfo.json's are the builder's clock), so these trees are built
+// as format version 1 on purpose; version 2's rollback and fork rules:
+// test/client/v2.test.js, test/matrix/lies-v2.js.
 describe('rollback and fork', () => {
   const rb = {}
   before(async () => {
     rb.src = await tmpdir('rotree-hostile-rb-src-')
     await writeTree(rb.src, { 'a.txt': 'version one\n', 'd/b.bin': prng('rb', 70 * 1024) })
-    rb.out = (await buildTree(rb.src, { key: KEY, seq: 1000 })).out
+    rb.out = (await buildTree(rb.src, { key: KEY, version: 1, seq: 1000 })).out
     rb.old = await fs.readFile(path.join(rb.out, 'fsinfo.json'))
     await writeTree(rb.src, { 'new.txt': 'only in seq 1001\n' })
-    await buildTree(rb.src, { key: KEY, seq: 1001, out: rb.out })
+    await buildTree(rb.src, { key: KEY, version: 1, seq: 1001, out: rb.out })
     rb.new = await fs.readFile(path.join(rb.out, 'fsinfo.json'))
     assert.notEqual(JSON.parse(rb.old).root, JSON.parse(rb.new).root)
 
     // a fork: another tree signed under the same number
     rb.forkSrc = await tmpdir('rotree-hostile-fork-src-')
     await writeTree(rb.forkSrc, { 'a.txt': 'the other story\n' })
-    rb.forkOut = (await buildTree(rb.forkSrc, { key: KEY, seq: 1001 })).out
+    rb.forkOut = (await buildTree(rb.forkSrc, { key: KEY, version: 1, seq: 1001 })).out
     rb.fork = await fs.readFile(path.join(rb.forkOut, 'fsinfo.json'))
     assert.equal(JSON.parse(rb.fork).seq, 1001)
     assert.notEqual(JSON.parse(rb.fork).root, JSON.parse(rb.new).root)
@@ -778,14 +808,17 @@ describe('the CLI against a liar', () => {
     assert.ok(r.stdout.length < FILES['big.bin'].length)
   })
 
-  for (const [name, action, code] of [['a truncated root directory', 'truncate', 'TRUNCATED'], ['an endless fsinfo.json', 'endless', 'TOO_LARGE'], ['fsinfo.json by another key', 'otherkey', 'WRONG_KEY']]) {
+  // another key's fsinfo.json: version 1 names that key (ROTREE_WRONG_KEY); version 2 names
+  // none, and no signature by the address's key counts (ROTREE_THRESHOLD, FORMAT.md §12.5)
+  for (const [name, action, code] of [['a truncated root directory', 'truncate', 'TRUNCATED'], ['an endless fsinfo.json', 'endless', 'TOO_LARGE'], ['fsinfo.json by another key', 'otherkey', 'WRONG_KEY (version 1) or THRESHOLD (version 2)']]) {
     test(`rotree cat with ${name}: exit 1, one line naming ${code}`, async t => {
+      const want = action !== 'otherkey' ? code : decodeRoot(fx.otherFsinfo).version === 2 ? 'THRESHOLD' : 'WRONG_KEY'
       const liar = await liarFor(t, action === 'endless' ? { fsinfo: () => 'endless' }
         : action === 'otherkey' ? { fsinfo: () => ({ body: fx.otherFsinfo }) }
           : lieAbout(fx.rootRef.hash, action))
       const r = await run(['cat', address(liar.url, PK), '/medium.bin', '--timeout', '5'], { env: cli.env })
       assert.equal(r.code, 1, r.stderr)
-      assert.match(assertOneErrorLine(r.stderr), new RegExp(`ROTREE_${code}`))
+      assert.match(assertOneErrorLine(r.stderr), new RegExp(`ROTREE_${want}`))
       assert.equal(r.stdout.length, 0)
     })
   }
