@@ -15,7 +15,7 @@
 // publisher cannot publish what its readers would refuse.
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { BadFormatError, BadKeyError, BadSignatureError, ExpiredError, ThresholdError, UsageError, RetiredError } from 'rotree-client/errors'
+import { BadFormatError, BadKeyError, BadSignatureError, ExpiredError, ThresholdError, UsageError, RetiredError, RollbackError } from 'rotree-client/errors'
 import { encodeFsinfoV2, decodeFsinfoV2, decodeRelease, releaseMessage } from 'rotree-client/src/format/fsinfo-v2.js'
 import { parseObject, jsonText, object, hex64 } from 'rotree-client/src/format/signed-doc.js'
 import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
@@ -334,4 +334,58 @@ async function announceRetirement (out, cur, signers, keys, { ttlMs, now, fsync,
   }
   await publishFsinfo(out, text, fsync)
   return { skipped: false, retired: true, previousSeq: cur.seq, seq, trustSeq: trust.seq, root: cur.release.root.hash, expires: new Date(Math.min(now + ttlMs, Date.parse(release.expires))).toISOString(), address: addressOf(anchor, cur.name, url ?? signers.url) }
+}
+
+/**
+ * The offline signature of a single-key tree's release (FORMAT.md §12.5: its
+ * one key holds every role): `rotree sign unsigned.json --key K -o
+ * fsinfo.json` on a machine with the key and nothing else. The release and
+ * an fsinfo.json over it are both signed by K, and the result is checked as
+ * a reader of `#<K>` checks it (the blobs are checked where it is
+ * installed). Its seq is the signing time in seconds, as version 1's
+ * offline signature takes (FORMAT.md §6.2), so it stays above whatever OUT
+ * published in between.
+ * @param {Uint8Array} bytes an unsigned.json of version 2
+ * @param {object[]} keys @param {{ ttlMs: number, now?: number }} o
+ * @returns {{ text: string, info: object }}
+ */
+export function signReleaseOffline (bytes, keys, { ttlMs, now = Date.now() }) {
+  const { release, key } = readUnsignedRelease(bytes)
+  if (!key) throw new UsageError('this release is for a tree with trust documents: add release signatures with rotree sign FILE --key RELEASEKEY, then publish it with rotree sign FILE --publish OUT --timestamp-key TIMESTAMPKEY')
+  const k = keys.find(x => x.publicKey === key)
+  if (!k) throw new BadKeyError(`this release is for the tree of key ${key}; sign it with that key`)
+  const roles = singleKeyRoles(key)
+  const signed = signRelease(release, [k], roles).release
+  const seq = Math.floor(now / 1000)
+  const text = signFsinfoV2({ release: signed, trust: null, name: signed.name, seq, now, ttlMs, timestampKeys: [k], roles })
+  const info = decodeFsinfoV2(text)
+  verifyFsinfoV2(info, { anchor: { kind: 'key', key }, name: signed.name, trust: null, now, skewMs: DEFAULT_SKEW_MS, graceMs: 0, checkFreshness })
+  return { text, info, key }
+}
+
+/**
+ * `rotree sign fsinfo.json --publish OUT` for a version-2 fsinfo.json signed
+ * elsewhere (signReleaseOffline): judged against OUT's own anchor (its
+ * trust documents, its published key, or the key of its pending
+ * unsigned.json) as a fresh reader would judge it, above everything OUT has
+ * published, every blob present; then published.
+ * @param {string} out @param {Uint8Array} bytes
+ * @param {{ now?: number, fsync?: boolean, url?: string }} [o]
+ */
+export async function installSignedV2 (out, bytes, { now = Date.now(), fsync = true, url } = {}) {
+  return withOutLock(out, 'rotree sign --publish', async () => {
+    const pendingBytes = await fs.readFile(path.join(out, UNSIGNED_FILE)).catch(() => null)
+    const pending = pendingBytes && isUnsignedRelease(pendingBytes) ? readUnsignedRelease(pendingBytes) : null
+    const signers = await signersOf(out, { key: pending?.key ?? undefined })
+    const claimed = decodeFsinfoV2(bytes)
+    const name = signers.trust || signers.name ? signers.name : claimed.name
+    const currentBytes = await fs.readFile(path.join(out, 'fsinfo.json')).catch(() => null)
+    const { info, blobs } = await checkPublishable(out, bytes, { anchor: signers.anchor, name, trust: signers.trust, now })
+    if (currentBytes && Buffer.from(currentBytes).equals(Buffer.from(bytes))) return { seq: info.seq, root: info.release.root.hash, already: true, address: addressOf(signers.anchor, name, url ?? signers.url) }
+    const { last } = await nextSeq(out, 0)
+    if (info.seq <= last) throw new RollbackError(`this fsinfo.json has seq ${info.seq}, but ${out} already published ${last}; sign the release again (rotree sign picks a higher seq)`, { details: { seq: info.seq, seen: last } })
+    await publishFsinfo(out, bytes, fsync)
+    if (pending && pending.release.root.hash === info.release.root.hash && pending.release.seq <= info.release.seq) await removeUnsigned(out)
+    return { seq: info.seq, releaseSeq: info.release.seq, root: info.release.root.hash, expires: info.expires, blobs, already: false, address: addressOf(signers.anchor, name, url ?? signers.url) }
+  })
 }

@@ -5,6 +5,9 @@
 //   sign OUT --key R2 --timestamp-key T --publish       at the threshold: fsinfo.json, published
 //   sign FILE --key R1                                  the same on a copy of unsigned.json (another machine)
 //   sign FILE --publish OUT --timestamp-key T           publish a release signed elsewhere
+//   sign FILE --key K -o fsinfo.json                    a single-key tree (FORMAT.md §12.5): release and
+//                                                       fsinfo.json signed offline by its one key
+//   sign fsinfo.json --publish OUT                      install it
 // Format version 1:
 //   sign unsigned.json --key K -o fsinfo.json           the offline signature
 //   sign fsinfo.json --publish OUT                      install it
@@ -13,7 +16,8 @@ import path from 'node:path'
 import { UsageError } from 'rotree-client/errors'
 import { readKeyFiles } from '../../builder/keys.js'
 import { signUnsigned, installSigned } from '../../builder/sign.js'
-import { isUnsignedRelease, signOut } from '../../builder/release.js'
+import { isUnsignedRelease, signOut, signReleaseOffline, installSignedV2 } from '../../builder/release.js'
+import { fsinfoVersion } from 'rotree-client/src/format/fsinfo-v2.js'
 import { parseDuration } from '../../builder/duration.js'
 
 export default {
@@ -23,7 +27,7 @@ export default {
   options: {
     key: { type: 'string', multiple: true, arg: 'KEYFILE', help: 'secret key that signs: format 2, a release key (repeatable); format 1, the tree\'s key' },
     'timestamp-key': { type: 'string', multiple: true, arg: 'KEYFILE', help: 'format 2 with --publish: the timestamp key that signs fsinfo.json (repeatable)' },
-    output: { type: 'string', short: 'o', arg: 'FSINFO', help: 'format 1: write the signed fsinfo.json here' },
+    output: { type: 'string', short: 'o', arg: 'FSINFO', help: 'write the signed fsinfo.json here (format 1; format 2 for a single-key tree: release and fsinfo.json signed by --key)' },
     publish: { type: 'boolean', help: 'publish: format 2, once the release has its signatures; format 1, `--publish OUT` installs FILE in OUT' },
     ttl: { type: 'string', arg: 'DURATION', help: 'format 2: how long fsinfo.json is valid (default 7d); format 1 with --key: re-stamp issued and expires' },
     url: { type: 'string', arg: 'URL', help: 'the mirror URL to print in the address line' },
@@ -40,8 +44,10 @@ export default {
       throw err
     })
     const input = st.isDirectory() ? null : await fs.readFile(target)
+    if (input && isUnsignedRelease(input) && v.output) return signOffline(input, v, ttlMs, io, readKeys)
+    if (input && !isUnsignedRelease(input) && v.publish && !v.key && versionOf(input) === 2) return installV2(input, publishTo, v, io)
     if (st.isDirectory() || isUnsignedRelease(input)) {
-      if (v.output) throw new UsageError('-o is for format 1; a format-2 release is signed in place')
+      if (v.output) throw new UsageError('-o writes fsinfo.json from a copy of unsigned.json (rotree sign FILE --key KEY -o FSINFO); in OUT a release is signed in place')
       if (st.isDirectory() && publishTo !== undefined) throw new UsageError('give OUT once: rotree sign OUT --publish')
       const out = st.isDirectory() ? target : publishTo ?? path.dirname(target)
       const r = await signOut({
@@ -63,6 +69,35 @@ export default {
     }
     return signV1(target, input, publishTo, v, ttlMs, io, readKeys)
   }
+}
+
+function versionOf (bytes) {
+  try { return fsinfoVersion(bytes) } catch { return null } // not an fsinfo.json: signV1 says what it is
+}
+
+// FORMAT.md §12.5: a single-key tree's release and fsinfo.json, both signed offline by its key
+async function signOffline (input, v, ttlMs, io, readKeys) {
+  if (v.publish) throw new UsageError('give one of -o FSINFO and --publish: sign offline with -o, then install the file with rotree sign FSINFO --publish OUT')
+  if (v['timestamp-key']) throw new UsageError('-o signs a single-key tree\'s fsinfo.json with --key; a tree with a timestamp key publishes with rotree sign FILE --publish OUT --timestamp-key T')
+  if (!v.key) throw new UsageError('-o needs --key KEYFILE')
+  const keys = await readKeys(v.key)
+  const { text, info, key } = signReleaseOffline(input, keys, { ttlMs: ttlMs ?? 7 * 24 * 3600e3 })
+  const tmp = path.join(path.dirname(v.output), `.${path.basename(v.output)}.tmp-${process.pid}`)
+  await fs.writeFile(tmp, text, { mode: 0o644 })
+  await fs.rename(tmp, v.output)
+  const frag = info.name ? `${key}:${info.name}` : key
+  const r = { signed: true, seq: info.seq, releaseSeq: info.release.seq, root: info.release.root.hash, expires: info.expires, output: v.output, address: `${v.url ?? '<mirror-url>'}#${frag}` }
+  if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
+  io.stdout.write(`signed seq ${r.seq} (release ${r.releaseSeq}), root ${r.root}, expires ${r.expires} → ${r.output}\naddress: ${r.address}\n`)
+}
+
+async function installV2 (input, publishTo, v, io) {
+  if (publishTo === undefined) throw new UsageError('--publish needs OUT (the folder to publish into) for a signed fsinfo.json')
+  if (v['timestamp-key'] || v.ttl) throw new UsageError('this fsinfo.json is signed already: rotree sign FSINFO --publish OUT installs it as it is')
+  const r = await installSignedV2(publishTo, input, { fsync: !v['no-fsync'], url: v.url })
+  if (v.json) { io.stdout.write(JSON.stringify({ published: publishTo, ...r }, null, 2) + '\n'); return }
+  io.stdout.write(r.already ? `${publishTo} already publishes seq ${r.seq}\n` : `published seq ${r.seq} (release ${r.releaseSeq}, root ${r.root}, ${r.blobs} blobs checked) in ${publishTo}, expires ${r.expires}\n`)
+  io.stdout.write(`address: ${r.address}\n`)
 }
 
 async function signV1 (file, input, publishTo, v, ttlMs, io, readKeys) {

@@ -133,6 +133,61 @@ test('format 2 (a new OUT\'s default): build --unsigned --pubkey, the release si
   await assert.rejects(fs.access(path.join(out, 'unsigned.json')), 'published: the pending release is gone')
 })
 
+test('format 2, fully offline: the commands of docs/DEPLOY.md, the key never on the build host', { timeout: 60_000 }, async t => {
+  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const src = path.join(dir, 'src'); const out = path.join(dir, 'out'); const offline = path.join(dir, 'offline')
+  await fs.mkdir(offline)
+  await writeTree(src, { 'README': 'signed offline\n', 'data/blob.bin': prng(700_000, 'x') })
+  const keyFile = path.join(offline, 'publisher.key')
+  const pub = (await rotree(['keygen', keyFile])).stdout.trim()
+  const otherFile = path.join(offline, 'other.key')
+  await rotree(['keygen', otherFile])
+
+  assert.equal((await rotree(['build', src, out, '--unsigned', '--pubkey', pub, '--no-fsync'])).code, 0)
+  const copy = path.join(offline, 'unsigned.json')
+  await fs.copyFile(path.join(out, 'unsigned.json'), copy)
+  // another key cannot sign this tree's release
+  const wrong = await rotree(['sign', copy, '--key', otherFile, '-o', path.join(offline, 'x.json')])
+  assert.notEqual(wrong.code, 0); assert.match(wrong.stderr, /ROTREE_BAD_KEY/)
+  await assert.rejects(fs.access(path.join(offline, 'x.json')))
+  const s = await rotree(['sign', copy, '--key', keyFile, '-o', path.join(offline, 'fsinfo.json')])
+  assert.equal(s.code, 0, s.stderr)
+  assert.match(s.stdout, new RegExp(`address: <mirror-url>#${pub}\n$`))
+  const signed = JSON.parse(await fs.readFile(path.join(offline, 'fsinfo.json'), 'utf8'))
+  assert.equal(signed.version, 2)
+
+  // back on the build host: checked against OUT's key and blobs, then published
+  const back = path.join(dir, 'fsinfo-from-offline.json')
+  await fs.copyFile(path.join(offline, 'fsinfo.json'), back)
+  const p = await rotree(['sign', back, '--publish', out, '--no-fsync'])
+  assert.equal(p.code, 0, p.stderr)
+  assert.match(p.stdout, /published seq \d+/)
+  assert.deepEqual(await files(out), ['.rotree', 'fsinfo.json', 'h', 'history'])
+  assert.deepEqual(await fs.readFile(path.join(out, 'fsinfo.json')), await fs.readFile(back))
+  assert.equal((await checkPublished(out, pub)).seq, signed.seq)
+  assert.match((await rotree(['sign', back, '--publish', out])).stdout, /already publishes/)
+
+  const srv = await serve(out); t.after(srv.close)
+  const tree = await openTree(address(srv.url, pub), { stateDir: null }); t.after(() => tree.close())
+  assert.equal(Buffer.from(await tree.readFile('/README')).toString(), 'signed offline\n')
+
+  // refused: a fsinfo.json of another key's tree, and one whose blobs OUT lacks
+  const other = path.join(dir, 'other-out')
+  await writeTree(path.join(dir, 'src2'), { 'x': 'another tree\n'.repeat(400) })
+  const pub2 = JSON.parse(await fs.readFile(otherFile, 'utf8')).publicKey
+  assert.equal((await rotree(['build', path.join(dir, 'src2'), other, '--unsigned', '--pubkey', pub2, '--no-fsync'])).code, 0)
+  assert.equal((await rotree(['sign', path.join(other, 'unsigned.json'), '--key', otherFile, '-o', path.join(dir, 'f2.json')])).code, 0)
+  const foreign = await rotree(['sign', path.join(dir, 'f2.json'), '--publish', out, '--no-fsync'])
+  assert.notEqual(foreign.code, 0, 'another key\'s fsinfo.json is not published over this tree')
+  assert.deepEqual(await fs.readFile(path.join(out, 'fsinfo.json')), await fs.readFile(back))
+  const fresh = path.join(dir, 'fresh-out')
+  await fs.mkdir(fresh)
+  await fs.copyFile(path.join(other, 'unsigned.json'), path.join(fresh, 'unsigned.json'))
+  const missing = await rotree(['sign', path.join(dir, 'f2.json'), '--publish', fresh, '--no-fsync'])
+  assert.notEqual(missing.code, 0, 'a root whose blobs are not in OUT is not published')
+  await assert.rejects(fs.access(path.join(fresh, 'fsinfo.json')))
+})
+
 // format 1 on purpose: signUnsigned, decodeUnsigned and installSigned are version 1's offline
 // signature (version 2's is the release flow above)
 test('sign and install refuse what they must', { timeout: 60_000 }, async t => {
