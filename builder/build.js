@@ -46,7 +46,7 @@ import { peakRss } from '../lib/proc-stat.js'
  * @param {number} [o.workersAfter] bytes of files to read before worker threads start (default 16 MiB; 0: at once)
  * @param {boolean} [o.fsync=true]
  * @param {number} [o.now] clock, ms
- * @param {number} [o.seq] force a sequence number
+ * @param {number} [o.seq] force a sequence number (version 2: the release's and fsinfo.json's)
  * @param {boolean} [o.unsigned] write OUT/unsigned.json for an offline signature instead of publishing
  * @param {boolean} [o.rehash] read every file, ignoring the build index
  * @param {number} [o.racyMs] files changed this recently before being read are not recorded in the index

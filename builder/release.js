@@ -147,16 +147,19 @@ export async function checkPublishable (out, text, { anchor, name, trust, now })
  * Publish a release: a new fsinfo.json over it, signed by the timestamp keys,
  * checked, recorded in history/ and renamed into place.
  * @param {string} out
- * @param {{ release: object, signers: object, timestampKeys: object[], ttlMs: number, now?: number, fsync?: boolean, url?: string }} o
+ * @param {{ release: object, signers: object, timestampKeys: object[], ttlMs: number, now?: number, fsync?: boolean, url?: string, seq?: number }} o
+ *   seq: fsinfo.json's sequence number, forced (above everything OUT published); by default nextSeq's
  */
-export async function publishRelease (out, { release, signers, timestampKeys, ttlMs, now = Date.now(), fsync = true, url = signers.url }) {
+export async function publishRelease (out, { release, signers, timestampKeys, ttlMs, now = Date.now(), fsync = true, url = signers.url, seq: forced }) {
   const { roles, trust, anchor, name } = signers
   const have = releaseSigners(release, roles)
   if (have < roles.release.threshold) {
     throw new ThresholdError(`release ${release.seq} has ${have} of the ${roles.release.threshold} release signatures it needs (rotree sign OUT --key RELEASEKEY)`, { details: { valid: have, threshold: roles.release.threshold } })
   }
   if (release.name !== name) throw new UsageError(`the release is for tree ${JSON.stringify(release.name)}, but ${out} publishes ${JSON.stringify(name)}`)
-  const { seq } = await nextSeq(out, now)
+  const { seq: auto, last } = await nextSeq(out, now)
+  const seq = forced ?? auto
+  if (seq <= last) throw new UsageError(`sequence ${seq} is not above ${last}, already published in ${out}`)
   const text = signFsinfoV2({ release, trust, name, seq, now, ttlMs, timestampKeys, roles })
   const { info, blobs } = await checkPublishable(out, text, { anchor, name, trust, now })
   await publishFsinfo(out, text, fsync)
@@ -193,7 +196,8 @@ export async function publishBuilt (out, o) {
   if (!o.key.secretKey) throw new UsageError('a secret key is needed to sign (or build with --unsigned)')
   release = signRelease(release, [o.key], signers.roles).release
   const timestampKeys = o.timestampKeys?.length ? o.timestampKeys : [o.key]
-  const r = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now: o.now, fsync: o.fsync ?? true, url: o.url })
+  // a forced seq (build's `seq`) is the release's and fsinfo.json's, as version 1's is fsinfo.json's
+  const r = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now: o.now, fsync: o.fsync ?? true, url: o.url, seq: o.seq })
   await removeUnsigned(out) // a pending offline-signed root is older than this one
   return { ...r, name }
 }
