@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { openTree } from 'rotree-client'
 import { tmpdir, makeKey, writeTree, buildTree, serve, address, prng } from '../helpers/fixtures.js'
+import { decodeRoot } from '../../lib/published/signed-roots.js'
 
 const run = promisify(execFile)
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
@@ -163,10 +164,14 @@ test('walkTree reaches every blob; snapshot() pins a root; a rotten local cache 
   const src = path.join(dir, 'src')
   await writeTree(src, { 'a.txt': 'a', 'big.bin': prng(12 << 20, 'w'), 'd/e/f.txt': prng(9000, 'f'), 'same1/x': 'dup', 'same2/x': 'dup' })
   const key = makeKey()
-  const { out, result } = await buildTree(src, { key, seq: 1 })
+  // the builder's default format, with its own sequence numbers (version 2: from the clock)
+  const { out, result } = await buildTree(src, { key })
   const read = ref => fs.readFile(path.join(out, 'h', ref.hash))
   const seen = new Set(); const paths = []
-  await walkTree({ hash: result.root, size: result.rootSize },
+  // the root ref as fsinfo.json signs it (version 2: with its codec and sizes, FORMAT.md §12.6)
+  const rootRef = decodeRoot(await fs.readFile(path.join(out, 'fsinfo.json'))).root
+  assert.equal(rootRef.hash, result.root)
+  await walkTree(rootRef,
     async (ref, kind) => kind === 'dir' ? verifyDirPage(await read(ref), ref) : verifyChunkIndex(await read(ref), ref),
     (ref, kind, p) => { seen.add(ref.hash); paths.push(p) })
   assert.deepEqual([...seen].sort(), (await fs.readdir(path.join(out, 'h'))).sort())
@@ -177,11 +182,11 @@ test('walkTree reaches every blob; snapshot() pins a root; a rotten local cache 
   const blobCache = { get: async h => store.get(h), put: async (h, b) => { store.set(h, b) }, delete: async h => { store.delete(h) } }
   const tree = await openTree(address(srv.url, key.publicKey), { stateDir: null, blobCache }); t.after(() => tree.close())
   const view = tree.snapshot()
-  await buildTree(src, { key, out, seq: 2 }) // same content, new root record
+  await buildTree(src, { key, out }) // same content, new root record
   await fs.writeFile(path.join(src, 'a.txt'), 'changed')
-  await buildTree(src, { key, out, seq: 3 })
+  await buildTree(src, { key, out })
   assert.equal(await tree.refresh(), true)
-  assert.equal(view.info.seq, 1)
+  assert.equal(view.info.seq, result.seq)
   assert.equal(Buffer.from(await view.readFile('/a.txt')).toString(), 'a') // the pinned root
   assert.equal(Buffer.from(await tree.readFile('/a.txt')).toString(), 'changed')
   await tree.readFile('/d/e/f.txt') // root, d, e pages and the chunk now sit in the local cache
