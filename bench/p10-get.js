@@ -46,8 +46,8 @@ export async function run ({ quick = false } = {}) {
   if (miss) return skipped(id, miss)
   if (!(await fs.stat(DOC).catch(() => null))) return skipped(id, `${DOC} not found`)
   const limitS = quick ? 30 : 100
-  // HTTP/1.1 only: a whole-tree get at RTT 50 ms is the longest run of the suite
-  const protocols = PROTOCOLS.slice(0, 1)
+  // HTTP/1.1, and HTTPS + HTTP/2 (one connection, many streams: no cap of 64 connections)
+  const protocols = quick ? PROTOCOLS.slice(0, 1) : PROTOCOLS
   const dir = await tmpdir('rotree-bench-p10-')
   const rotree = args => execFileSync(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 }).toString()
   let src = DOC
@@ -58,7 +58,11 @@ export async function run ({ quick = false } = {}) {
   rotree(['build', src, out, '--key', key, '--no-fsync', '--skip-bad'])
   execFileSync('tar', ['-cf', path.join(plainDir, 'doc.tar'), '-C', path.dirname(src), path.basename(src)])
   const tarBytes = (await fs.stat(path.join(plainDir, 'doc.tar'))).size
-  const blobs = (await fs.readdir(path.join(out, 'h'))).filter(n => /^[0-9a-f]{64}$/.test(n)).length
+  const names = (await fs.readdir(path.join(out, 'h'))).filter(n => /^[0-9a-f]{64}$/.test(n))
+  const blobs = names.length
+  let blobBytes = 0
+  for (const n of names) blobBytes += (await fs.stat(path.join(out, 'h', n))).size
+  const format = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8')).version ?? 1
   const src0 = await treeStats(src)
   const cert = await makeCert(path.join(dir, 'tls'))
   const nginx = await startNginxTree(out, { tls: cert, plain: { '/plain/': plainDir } })
@@ -103,7 +107,7 @@ export async function run ({ quick = false } = {}) {
     rows,
     raw,
     notes: [
-      `One run per row. The tree: ${src0.files.toLocaleString('en-US')} files in ${src0.dirs.toLocaleString('en-US')} directories, ${(src0.bytes / 1e6).toFixed(0)} MB (\`rotree build --skip-bad\` of ${quick ? `a ~8 MB part of ${DOC}` : DOC}), ${blobs.toLocaleString('en-US')} blobs; the tar of the same folder is ${(tarBytes / 1e6).toFixed(0)} MB. Both are served by one nginx from \`rotree nginx-config\` (the tar from a location the bench adds) through bench/lib/link.js at ${fmtRate(LINK.mbit)}, RTT ${LINK.rttMs} ms, TCP windows as in P3w. \`rotree get\` (default --jobs) writes every file, symlink, mode and mtime, and includes Node's start-up; curl's time is its own time_total.`,
+      `One run per row. The tree: ${src0.files.toLocaleString('en-US')} files in ${src0.dirs.toLocaleString('en-US')} directories, ${(src0.bytes / 1e6).toFixed(0)} MB (\`rotree build --skip-bad\` of ${quick ? `a ~8 MB part of ${DOC}` : DOC}, format ${format}), ${blobs.toLocaleString('en-US')} blobs of ${(blobBytes / 1e6).toFixed(0)} MB${format === 2 ? ' (compressed where it pays)' : ''}; the tar of the same folder is ${(tarBytes / 1e6).toFixed(0)} MB. Both are served by one nginx from \`rotree nginx-config\` (the tar from a location the bench adds) through bench/lib/link.js at ${fmtRate(LINK.mbit)}, RTT ${LINK.rttMs} ms, TCP windows as in P3w. \`rotree get\` (default --jobs) writes every file, symlink, mode and mtime, and includes Node's start-up; curl's time is its own time_total.`,
       'What `rotree get` put on the wire: ' + raw.map(r => `${r.protocol}: ${wireSummary(r.wire)}`).join('; ') + '.',
       relayNote(relay),
       runContext()
