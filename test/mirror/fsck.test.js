@@ -9,30 +9,8 @@ import { tmpdir, writeTree, buildTree, serve, makeKey, prng, address } from '../
 import { checkPublished } from '../helpers/check-tree.js'
 import { fsck } from '../../mirror/fsck.js'
 import { scrub, POOL_MIN_FILES } from '../../mirror/scrub.js'
-import { rotree } from './helpers.js'
-import { walkTree } from 'rotree-client'
-import { VERIFIERS } from 'rotree-client/src/verify.js'
-import { verifyRoot, decodeRoot } from '../../lib/published/signed-roots.js'
-
-/**
- * What the root in `fsinfoBytes` reaches, read from the blobs in `dir`, for
- * either format version (./helpers.js reachable() reads version 1 only):
- * Map hash → { kind, size: the stored size (what DIR/h holds), paths }.
- */
-async function reachable (dir, fsinfoBytes, publicKey) {
-  // signed by the address's key (FORMAT.md §12.5); an old root's age does not matter here
-  const { root } = verifyRoot(fsinfoBytes, { anchor: { kind: 'key', key: publicKey }, name: '', chain: { docs: [] } })
-  const read = ref => fs.readFile(path.join(dir, 'h', ref.hash))
-  const out = new Map()
-  await walkTree(root,
-    async (ref, kind) => VERIFIERS[kind](await read(ref), ref),
-    (ref, kind, p) => {
-      const e = out.get(ref.hash) ?? { kind, size: ref.storedSize ?? ref.size, paths: [] }
-      if (!e.paths.includes(p)) e.paths.push(p)
-      out.set(ref.hash, e)
-    })
-  return out
-}
+import { rotree, reachable } from './helpers.js'
+import { decodeRoot } from '../../lib/published/signed-roots.js'
 
 async function setup (t, { now, ttlMs } = {}) {
   const dir = await tmpdir('rotree-fsck-'); t.after(() => fs.rm(dir, { recursive: true, force: true }))

@@ -2,8 +2,9 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
-import { walkTree, verifyDirPage, verifyChunkIndex } from 'rotree-client'
-import { verifyFsinfoSignature } from 'rotree-client/verify'
+import { walkTree } from 'rotree-client'
+import { VERIFIERS } from 'rotree-client/src/verify.js'
+import { verifyRoot } from '../../lib/published/signed-roots.js'
 
 export const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 
@@ -32,17 +33,19 @@ export async function strayNames (dir) {
 }
 
 /**
- * What the root in `fsinfoBytes` reaches, read from the blobs in `dir`:
- * Map hash → { kind, size, paths: string[] }.
+ * What the root in `fsinfoBytes` reaches, read from the blobs in `dir`, for
+ * either format version (signed by the address's key: FORMAT.md §12.5 for
+ * version 2; an old root's age does not matter here):
+ * Map hash → { kind, size: the stored size (what DIR/h holds), paths: string[] }.
  */
 export async function reachable (dir, fsinfoBytes, publicKey) {
-  const info = verifyFsinfoSignature(fsinfoBytes, { publicKey }) // an old root's age does not matter here
+  const { root } = verifyRoot(fsinfoBytes, { anchor: { kind: 'key', key: publicKey }, name: '', chain: { docs: [] } })
   const read = ref => fs.readFile(path.join(dir, 'h', ref.hash))
   const out = new Map()
-  await walkTree(info.root,
-    async (ref, kind) => kind === 'dir' ? verifyDirPage(await read(ref), ref) : verifyChunkIndex(await read(ref), ref),
+  await walkTree(root,
+    async (ref, kind) => VERIFIERS[kind](await read(ref), ref),
     (ref, kind, p) => {
-      const e = out.get(ref.hash) ?? { kind, size: ref.size, paths: [] }
+      const e = out.get(ref.hash) ?? { kind, size: ref.storedSize ?? ref.size, paths: [] }
       if (!e.paths.includes(p)) e.paths.push(p)
       out.set(ref.hash, e)
     })
