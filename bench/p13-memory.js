@@ -107,7 +107,13 @@ export async function run ({ quick = false, files = 1_000_000, completes = null,
         'LevelDB maps at most ~40 MB of the index at once whatever its size.' +
         (format ? ` Every build is format ${format} (\`--format ${format}\`).` : '')
       ],
-      gap: peak > 256 ? 'The fixed part (three isolates, LevelDB, the binary\'s pages) is most of it; see the notes.' : undefined
+      gap: peak > 256
+        ? 'The peak sits at the target: runs of the same build at a million files gave 249 and 257 MB (2026-11-27). What grows is native memory, not the JavaScript heaps: ' +
+          'sampled every second through a build of 300,000 files (2026-11-27), the main isolate\'s heap stayed at ~45 MB and its external memory at ~20 MB while anonymous RSS climbed from 60 to 150 MB, with worker threads and without (--jobs 0), ' +
+          'which is malloc\'s heap fragmenting as buffers of every size come and go. Measured on that build: LevelDB\'s default 4 MiB memtable and 8 MiB cache against the 1 MiB and 2 MiB now used, 223-231 MB against 211 MB (adopted); ' +
+          'MALLOC_ARENA_MAX=2, 20 MB less (an environment setting, docs/DEPLOY.md gives it for the gateway); a 4 MiB young generation (--max-semi-space-size=4), 12 MB less for 8% more CPU (not adopted). ' +
+          'What would bound it: fewer buffers allocated per file and per entry, which is where to look next.'
+        : undefined
     }
   } finally {
     rmTree(dir)
