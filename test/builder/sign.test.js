@@ -82,7 +82,8 @@ test('build --unsigned, sign on another machine, publish: the CLI flow of docs/D
   assert.equal((await rotree(['sign', path.join(offline, 'unsigned.json'), '--key', keyFile])).code, 2)
 })
 
-test('format 2 (a new OUT\'s default): build --unsigned --pubkey, the release signed on another machine, published with the one key', { timeout: 60_000 }, async t => {
+// A build host (src, out) and a signing machine (offline) with the tree's key and another one
+async function offlineSetup (t) {
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const src = path.join(dir, 'src'); const out = path.join(dir, 'out'); const offline = path.join(dir, 'offline')
   await fs.mkdir(offline)
@@ -91,6 +92,11 @@ test('format 2 (a new OUT\'s default): build --unsigned --pubkey, the release si
   const pub = (await rotree(['keygen', keyFile])).stdout.trim()
   const otherFile = path.join(offline, 'other.key')
   await rotree(['keygen', otherFile])
+  return { dir, src, out, offline, keyFile, pub, otherFile }
+}
+
+test('format 2 (a new OUT\'s default): build --unsigned --pubkey, the release signed on another machine, published with the one key', { timeout: 60_000 }, async t => {
+  const { dir, src, out, offline, keyFile, pub, otherFile } = await offlineSetup(t)
 
   const b = await rotree(['build', src, out, '--unsigned', '--pubkey', pub, '--no-fsync'])
   assert.equal(b.code, 0, b.stderr)
@@ -134,14 +140,7 @@ test('format 2 (a new OUT\'s default): build --unsigned --pubkey, the release si
 })
 
 test('format 2, fully offline: the commands of docs/DEPLOY.md, the key never on the build host', { timeout: 60_000 }, async t => {
-  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
-  const src = path.join(dir, 'src'); const out = path.join(dir, 'out'); const offline = path.join(dir, 'offline')
-  await fs.mkdir(offline)
-  await writeTree(src, { 'README': 'signed offline\n', 'data/blob.bin': prng(700_000, 'x') })
-  const keyFile = path.join(offline, 'publisher.key')
-  const pub = (await rotree(['keygen', keyFile])).stdout.trim()
-  const otherFile = path.join(offline, 'other.key')
-  await rotree(['keygen', otherFile])
+  const { dir, src, out, offline, keyFile, pub, otherFile } = await offlineSetup(t)
 
   assert.equal((await rotree(['build', src, out, '--unsigned', '--pubkey', pub, '--no-fsync'])).code, 0)
   const copy = path.join(offline, 'unsigned.json')
