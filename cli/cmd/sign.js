@@ -17,7 +17,7 @@ import { UsageError } from 'rotree-client/errors'
 import { readKeyFiles } from '../../builder/keys.js'
 import { signUnsigned, installSigned } from '../../builder/sign.js'
 import { isUnsignedRelease, signOut, signReleaseOffline, installSignedV2 } from '../../builder/release.js'
-import { fsinfoVersion } from 'rotree-client/src/format/fsinfo-v2.js'
+import { versionOf } from '../../lib/published/signed-roots.js'
 import { parseDuration } from '../../builder/duration.js'
 
 export default {
@@ -45,7 +45,7 @@ export default {
     })
     const input = st.isDirectory() ? null : await fs.readFile(target)
     if (input && isUnsignedRelease(input) && v.output) return signOffline(input, v, ttlMs, io, readKeys)
-    if (input && !isUnsignedRelease(input) && v.publish && !v.key && versionOf(input) === 2) return installV2(input, publishTo, v, io)
+    if (input && !isUnsignedRelease(input) && v.publish && !v.key && fsinfoVersionOf(input) === 2) return installV2(input, publishTo, v, io)
     if (st.isDirectory() || isUnsignedRelease(input)) {
       if (v.output) throw new UsageError('-o writes fsinfo.json from a copy of unsigned.json (rotree sign FILE --key KEY -o FSINFO); in OUT a release is signed in place')
       if (st.isDirectory() && publishTo !== undefined) throw new UsageError('give OUT once: rotree sign OUT --publish')
@@ -71,8 +71,9 @@ export default {
   }
 }
 
-function versionOf (bytes) {
-  try { return fsinfoVersion(bytes) } catch { return null } // not an fsinfo.json: signV1 says what it is
+// not an fsinfo.json: null, and signV1 says what it is
+function fsinfoVersionOf (bytes) {
+  try { return versionOf(bytes) } catch { return null }
 }
 
 // FORMAT.md §12.5: a single-key tree's release and fsinfo.json, both signed offline by its key
