@@ -28,7 +28,7 @@ import * as crypto from 'node:crypto'
 import { BuildInputError } from 'rotree-client/errors'
 import { nextCut, leadCut } from 'rotree-client/src/format/cdc.js'
 import { packBlob } from 'rotree-client/src/codec-node.js'
-import { INLINE_MAX, CHUNK_MAX } from 'rotree-client/src/format/limits.js'
+import { inlineMax, CHUNK_MAX } from 'rotree-client/src/format/limits.js'
 
 /** Bytes read at once; a thread keeps one buffer of this size (readBuffer). */
 export const READ_SIZE = 8 * CHUNK_MAX
@@ -87,7 +87,7 @@ export function readBuffer () { return Buffer.allocUnsafe(READ_SIZE) }
  *   Without them the file's own fstat after the open is what it is checked against.
  * @typedef {{ size: number, mtime: number, exec: boolean, st: FileStat, readStart: number,
  *   sha256: string, inline?: Uint8Array, chunks?: { hash: string, size: number }[], written?: boolean[] }} FileResult
- *   inline: the bytes of a file of at most INLINE_MAX bytes (FORMAT.md §4.3), a view of `buf`
+ *   inline: the bytes of a file of at most inlineMax(version) bytes (FORMAT.md §4.3), a view of `buf`
  *   (valid until the next call with it);
  *   chunks: its data chunks in file order (ChunkRef); written[i]: chunk i was written by this call;
  *   sha256: of the whole file; readStart: Date.now() just before the open (build-index.js: racy)
@@ -138,9 +138,9 @@ export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity, vers
           end += n; read += n
         }
         eof = read === want || end < buf.length
-        // FORMAT.md §4.3: a file of at most INLINE_MAX bytes lives in its directory page
-        // (a view of buf: the caller copies it before the next file)
-        if (eof && size === 0 && end <= INLINE_MAX) { inline = buf.subarray(0, end); size = end; break }
+        // FORMAT.md §4.3: a file of at most INLINE_MAX bytes (version 2: INLINE_MAX_V2)
+        // lives in its directory page (a view of buf: the caller copies it before the next file)
+        if (eof && size === 0 && end <= inlineMax(version)) { inline = buf.subarray(0, end); size = end; break }
       }
       if (start === end) break
       // the first refill holds min(READ_SIZE, want) ≥ LEAD_CHUNK bytes unless the file shrank

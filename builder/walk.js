@@ -18,7 +18,7 @@
 // do the lstat); a directory whose children all match, and whose blobs are
 // still in h/, gives back its ref without being encoded. An unchanged
 // inlined file of a directory that did change is read again for its bytes
-// (≤ 4 KiB, cheaper than keeping every inlined byte in the index).
+// (≤ 4 KiB, version 2: 16 KiB; cheaper than keeping every inlined byte in the index).
 //
 // A partial walk (`dirty`: `rotree build --watch`, watch.js) looks only at
 // the directories the file system reported changes in ('dirty': listed and

@@ -18,6 +18,7 @@ import os from 'node:os'
 import zlib from 'node:zlib'
 import { createHash, createCipheriv } from 'node:crypto'
 import { GEAR } from '../client-js/src/format/gear.js'
+import { packBlob } from '../client-js/src/codec-node.js'
 import { chunkLengths } from '../client-js/src/format/cdc.js'
 import { buildDirectory, encodeEntry, encodeLeaf, encodeIndex, decodeDirPage } from '../client-js/src/format/dirpage.js'
 import { groupByContent, hashCut } from '../client-js/src/format/group.js'
@@ -29,6 +30,8 @@ import {
 } from '../client-js/src/format/limits.js'
 
 const T_START = performance.now()
+// file bytes kept in memory for the inline measurements (b), (b2)
+const KEEP_DATA = 64 * 1024
 const KiB = 1024; const MiB = 1024 * 1024
 const sha = b => createHash('sha256').update(b).digest('hex')
 const fmt = (n, d = 1) => Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : String(n)
@@ -119,12 +122,16 @@ async function scanTree (root, onFile) {
     let data
     try { data = await fs.readFile(abs) } catch { return null }
     f.size = data.length
-    if (f.size <= 8 * KiB) f.data = new Uint8Array(data)
+    if (f.size <= KEEP_DATA) f.data = new Uint8Array(data)
     // chunk refs as the builder would make them (current limits)
     f.hash = sha(data)
     if (f.size > INLINE_MAX) {
       let off = 0
-      f.chunks = chunkLengths(data).map(len => { const c = { size: len, hash: sha(data.subarray(off, off + len)) }; off += len; return c })
+      f.chunks = chunkLengths(data).map(len => {
+        const piece = data.subarray(off, off + len); off += len
+        // stored: its bytes as version 2 stores them (packBlob), for (b2)
+        return { size: len, hash: sha(piece), stored: packBlob(piece).stored.length }
+      })
     }
     if (onFile) await onFile(f, data)
     return f
@@ -323,6 +330,60 @@ function measureInline (trees) {
   table(['tree', 'T', 'files inlined', 'bytes inlined', 'directory bytes', 'dir growth vs none', 'dir p50', 'dir p90', 'dir max', 'paged', 'requests', 'fetched'], rows)
 }
 
+// ---- (b2) inline threshold, version 2: pages and blobs stored compressed -----
+
+/**
+ * Version 2 stores directory pages and chunks deflated (FORMAT.md §12.6), so a
+ * byte carried inline costs its compressed size in the page, and a small file
+ * as its own blob costs a request. The same trees as (b), each directory's
+ * entries encoded for version 2 and packed as one page (packBlob), each chunk
+ * of a file over T packed as the builder packs it.
+ */
+function measureInlineV2 (trees) {
+  log('## (b2) Inline threshold, version 2 (compressed pages and blobs)\n')
+  const rows = []
+  const pageOf = (d, T) => {
+    const parts = d.children.map(e => {
+      if (e.type === 'dir') return encodeEntry({ ...e, size: e.children.length, dir: { hash: '0'.repeat(64), size: 100 } }, { version: 2 })
+      if (e.type !== 'file') return encodeEntry(e, { version: 2 })
+      if (e.size <= T) {
+        // the entry with its bytes (encodeEntry checks INLINE_MAX; the header is the same)
+        const head = encodeEntry({ ...e, size: 0, inline: new Uint8Array(0) }, { version: 2 })
+        return Buffer.concat([head.subarray(0, head.length - 1), Buffer.from([0]), e.data ?? new Uint8Array(e.size)])
+      }
+      const chunks = (e.chunks ?? [{ hash: e.hash, size: e.size, stored: packBlob(e.data).stored.length }])
+        .map(c => ({ hash: c.hash, size: c.size, storedSize: c.stored, codec: c.stored < c.size ? 'deflate-raw' : 'none' }))
+      const body = chunks.length > MAX_DIRECT_CHUNKS
+        ? { index: { hash: e.hash, size: 4096, levels: 1 }, lead: chunks[0] }
+        : { chunks }
+      return encodeEntry({ ...e, sha256: e.hash, ...body }, { version: 2 })
+    })
+    const raw = Buffer.concat([Buffer.alloc(4), ...parts])
+    return { raw: raw.length, stored: packBlob(raw).stored.length }
+  }
+  for (const [label, tree] of trees) {
+    const files = [...walkFiles(tree)]
+    const dirs = [...walkDirs(tree)]
+    for (const T of [4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB]) {
+      if (files.some(f => f.size <= T && f.size > KEEP_DATA)) continue
+      const pages = dirs.map(d => pageOf(d, T))
+      const pageStored = pages.map(p => p.stored).sort((a, b) => a - b)
+      const pageTotal = pageStored.reduce((a, b) => a + b, 0)
+      const blobs = new Map()
+      for (const f of files) {
+        if (f.size <= T) continue
+        for (const c of f.chunks ?? [{ hash: f.hash, stored: packBlob(f.data).stored.length }]) blobs.set(c.hash, c.stored)
+      }
+      const blobTotal = [...blobs.values()].reduce((a, b) => a + b, 0)
+      rows.push([label, kib(T), pct(files.filter(f => f.size <= T).length, files.length), int(blobs.size),
+        int(dirs.length + blobs.size), fmt((pageTotal + blobTotal) / MiB, 2) + ' MiB', fmt(pageTotal / KiB, 0) + ' KiB',
+        kib(quantile(pageStored, 0.5)), kib(quantile(pageStored, 0.9)), kib(pageStored.at(-1))])
+    }
+  }
+  log('Inlining at T, version 2: every directory one page (the builder cuts past PAGE_MIN; "page max" is the whole largest directory), deflated as the builder stores it; every chunk of a file over T deflated when that pays. "requests" and "stored" are what reading every file once costs (one request per directory and per distinct blob), and what a mirror stores; "page" columns are the compressed directory pages a cold lookup fetches.\n')
+  table(['tree', 'T', 'files inlined', 'file blobs', 'requests', 'stored', 'pages stored', 'page p50', 'page p90', 'page max'], rows)
+}
+
 // ---- (c) directory pages: 1,000,000 entries -----------------------------------
 
 // the page-cut hash of dirpage.js (FNV-1a of the name), for the re-implementation below
@@ -518,6 +579,7 @@ log(`(${elapsed()})\n`)
 const zone = await scanTree('/usr/share/zoneinfo').catch(() => null)
 const trees = [['/usr/share/doc', docTree], ['/usr/share/zoneinfo', zone]].filter(([, t]) => t)
 if (trees.length) measureInline(trees)
+if (trees.length) measureInlineV2(trees)
 log(`(${elapsed()})\n`)
 await measureBigDir()
 log(`(${elapsed()})\n`)

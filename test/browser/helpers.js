@@ -185,7 +185,7 @@ export const README_MARKER = 'verified-readme-line'
 /** Files of the standard browser fixture, as { path: bytes }. */
 export function standardFiles (prng) {
   return {
-    'README.md': Buffer.from(Array.from({ length: 300 }, (_, i) => `${README_MARKER} ${i}: every byte checked\n`).join('')), // > 4 KiB: its own blob
+    'README.md': Buffer.from(Array.from({ length: 600 }, (_, i) => `${README_MARKER} ${i}: every byte checked\n`).join('')), // > 16 KiB (version 2's inline limit): its own blob
     'notes/small.txt': Buffer.from('a small note, inline in its directory\n'),
     'notes/deep/leaf.txt': Buffer.from('leaf\n'),
     'img/logo.png': makePng(120, 80),

@@ -27,7 +27,7 @@ function systemFont () {
 }
 
 const FONT = systemFont()
-const pad = (line, n) => Array.from({ length: n }, (_, i) => `${line} ${i}`).join('\n') + '\n' // past the 4 KiB inline size: own blobs
+const pad = (line, n) => Array.from({ length: n }, (_, i) => `${line} ${i}`).join('\n') + '\n' // enough lines pass the 16 KiB inline size (version 2): own blobs
 
 function siteFiles (version) {
   return {
@@ -39,8 +39,8 @@ function siteFiles (version) {
     'docs/index.html': '<!doctype html><meta charset="utf-8"><title>Docs</title><h1 id="h">Docs index</h1>',
     '404.html': '<!doctype html><meta charset="utf-8"><title>Missing</title><h1 id="h">No such page here</h1>',
     'css/site.css': `h1 { color: rgb(200, 10, 10); }\n${FONT ? "@font-face { font-family: SiteFont; src: url(../fonts/site.ttf) format('truetype'); }\n.fancy { font-family: SiteFont, monospace; }\n" : ''}${pad('/* padding */', 10)}`,
-    'js/app.js': `document.body.dataset.script = 'ran'\n${pad('// padding', 600)}`,
-    'img/logo.png': makePng(100, 60, 7)
+    'js/app.js': `document.body.dataset.script = 'ran'\n${pad('// padding', 1500)}`,
+    'img/logo.png': makePng(120, 80, 7)
   }
 }
 

@@ -22,6 +22,7 @@ import { verifySignature } from 'rotree-client/src/ed25519-node.js'
 import { releaseMessage } from 'rotree-client/src/format/fsinfo-v2.js'
 import { tmpdir, writeTree, makeKey, prng, serve } from '../helpers/fixtures.js'
 import { build, Builder } from '../../builder/build.js'
+import { INLINE_MAX_V2 } from 'rotree-client/src/format/limits.js'
 
 const cleanups = []
 after(async () => { for (const c of cleanups.reverse()) await c() })
@@ -53,7 +54,8 @@ const FILES = {
   'one-random.bin': prng(50_000, 'one-random'),
   'many.bin': prng(10 * MiB, 'many'),
   'big.bin': Buffer.concat([text(6 * MiB, 'big'), prng(6 * MiB, 'big')]),
-  'sub/deep/notes.md': text(9_000, 'notes'),
+  'sub/deep/notes.md': text(20_000, 'notes'),
+  'sub/deep/inline-max.txt': text(INLINE_MAX_V2, 'inline-max'),
   'sub/link': { symlink: '../inline.txt' },
   'sub/deep/up': { symlink: '../../one.txt' },
   'empty-dir': { dir: true }
@@ -172,7 +174,7 @@ test('version-2 blobs: named by the SHA-256 of their stored bytes, compressible 
     const { entry, chunks } = files.get(p)
     const want = bytesOf(p)
     assert.equal(entry.size, want.length)
-    if (want.length <= 4096) { assert.ok(entry.inline, `${p} is inline`); assert.equal(entry.sha256, null); continue }
+    if (want.length <= INLINE_MAX_V2) { assert.ok(entry.inline, `${p} is inline`); assert.equal(entry.sha256, null); continue }
     assert.equal(entry.sha256, sha(want), `${p}: its entry carries the file's SHA-256`)
     assert.equal(chunks.reduce((n, c) => n + c.size, 0), want.length)
   }
@@ -257,7 +259,7 @@ test('a partial version-2 run (as --watch makes) looks at the changed directory 
   try {
     await b.run()
     await fs.writeFile(path.join(src, 'a/b/c.txt'), text(31_000, 'c2'))
-    await fs.writeFile(path.join(src, 'a/b/new.txt'), text(12_000, 'new'))
+    await fs.writeFile(path.join(src, 'a/b/new.txt'), text(20_000, 'new'))
     const r = await b.run({ dirty: new Set(['/a/b']) })
     assert.equal(r.partial, true)
     assert.equal(r.index.misses, 2, 'the two files of a/b read')
@@ -266,7 +268,7 @@ test('a partial version-2 run (as --watch makes) looks at the changed directory 
     assert.equal(r.rootCodec, clean.rootCodec)
   } finally { await b.close() }
   const { files } = await walkStored(out)
-  assert.equal(files.get('a/b/new.txt').entry.sha256, sha(text(12_000, 'new')))
+  assert.equal(files.get('a/b/new.txt').entry.sha256, sha(text(20_000, 'new')))
   assert.equal(files.get('d/t.txt').entry.sha256, sha(text(100_000, 't')))
 })
 

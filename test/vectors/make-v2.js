@@ -22,6 +22,7 @@ import { decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
 import { trustAnchorOf, trustHash } from 'rotree-client/src/trust/roles.js'
 import { decodeBlobSync } from 'rotree-client/src/codec-node.js'
 import { toHex, fromHex } from 'rotree-client/src/format/bytes.js'
+import { INLINE_MAX_V2 } from 'rotree-client/src/format/limits.js'
 import { MAX_DIRECT_CHUNKS } from 'rotree-client/src/format/limits.js'
 import { V2Writer, V2, keyPair, role, RETIRED } from './v2-writer.js'
 import { prng, repeatBlock } from './make.js'
@@ -68,7 +69,9 @@ function sourceSpec () {
   return [
     { name: 'README', file: 'rotree format-version-2 test vectors: see docs/FORMAT.md §10.\n', mtime: T0 },
     { name: 'text.txt', file: text('rotree v2 vector text', 20000), mtime: T0 + 500 }, // one chunk, stored compressed
-    { name: 'random.bin', file: prng('rotree v2 vector random', 10000), mtime: T0 }, // one chunk, incompressible: stored raw
+    { name: 'random.bin', file: prng('rotree v2 vector random', 20000), mtime: T0 }, // one chunk, incompressible: stored raw
+    { name: 'inline-max.txt', file: text('rotree v2 vector inline', INLINE_MAX_V2), mtime: T0 }, // the largest inline file (§12.6)
+    { name: 'inline-max+1.txt', file: text('rotree v2 vector inline', INLINE_MAX_V2 + 1), mtime: T0 }, // the smallest chunked one
     { name: 'log.txt', file: text('rotree v2 vector log', 600 * 1024), mtime: T0, exec: true }, // a chunk list of compressed chunks
     { name: 'repeat.bin', file: repeated, mtime: T0 }, // 33 chunks: a chunk index (its top page compressed)
     { name: 'link-to-text', symlink: 'text.txt', mtime: T0 },

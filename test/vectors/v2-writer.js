@@ -1,8 +1,8 @@
 // A format-version-2 tree (docs/FORMAT.md §12) written blob by blob with the
-// format module's encoders and signed with client-js/src/ed25519.js: the
-// builder does not write version 2 yet, so the test vectors and the client
-// tests publish with this. It follows the builder's rules where the format
-// has them (FastCDC chunks, inline up to INLINE_MAX, an index past
+// format module's encoders and signed with client-js/src/ed25519.js, apart
+// from the builder: the test vectors and the client tests publish with it,
+// so they do not depend on the builder's code. It follows the builder's rules where the format
+// has them (FastCDC chunks, inline up to INLINE_MAX_V2, an index past
 // MAX_DIRECT_CHUNKS chunks, packBlob's compression rule), so what it writes
 // is what a version-2 builder would write.
 //
@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto'
 import { buildDirectory } from 'rotree-client/src/format/dirpage.js'
 import { buildFileBody } from 'rotree-client/src/format/chunkindex.js'
 import { chunkLengths } from 'rotree-client/src/format/cdc.js'
-import { INLINE_MAX } from 'rotree-client/src/format/limits.js'
+import { INLINE_MAX_V2 } from 'rotree-client/src/format/limits.js'
 import { encodeTrustDoc, decodeTrustDoc } from 'rotree-client/src/format/trust-doc.js'
 import { encodeFsinfoV2, decodeFsinfoV2, releaseMessage } from 'rotree-client/src/format/fsinfo-v2.js'
 import { trustHash } from 'rotree-client/src/trust/roles.js'
@@ -71,7 +71,7 @@ export class V2Writer {
    */
   async fileBody (data, { chunkSize } = {}) {
     data = typeof data === 'string' ? Buffer.from(data) : data
-    if (data.length <= INLINE_MAX) return { size: data.length, inline: new Uint8Array(data) }
+    if (data.length <= INLINE_MAX_V2) return { size: data.length, inline: new Uint8Array(data) }
     const chunks = []
     let o = 0
     const lengths = chunkSize ? Array.from({ length: Math.ceil(data.length / chunkSize) }, (_, i) => Math.min(chunkSize, data.length - i * chunkSize)) : chunkLengths(data, V2)

@@ -3,7 +3,7 @@
 // needs no further fetches).
 //
 //   entry := lbytes(name) u8(kind) u8(flags) sint(mtime ms) uint(size) [sha256] body
-//   kind 1 file, inline   body := size bytes of content (size ≤ INLINE_MAX)
+//   kind 1 file, inline   body := size bytes of content (size ≤ INLINE_MAX; version 2: INLINE_MAX_V2)
 //   kind 2 file, chunks   body := uint(n) n × ref(data chunk)   (Σ size = size)
 //   kind 3 file, index    body := uint(levels) ref(chunk index) [ref(first chunk): version 2]
 //   kind 4 directory      body := ref(top page)   (size = entry count)
@@ -18,7 +18,7 @@ import { BadFormatError } from '../errors.js'
 import { toHex, fromHex, utf8, decodeUtf8 } from './bytes.js'
 import { readRef, writeRef, versionOf } from './ref.js'
 import {
-  HASH_LEN, MAX_NAME, MAX_SYMLINK, INLINE_MAX, MAX_DIRECT_CHUNKS, CHUNK_MAX, MAX_BLOB, MAX_INDEX_LEVELS
+  HASH_LEN, MAX_NAME, MAX_SYMLINK, inlineMax, MAX_DIRECT_CHUNKS, CHUNK_MAX, MAX_BLOB, MAX_INDEX_LEVELS
 } from './limits.js'
 
 export const KIND = { INLINE: 1, CHUNKS: 2, INDEX: 3, DIR: 4, SYMLINK: 5 }
@@ -55,7 +55,7 @@ export function writeEntry (w, e, o) {
     const kind = e.inline ? KIND.INLINE : e.index ? KIND.INDEX : KIND.CHUNKS
     w.byte(kind); w.byte(e.exec ? FLAG_EXEC : 0); w.sint(e.mtime); w.uint(e.size)
     if (kind === KIND.INLINE) {
-      if (e.inline.length !== e.size || e.size > INLINE_MAX) throw new RangeError('bad inline size')
+      if (e.inline.length !== e.size || e.size > inlineMax(version)) throw new RangeError('bad inline size')
       w.bytes(e.inline)
       return
     }
@@ -103,7 +103,7 @@ export function readEntry (r, o) {
   const e = { name, nameBytes, type: 'file', size: 0, mtime, exec: flags === FLAG_EXEC }
   switch (kind) {
     case KIND.INLINE:
-      e.size = r.uint(INLINE_MAX)
+      e.size = r.uint(inlineMax(version))
       e.inline = r.bytes(e.size)
       // FORMAT.md §12.7: an inline file's SHA-256 is that of its bytes, not
       // recorded; null says "version 2: compute it when asked" (tree.js toStat)

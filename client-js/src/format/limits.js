@@ -24,6 +24,11 @@ export const CHUNK_MAX = 1024 * 1024
 
 // FORMAT.md §4.3: files up to this size live inside their directory page.
 export const INLINE_MAX = 4096
+// FORMAT.md §12.6: version 2 stores pages compressed, so inlining pays up to
+// a larger size (measured in FORMAT.md §11.2).
+export const INLINE_MAX_V2 = 16 * 1024
+/** @param {1|2} version */
+export const inlineMax = version => version === 2 ? INLINE_MAX_V2 : INLINE_MAX
 
 // FORMAT.md §4.4: directory pages are cut by content (the name's hash) once
 // they pass PAGE_MIN bytes, and always before PAGE_MAX.
