@@ -29,8 +29,8 @@ before(async () => {
   const tree = await openTree(`${web.url}#${key.publicKey}`, { stateDir: null })
   // the stored blob of README.md (in format version 2 named by its deflated
   // bytes, not by the file's: FORMAT.md §12.6)
-  const chunks = await fileChunks(tree, '/README.md')
-  tree.close()
+  let chunks
+  try { chunks = await fileChunks(tree, '/README.md') } finally { tree.close() }
   assert.equal(chunks.length, 1, 'README.md is one blob')
   const readme = chunks[0].hash
   liar = await startLyingServer(out, { blob: (hash, bytes) => hash === readme ? { body: flip(bytes) } : 'honest' })

@@ -38,15 +38,16 @@ before(async () => {
   // of a file's bytes when the builder deflated them (FORMAT.md §12.6)
   const honest = await serve(out)
   const tree = await openTree(`${honest.url}#${key.publicKey}`, { stateDir: null })
-  const readme = await fileChunks(tree, '/README.md')
-  assert.equal(readme.length, 1, 'README.md is one blob')
-  refs = {
-    readme: readme[0].hash,
-    notes: (await tree.stat('/notes')).hash,
-    // a chunk in the middle of data.bin: the download fails part-way through
-    dataChunk: (await fileChunks(tree, '/data.bin'))[3].hash
-  }
-  tree.close(); await honest.close()
+  try {
+    const readme = await fileChunks(tree, '/README.md')
+    assert.equal(readme.length, 1, 'README.md is one blob')
+    refs = {
+      readme: readme[0].hash,
+      notes: (await tree.stat('/notes')).hash,
+      // a chunk in the middle of data.bin: the download fails part-way through
+      dataChunk: (await fileChunks(tree, '/data.bin'))[3].hash
+    }
+  } finally { tree.close(); await honest.close() } // a failed hook must not leave the process alive
 
   liar = await startLyingServer(out)
   front = await startFront(liar.url)

@@ -15,14 +15,14 @@ const { test, before, after } = needing('chromium')
 
 const SPA = makeKey()
 const BAD = makeKey()
-const pad = n => Array.from({ length: n }, (_, i) => `<!-- padding ${i} -->`).join('\n') // past the inline size: its own blob
+const pad = n => Array.from({ length: n }, (_, i) => `<!-- padding ${i} -->`).join('\n') // past the inline size (16 KiB in version 2): its own blob
 
 function spaFiles () {
   // the app's assets by their path from the origin's root: a deep link's
   // relative URLs would resolve under the deep path (docs/WEB.md)
   return {
     'index.html': `<!doctype html><meta charset="utf-8"><title>SPA</title><h1 id="h">SPA shell</h1>
-<script src="/site/${SPA.publicKey}/js/app.js"></script>\n${pad(300)}`,
+<script src="/site/${SPA.publicKey}/js/app.js"></script>\n${pad(1000)}`,
     'js/app.js': 'document.body.dataset.route = location.pathname.split("/").slice(3).join("/")\n',
     'about.html': '<!doctype html><meta charset="utf-8"><title>About</title><h1 id="h">About page</h1>',
     'api-missing.html': '<!doctype html><meta charset="utf-8"><title>No API</title><h1 id="h">No API here</h1>',
@@ -47,8 +47,8 @@ before(async () => {
   const tree = await openTree(`${honest.url}#${SPA.publicKey}`, { stateDir: null })
   // the stored blob of index.html (in format version 2 named by its deflated
   // bytes, not by the file's: FORMAT.md §12.6)
-  const index = await fileChunks(tree, '/index.html')
-  tree.close(); await honest.close()
+  let index
+  try { index = await fileChunks(tree, '/index.html') } finally { tree.close(); await honest.close() }
   assert.equal(index.length, 1, 'index.html is one blob')
   indexHash = index[0].hash
 

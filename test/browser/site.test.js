@@ -59,8 +59,9 @@ before(async () => {
   // the stored blobs of the script and the image (in format version 2 named
   // by their stored, possibly deflated, bytes: FORMAT.md §12.6)
   const blobOf = async p => { const c = await fileChunks(tree, p); assert.equal(c.length, 1, `${p} is one blob`); return c[0].hash }
-  refs = { script: await blobOf('/js/app.js'), image: await blobOf('/img/logo.png'), root: tree.info.root, seq: tree.info.seq }
-  tree.close()
+  try {
+    refs = { script: await blobOf('/js/app.js'), image: await blobOf('/img/logo.png'), root: tree.info.root, seq: tree.info.seq }
+  } finally { tree.close() }
   browser = await launchChromium()
 })
 
@@ -104,7 +105,7 @@ test('the site renders from the mirror: pages, script, style, image, font', asyn
   })
   assert.equal(seen.h, 'Welcome v1')
   assert.equal(seen.color, 'rgb(200, 10, 10)')
-  assert.deepEqual(seen.img, [100, 60])
+  assert.deepEqual(seen.img, [120, 80])
   if (FONT) assert.equal(seen.font, 1, 'the @font-face font loaded through the Service Worker')
   assert.equal(seen.root, refs.root)
   assert.equal(seen.type, 'text/html; charset=utf-8')

@@ -165,7 +165,7 @@ test('walkTree reaches every blob; snapshot() pins a root; a rotten local cache 
   const { walkTree, verifyDirPage, verifyChunkIndex } = await import('rotree-client')
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const src = path.join(dir, 'src')
-  await writeTree(src, { 'a.txt': 'a', 'big.bin': prng(12 << 20, 'w'), 'd/e/f.txt': prng(9000, 'f'), 'same1/x': 'dup', 'same2/x': 'dup' })
+  await writeTree(src, { 'a.txt': 'a', 'big.bin': prng(12 << 20, 'w'), 'd/e/f.txt': prng(20_000, 'f'), 'same1/x': 'dup', 'same2/x': 'dup' })
   const key = makeKey()
   // the builder's default format, with its own sequence numbers (version 2: from the clock)
   const { out, result } = await buildTree(src, { key })
@@ -196,6 +196,6 @@ test('walkTree reaches every blob; snapshot() pins a root; a rotten local cache 
   // rot every cached blob: reads still return true bytes, fetched again from the mirror
   for (const [h, b] of store) { const bad = Buffer.from(b); bad[0] ^= 1; store.set(h, bad) }
   const fresh = await openTree(address(srv.url, key.publicKey), { stateDir: null, blobCache }); t.after(() => fresh.close())
-  assert.equal(Buffer.from(await fresh.readFile('/d/e/f.txt')).compare(prng(9000, 'f')), 0)
+  assert.equal(Buffer.from(await fresh.readFile('/d/e/f.txt')).compare(prng(20_000, 'f')), 0)
   assert.equal(fresh.stats.localFaults, 4)
 })

@@ -21,7 +21,7 @@ async function setup (t, { now, ttlMs } = {}) {
     'img/c.bin': prng(100_000, 'c'), 'img/d.bin': prng(150_000, 'd'), 'e.bin': prng(80_000, 'e'),
     'copy-of-a.txt': prng(20_000, 'a'), // the same blob under two paths
     'big/huge.bin': prng(14_000_000, 'huge'), // > 32 chunks: a chunk index
-    'sub/deep/x.txt': prng(10_000, 'x'), 'small.txt': 'inline\n'
+    'sub/deep/x.txt': prng(20_000, 'x'), 'small.txt': 'inline\n'
   })
   await buildTree(src, { key, out, now, ttlMs })
   await fs.cp(out, mirror, { recursive: true })

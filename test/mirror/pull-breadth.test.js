@@ -14,7 +14,7 @@ import { pull } from '../../mirror/pull.js'
 test('pull sends many small blobs together, each once', { timeout: 60_000 }, async t => {
   const dir = await tmpdir('rotree-pull-breadth-'); t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const files = {}
-  for (let i = 0; i < 40; i++) files[`f${String(i).padStart(2, '0')}`] = prng(5000 + i, `small ${i}`) // one chunk each, not inline
+  for (let i = 0; i < 40; i++) files[`f${String(i).padStart(2, '0')}`] = prng(17_000 + i, `small ${i}`) // one chunk each, past the inline size (16 KiB in version 2)
   await writeTree(path.join(dir, 'src'), files)
   const key = makeKey()
   const { out } = await buildTree(path.join(dir, 'src'), { key, out: path.join(dir, 'out') })
