@@ -55,7 +55,7 @@ export async function run ({ quick = false } = {}) {
   const out = path.join(dir, 'out'); const plainDir = path.join(dir, 'plain'); const key = path.join(dir, 'publisher.key')
   await fs.mkdir(plainDir)
   rotree(['keygen', key])
-  rotree(['build', src, out, '--key', key, '--no-fsync', '--skip-bad'])
+  rotree(['build', src, out, '--key', key, '--no-fsync', '--skip-bad', ...(process.env.P10_FORMAT ? ['--format', process.env.P10_FORMAT] : [])])
   execFileSync('tar', ['-cf', path.join(plainDir, 'doc.tar'), '-C', path.dirname(src), path.basename(src)])
   const tarBytes = (await fs.stat(path.join(plainDir, 'doc.tar'))).size
   const names = (await fs.readdir(path.join(out, 'h'))).filter(n => /^[0-9a-f]{64}$/.test(n))

@@ -13,6 +13,7 @@
 // masks as client-js/src/format/cdc.js, checked against it at start), and the
 // directory measurements use buildDirectory from client-js/src/format/dirpage.js.
 import fs from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import os from 'node:os'
 import zlib from 'node:zlib'
@@ -25,13 +26,13 @@ import { groupByContent, hashCut } from '../client-js/src/format/group.js'
 import { checkName } from '../client-js/src/format/entry.js'
 import { compareBytes, utf8 } from '../client-js/src/format/bytes.js'
 import {
-  CHUNK_AVG, INLINE_MAX, PAGE_MIN, PAGE_CUT_BITS, MAX_PAGE_ENTRIES, MAX_INDEX_FANOUT, MAX_BLOB,
+  CHUNK_AVG, INLINE_MAX, INLINE_MAX_V2, PAGE_MIN, PAGE_CUT_BITS, MAX_PAGE_ENTRIES, MAX_INDEX_FANOUT, MAX_BLOB,
   MAX_DIRECT_CHUNKS, HASH_LEN
 } from '../client-js/src/format/limits.js'
 
 const T_START = performance.now()
 // file bytes kept in memory for the inline measurements (b), (b2)
-const KEEP_DATA = 64 * 1024
+const KEEP_DATA = Infinity // (e) deflates every file
 const KiB = 1024; const MiB = 1024 * 1024
 const sha = b => createHash('sha256').update(b).digest('hex')
 const fmt = (n, d = 1) => Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : String(n)
@@ -365,7 +366,6 @@ function measureInlineV2 (trees) {
     const files = [...walkFiles(tree)]
     const dirs = [...walkDirs(tree)]
     for (const T of [4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB]) {
-      if (files.some(f => f.size <= T && f.size > KEEP_DATA)) continue
       const pages = dirs.map(d => pageOf(d, T))
       const pageStored = pages.map(p => p.stored).sort((a, b) => a - b)
       const pageTotal = pageStored.reduce((a, b) => a + b, 0)
@@ -571,6 +571,38 @@ async function measureEncoding (tree) {
   log(`(entrySize() of (b) matched encodeEntry() on all ${int(checked)} entries.)\n`)
 }
 
+// ---- (e) deflate level --------------------------------------------------------------
+
+/**
+ * The level a builder deflates at (DEFLATE_LEVEL, FORMAT.md §12.6): the bytes
+ * kept and the speed of one core at each level, over what a version-2 build
+ * deflates: the files of /usr/share/doc over INLINE_MAX_V2 and the node
+ * binary, in 256 KiB pieces, each decided as packBlob decides (the 8 KiB
+ * sample at level 1 first, stored raw unless 1/32 is saved).
+ */
+function measureDeflateLevels (tree) {
+  log('## (e) Deflate level\n')
+  const pieces = []
+  for (const f of walkFiles(tree)) if (f.size > INLINE_MAX_V2 && f.data) for (let o = 0; o < f.data.length; o += 256 * KiB) pieces.push(f.data.subarray(o, o + 256 * KiB))
+  const bin = readFileSync(process.execPath)
+  for (let o = 0; o < bin.length; o += 256 * KiB) pieces.push(bin.subarray(o, o + 256 * KiB))
+  const total = pieces.reduce((a, b) => a + b.length, 0)
+  const pays = (n, z) => n - z >= 64 && (n - z) * 32 >= n
+  const rows = []
+  for (const level of [6, 1, 2, 3, 4, 6, 9]) { // 6 twice: the first run warms the page cache and the allocator
+    const t = performance.now(); let stored = 0
+    for (const p of pieces) {
+      if (p.length >= 32 * KiB && !pays(8 * KiB, zlib.deflateRawSync(p.subarray(0, 8 * KiB), { level: 1 }).length)) { stored += p.length; continue }
+      const z = zlib.deflateRawSync(p, { level }); stored += pays(p.length, z.length) ? z.length : p.length
+    }
+    const ms = performance.now() - t
+    if (rows.length === 0) { rows.push(null); continue }
+    rows.push([String(level), fmt(stored / MiB) + ' MiB', pct(stored, total), fmt(total / MiB / (ms / 1000), 0) + ' MiB/s'])
+  }
+  log(`${int(pieces.length)} pieces, ${fmt(total / MiB)} MiB (files of /usr/share/doc over ${INLINE_MAX_V2 / KiB} KiB and ${process.execPath}); one core, zlib ${process.versions.zlib}.\n`)
+  table(['level', 'stored', 'of the input', 'speed'], rows.slice(1))
+}
+
 // ---- main ------------------------------------------------------------------------
 
 log(`# rotree format measurements\n\n\`node docs/measure-format.js\` on ${os.cpus().length} × ${os.cpus()[0]?.model?.trim() ?? 'cpu'}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}\n`)
@@ -584,4 +616,5 @@ log(`(${elapsed()})\n`)
 await measureBigDir()
 log(`(${elapsed()})\n`)
 if (docTree) await measureEncoding(docTree)
+if (docTree) measureDeflateLevels(docTree)
 log(`Total ${elapsed()}.`)

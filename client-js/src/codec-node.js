@@ -11,7 +11,7 @@ import { inflateRawSync, deflateRawSync } from 'node:zlib'
 import { BadFormatError } from './errors.js'
 
 /** The deflate level builders use (FORMAT.md §12.6). */
-export const DEFLATE_LEVEL = 6
+export const DEFLATE_LEVEL = 2
 
 /** A blob at least this long is first tried on its first SAMPLE bytes (packBlob). */
 export const SAMPLE_FROM = 32 * 1024

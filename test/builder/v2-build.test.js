@@ -198,7 +198,8 @@ test('version-2 blobs: named by the SHA-256 of their stored bytes, compressible 
   }
   assert.ok(nText >= 2 && nRandom >= 2, `${nText} text and ${nRandom} random chunks`)
   const stored = [...blobs.values()].reduce((n, b) => n + b.stored.length, 0)
-  assert.ok(stored < r.bytes - 4 * MiB, `stored ${stored} bytes for ${r.bytes} bytes of files`)
+  // ~6 MiB of the files are text, which deflate stores in about a third of its size
+  assert.ok(stored < r.bytes - 3 * MiB, `stored ${stored} bytes for ${r.bytes} bytes of files`)
 
   // the same tree on one thread (no workers, no big-file path): the same root, the same blobs
   const one = await build(opts(src, path.join(await dir('rotree-v2-out-'), 'out'), key, { threads: 0 }))
