@@ -132,12 +132,15 @@ export function signFsinfoV2 ({ release, trust, name, seq, now, ttlMs, timestamp
 /**
  * Judge a signed fsinfo.json v2 for OUT as a fresh reader of its address
  * would (rules 10–14 and 2, all in the trust module), then check every blob
- * it reaches is in OUT/h.
- * @returns {Promise<{ info: object, blobs: number }>}
+ * it reaches is in OUT/h, unless the caller has just written or checked
+ * them itself (`present`: a build, whose walk stored every blob or found it
+ * in h/, as a format-1 build publishes without a walk).
+ * @returns {Promise<{ info: object, blobs: number|null }>} blobs: how many the walk reached (null: not walked)
  */
-export async function checkPublishable (out, text, { anchor, name, trust, now }) {
+export async function checkPublishable (out, text, { anchor, name, trust, now, present = false }) {
   const info = decodeFsinfoV2(text)
   verifyFsinfoV2(info, { anchor: parseFragment(anchor).anchor, name, trust, now, skewMs: DEFAULT_SKEW_MS, graceMs: 0, checkFreshness })
+  if (present) return { info, blobs: null }
   // pages from this disk: a few loads at once keep up, and hold few decoded pages (P13's peak)
   const reached = await walkLocal(out, refOfReleaseRoot(info.release.root), { concurrency: 4 })
   return { info, blobs: reached.size }
@@ -147,10 +150,11 @@ export async function checkPublishable (out, text, { anchor, name, trust, now })
  * Publish a release: a new fsinfo.json over it, signed by the timestamp keys,
  * checked, recorded in history/ and renamed into place.
  * @param {string} out
- * @param {{ release: object, signers: object, timestampKeys: object[], ttlMs: number, now?: number, fsync?: boolean, url?: string, seq?: number }} o
+ * @param {{ release: object, signers: object, timestampKeys: object[], ttlMs: number, now?: number, fsync?: boolean, url?: string, seq?: number, present?: boolean }} o
  *   seq: fsinfo.json's sequence number, forced (above everything OUT published); by default nextSeq's
+ *   present: the caller vouches that every blob of the release's root is in OUT/h (checkPublishable)
  */
-export async function publishRelease (out, { release, signers, timestampKeys, ttlMs, now = Date.now(), fsync = true, url = signers.url, seq: forced }) {
+export async function publishRelease (out, { release, signers, timestampKeys, ttlMs, now = Date.now(), fsync = true, url = signers.url, seq: forced, present = false }) {
   const { roles, trust, anchor, name } = signers
   const have = releaseSigners(release, roles)
   if (have < roles.release.threshold) {
@@ -161,7 +165,7 @@ export async function publishRelease (out, { release, signers, timestampKeys, tt
   const seq = forced ?? auto
   if (seq <= last) throw new UsageError(`sequence ${seq} is not above ${last}, already published in ${out}`)
   const text = signFsinfoV2({ release, trust, name, seq, now, ttlMs, timestampKeys, roles })
-  const { info, blobs } = await checkPublishable(out, text, { anchor, name, trust, now })
+  const { info, blobs } = await checkPublishable(out, text, { anchor, name, trust, now, present })
   await publishFsinfo(out, text, fsync)
   return { seq, releaseSeq: release.seq, root: release.root.hash, expires: info.expires, releaseExpires: release.expires, trustSeq: trust?.seq ?? null, blobs, address: addressOf(anchor, name, url), fragment: fragment(anchor, name) }
 }
@@ -197,7 +201,8 @@ export async function publishBuilt (out, o) {
   release = signRelease(release, [o.key], signers.roles).release
   const timestampKeys = o.timestampKeys?.length ? o.timestampKeys : [o.key]
   // a forced seq (build's `seq`) is the release's and fsinfo.json's, as version 1's is fsinfo.json's
-  const r = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now: o.now, fsync: o.fsync ?? true, url: o.url, seq: o.seq })
+  // the build's walk stored every blob of this root or found it in h/ (walk.js): no second walk
+  const r = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now: o.now, fsync: o.fsync ?? true, url: o.url, seq: o.seq, present: true })
   await removeUnsigned(out) // a pending offline-signed root is older than this one
   return { ...r, name }
 }
