@@ -27,13 +27,15 @@ async function describe (root) {
     if (st.isSymbolicLink()) { d.target = await fs.readlink(abs); delete d.mtime } // symlink mtimes are best effort
     out[rel] = d
     if (!st.isDirectory()) return
-    // 64 entries at a time: one at a time is a thread-pool round trip after another for the 100,000 files below
+    // 64 entries at a time: one at a time is a thread-pool round trip after another for the 20,000 files below
     const names = await fs.readdir(abs)
     for (let i = 0; i < names.length; i += 64) await Promise.all(names.slice(i, i + 64).map(n => walk(path.join(abs, n), rel + '/' + n)))
   }
   await walk(root, '')
   return out
 }
+
+const HUGE = 20_000
 
 test('round trip of every entry type through build, serve and get', { timeout: 300_000 }, async t => {
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
@@ -43,7 +45,7 @@ test('round trip of every entry type through build, serve and get', { timeout: 3
     'empty.txt': '',
     'emptydir': { dir: true },
     'hello.txt': { data: 'hello, world\n', mtime: MTIME },
-    'docs/README.md': '# readme\n'.repeat(500), // > inline threshold: one chunk
+    'docs/README.md': '# readme\n'.repeat(2000), // > inline threshold (16 KiB in format 2): one chunk
     'docs/deep/a/b/c/file.txt': 'deep\n',
     'bin/tool.sh': { data: '#!/bin/sh\necho hi\n', mode: 0o755 },
     'big.iso': big,
@@ -55,17 +57,17 @@ test('round trip of every entry type through build, serve and get', { timeout: 3
     'link-dir': { symlink: 'docs/deep' },
     'link-chain': { symlink: 'link-to-hello' }
   })
-  // a directory with 100,000 entries: paged, with an index
+  // a directory of 20,000 entries: ~500 KB of entries, so paged (past PAGE_MIN, FORMAT.md §4.4) under an index
   const huge = path.join(src, 'huge')
   await fs.mkdir(huge)
-  for (let i = 0; i < 100_000; i += 1000) {
+  for (let i = 0; i < HUGE; i += 1000) {
     await Promise.all(Array.from({ length: 1000 }, (_, j) => fs.writeFile(path.join(huge, `f${String(i + j).padStart(6, '0')}`), String(i + j))))
   }
   await fs.utimes(path.join(src, 'docs'), MTIME / 1000, MTIME / 1000)
 
   const key = makeKey()
   const { out, result } = await buildTree(src, { key })
-  assert.equal(result.files, 100_000 + 9)
+  assert.equal(result.files, HUGE + 9)
   const srv = await serve(out); t.after(srv.close)
   const addr = address(srv.url, key.publicKey)
 
@@ -89,10 +91,10 @@ test('round trip of every entry type through build, serve and get', { timeout: 3
   assert.equal((await tree.lstat('/link-chain')).target, 'link-to-hello')
   assert.equal(Buffer.from(await tree.readFile('/link-chain')).toString(), 'hello, world\n')
   assert.deepEqual(await tree.readdir('/link-dir'), ['a'])
-  assert.equal((await tree.readdir('/huge')).length, 100_000)
-  assert.equal(Buffer.from(await tree.readFile('/huge/f054321')).toString(), '54321')
-  assert.equal((await tree.stat('/huge')).entries, 100_000)
-  await assert.rejects(tree.stat('/huge/f100000'), { code: 'ROTREE_NOT_FOUND' })
+  assert.equal((await tree.readdir('/huge')).length, HUGE)
+  assert.equal(Buffer.from(await tree.readFile('/huge/f014321')).toString(), '14321')
+  assert.equal((await tree.stat('/huge')).entries, HUGE)
+  await assert.rejects(tree.stat('/huge/f020000'), { code: 'ROTREE_NOT_FOUND' })
   await assert.rejects(tree.stat('/hello.txt/x'), { code: 'ROTREE_NOT_A_DIRECTORY' })
   await assert.rejects(tree.readFile('/docs'), { code: 'ROTREE_IS_A_DIRECTORY' })
   await assert.rejects(tree.stat('/../etc/passwd'), { code: 'ROTREE_BAD_PATH' })

@@ -10,7 +10,7 @@ import { chunkLengths } from 'rotree-client/src/format/cdc.js'
 import { decodeFsinfo, encodeFsinfo, fsinfoMessage } from 'rotree-client/src/format/fsinfo.js'
 import { verifyFsinfo, checkRollback, verifyBlob } from 'rotree-client/verify'
 import { generateKeyPair, sign } from 'rotree-client/src/ed25519.js'
-import { CHUNK_MIN, CHUNK_MAX, MAX_DIRECT_CHUNKS } from 'rotree-client/src/format/limits.js'
+import { CHUNK_MIN, CHUNK_MAX, MAX_DIRECT_CHUNKS, INLINE_MAX, INLINE_MAX_V2, inlineMax } from 'rotree-client/src/format/limits.js'
 import { prng } from '../helpers/fixtures.js'
 
 const hex = b => createHash('sha256').update(b).digest('hex')
@@ -58,6 +58,19 @@ test('entries: every kind round-trips; bad names and flags are refused', () => {
   assert.throws(() => readEntry(new Reader(b)), { code: 'ROTREE_BAD_FORMAT' })
   const bad = Uint8Array.of(2, 0xc3, 0x28, 1, 0, 0, 0)
   assert.throws(() => readEntry(new Reader(bad)), { code: 'ROTREE_BAD_FORMAT' })
+})
+
+test('inline files: up to INLINE_MAX in version 1 and INLINE_MAX_V2 in version 2, one byte more refused by reader and writer', () => {
+  const entry = n => ({ name: 'f', type: 'file', size: n, mtime: 0, exec: false, inline: new Uint8Array(n).fill(7) })
+  // the bytes of an inline entry of n bytes, written without writeEntry's check
+  const raw = n => { const w = new Writer(); w.lbytes(Uint8Array.of(0x66)); w.byte(1); w.byte(0); w.sint(0); w.uint(n); w.bytes(new Uint8Array(n)); return w.result() }
+  for (const [version, max] of [[1, INLINE_MAX], [2, INLINE_MAX_V2]]) {
+    const w = new Writer(); writeEntry(w, entry(max), { version })
+    assert.equal(readEntry(new Reader(w.result()), { version }).inline.length, max)
+    assert.throws(() => writeEntry(new Writer(), entry(max + 1), { version }), /bad inline size/)
+    assert.throws(() => readEntry(new Reader(raw(max + 1)), { version }), { code: 'ROTREE_BAD_FORMAT' })
+  }
+  assert.equal(inlineMax(1), 4096); assert.equal(inlineMax(2), 16384)
 })
 
 test('directory pages: sorted bytewise, unsorted or duplicate names refused', async () => {

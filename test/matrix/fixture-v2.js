@@ -63,6 +63,9 @@ export async function makeFixtureV2 () {
   const r = info.release.root
   const root = { hash: r.hash, storedSize: r.size, size: r.decodedSize, codec: r.codec }
   const rel = { seq: info.release.seq, expires: info.release.expiresMs }
+  const oldInfo = decodeFsinfoV2(old)
+  const o = oldInfo.release.root
+  const oldRoot = { hash: o.hash, storedSize: o.size, size: o.decodedSize, codec: o.codec }
 
   // the liars' documents, written aside (file: false) by the test vectors' writer
   const w = new V2Writer(path.join(dir, 'forged'))
@@ -96,6 +99,12 @@ export async function makeFixtureV2 () {
       nightly: Buffer.from(await publish({ name: 'nightly', release: { ...rel, name: 'nightly' } })),
       // under the forged trust 2 (stolen), signed by X in every role
       stolen: Buffer.from(await w.publish({ name: 'stable', trust: stolen, root, rootMtime: r.mtime, seq: info.seq + 1, release: rel, relSigners: [k.X], tsSigners: [k.X], now, file: false })),
+      // forks (the reader saw `current` first): release 2's number over release 1's root, in a
+      // newer fsinfo.json; and fsinfo.json's current number binding another release. Both
+      // signed by every key they need: only the keys' holders can make them, and a reader that
+      // saw the other side must refuse (TRUST.md rule 13)
+      releaseFork: Buffer.from(await publish({ root: oldRoot, rootMtime: oldInfo.release.root.mtime })),
+      timestampFork: Buffer.from(await publish({ seq: info.seq, root: oldRoot, rootMtime: oldInfo.release.root.mtime, release: { ...rel, seq: rel.seq + 1 } })),
       // family E: fresh, validly signed, under its expired trust 1
       expiredTrust: Buffer.from(await we.publish({ name: 'stable', trust: e1, root, rootMtime: r.mtime, seq: info.seq + 1, release: rel, relSigners: [k.R1, k.R2], tsSigners: [k.T1], now, file: false }))
     },
