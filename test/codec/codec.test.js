@@ -8,35 +8,38 @@ import { deflateRawSync } from 'node:zlib'
 import * as nodeCodec from 'rotree-client/src/codec-node.js'
 import * as webCodec from 'rotree-client/src/codec-web.js'
 
-const text = new TextEncoder().encode('verified bytes, compressed when it pays. '.repeat(2000))
-const packed = new Uint8Array(deflateRawSync(text))
 const bad = err => { assert.equal(err.code, 'ROTREE_BAD_FORMAT', err.message); return true }
 
-for (const [name, c] of [['node', nodeCodec], ['web', webCodec]]) {
-  test(`${name}: round trip, and 'none' hands the bytes back`, async () => {
-    assert.deepEqual(await c.decodeBlob(packed, 'deflate-raw', text.length), text)
-    assert.equal(await c.decodeBlob(text, 'none', text.length), text)
-  })
+// a blob of 84,000 bytes and one of 4,200
+for (const [size, repeat] of [['large', 2000], ['small', 100]]) {
+  const text = new TextEncoder().encode('verified bytes, compressed when it pays. '.repeat(repeat))
+  const packed = new Uint8Array(deflateRawSync(text))
+  for (const [name, c] of [['node', nodeCodec], ['web', webCodec]]) {
+    test(`${name}, ${size} blob: round trip, and 'none' hands the bytes back`, async () => {
+      assert.deepEqual(await c.decodeBlob(packed, 'deflate-raw', text.length), text)
+      assert.equal(await c.decodeBlob(text, 'none', text.length), text)
+    })
 
-  test(`${name}: a bomb is cut off at the recorded size`, async () => {
-    const bomb = new Uint8Array(deflateRawSync(new Uint8Array(64 << 20)))
-    assert.ok(bomb.length < 128 << 10)
-    await assert.rejects(c.decodeBlob(bomb, 'deflate-raw', 1 << 20), bad)
-    await assert.rejects(c.decodeBlob(packed, 'deflate-raw', text.length - 1), bad)
-  })
+    test(`${name}, ${size} blob: a bomb is cut off at the recorded size`, async () => {
+      const bomb = new Uint8Array(deflateRawSync(new Uint8Array(64 << 20)))
+      assert.ok(bomb.length < 128 << 10)
+      await assert.rejects(c.decodeBlob(bomb, 'deflate-raw', 1 << 20), bad)
+      await assert.rejects(c.decodeBlob(packed, 'deflate-raw', text.length - 1), bad)
+    })
 
-  test(`${name}: short output, junk after the stream, a corrupt or truncated stream, an unknown codec`, async () => {
-    await assert.rejects(c.decodeBlob(packed, 'deflate-raw', text.length + 1), bad)
-    // Junk after the stream: the Compression Streams standard makes it an error, and
-    // Chromium throws; Node's own DecompressionStream (where this test runs the web
-    // codec) ignores it, so only the Node codec is held to it here.
-    const junk = new Uint8Array([...packed, 1, 2, 3])
-    if (name === 'node') await assert.rejects(c.decodeBlob(junk, 'deflate-raw', text.length), bad)
-    const corrupt = packed.slice(); corrupt[0] ^= 0xff; corrupt[5] ^= 0x55
-    await assert.rejects(c.decodeBlob(corrupt, 'deflate-raw', text.length), bad)
-    await assert.rejects(c.decodeBlob(packed.subarray(0, packed.length >> 1), 'deflate-raw', text.length), bad)
-    await assert.rejects(c.decodeBlob(packed, 'zstd', text.length), bad)
-  })
+    test(`${name}, ${size} blob: short output, junk after the stream, a corrupt or truncated stream, an unknown codec`, async () => {
+      await assert.rejects(c.decodeBlob(packed, 'deflate-raw', text.length + 1), bad)
+      // Junk after the stream: the Compression Streams standard makes it an error, and
+      // Chromium throws; Node's own DecompressionStream (where this test runs the web
+      // codec) ignores it, so only the Node codec is held to it here.
+      const junk = new Uint8Array([...packed, 1, 2, 3])
+      if (name === 'node') await assert.rejects(c.decodeBlob(junk, 'deflate-raw', text.length), bad)
+      const corrupt = packed.slice(); corrupt[0] ^= 0xff; corrupt[5] ^= 0x55
+      await assert.rejects(c.decodeBlob(corrupt, 'deflate-raw', text.length), bad)
+      await assert.rejects(c.decodeBlob(packed.subarray(0, packed.length >> 1), 'deflate-raw', text.length), bad)
+      await assert.rejects(c.decodeBlob(packed, 'zstd', text.length), bad)
+    })
+  }
 }
 
 test('packBlob: a large blob whose first 8 KiB do not compress is stored raw without deflating the rest; smaller ones are tried whole', async () => {
