@@ -99,7 +99,7 @@ export async function makeFixtureV2 () {
       nightly: Buffer.from(await publish({ name: 'nightly', release: { ...rel, name: 'nightly' } })),
       // under the forged trust 2 (stolen), signed by X in every role
       stolen: Buffer.from(await w.publish({ name: 'stable', trust: stolen, root, rootMtime: r.mtime, seq: info.seq + 1, release: rel, relSigners: [k.X], tsSigners: [k.X], now, file: false })),
-      // forks (the reader saw `current` first): release 2's number over release 1's root, in a
+      // forks (the reader saw `current` first): the current release's number over the old release's root, in a
       // newer fsinfo.json; and fsinfo.json's current number binding another release. Both
       // signed by every key they need: only the keys' holders can make them, and a reader that
       // saw the other side must refuse (TRUST.md rule 13)
