@@ -24,15 +24,13 @@ import { chunkLengths } from '../client-js/src/format/cdc.js'
 import { buildDirectory, encodeEntry, encodeLeaf, encodeIndex, decodeDirPage } from '../client-js/src/format/dirpage.js'
 import { groupByContent, hashCut } from '../client-js/src/format/group.js'
 import { checkName } from '../client-js/src/format/entry.js'
-import { compareBytes, utf8 } from '../client-js/src/format/bytes.js'
+import { compareBytes, utf8, Writer } from '../client-js/src/format/bytes.js'
 import {
   CHUNK_AVG, INLINE_MAX, INLINE_MAX_V2, PAGE_MIN, PAGE_CUT_BITS, MAX_PAGE_ENTRIES, MAX_INDEX_FANOUT, MAX_BLOB,
   MAX_DIRECT_CHUNKS, HASH_LEN
 } from '../client-js/src/format/limits.js'
 
 const T_START = performance.now()
-// file bytes kept in memory for the inline measurements (b), (b2)
-const KEEP_DATA = Infinity // (e) deflates every file
 const KiB = 1024; const MiB = 1024 * 1024
 const sha = b => createHash('sha256').update(b).digest('hex')
 const fmt = (n, d = 1) => Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : String(n)
@@ -123,7 +121,7 @@ async function scanTree (root, onFile) {
     let data
     try { data = await fs.readFile(abs) } catch { return null }
     f.size = data.length
-    if (f.size <= KEEP_DATA) f.data = new Uint8Array(data)
+    f.data = new Uint8Array(data) // kept: (b2) inlines files, (e) deflates them
     // chunk refs as the builder would make them (current limits)
     f.hash = sha(data)
     if (f.size > INLINE_MAX) {
@@ -348,31 +346,31 @@ function measureInlineV2 (trees) {
       if (e.type === 'dir') return encodeEntry({ ...e, size: e.children.length, dir: { hash: '0'.repeat(64), size: 100 } }, { version: 2 })
       if (e.type !== 'file') return encodeEntry(e, { version: 2 })
       if (e.size <= T) {
-        // the entry with its bytes (encodeEntry checks INLINE_MAX; the header is the same)
-        const head = encodeEntry({ ...e, size: 0, inline: new Uint8Array(0) }, { version: 2 })
-        return Buffer.concat([head.subarray(0, head.length - 1), Buffer.from([0]), e.data ?? new Uint8Array(e.size)])
+        // kind 1 as entry.js writes it (encodeEntry refuses more than INLINE_MAX_V2, which T may pass)
+        const w = new Writer(64 + e.size)
+        w.lbytes(utf8.encode(e.name)); w.byte(1); w.byte(e.exec ? 1 : 0); w.sint(e.mtime); w.uint(e.size); w.bytes(e.data)
+        return w.result()
       }
-      const chunks = (e.chunks ?? [{ hash: e.hash, size: e.size, stored: packBlob(e.data).stored.length }])
-        .map(c => ({ hash: c.hash, size: c.size, storedSize: c.stored, codec: c.stored < c.size ? 'deflate-raw' : 'none' }))
+      // T ≥ INLINE_MAX: every file over T was chunked by scanTree
+      const chunks = e.chunks.map(c => ({ hash: c.hash, size: c.size, storedSize: c.stored, codec: c.stored < c.size ? 'deflate-raw' : 'none' }))
       const body = chunks.length > MAX_DIRECT_CHUNKS
         ? { index: { hash: e.hash, size: 4096, levels: 1 }, lead: chunks[0] }
         : { chunks }
       return encodeEntry({ ...e, sha256: e.hash, ...body }, { version: 2 })
     })
-    const raw = Buffer.concat([Buffer.alloc(4), ...parts])
-    return { raw: raw.length, stored: packBlob(raw).stored.length }
+    // magic and count (5-7 bytes), then the entries
+    return packBlob(Buffer.concat([Buffer.alloc(6), ...parts])).stored.length
   }
   for (const [label, tree] of trees) {
     const files = [...walkFiles(tree)]
     const dirs = [...walkDirs(tree)]
     for (const T of [4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB]) {
-      const pages = dirs.map(d => pageOf(d, T))
-      const pageStored = pages.map(p => p.stored).sort((a, b) => a - b)
+      const pageStored = dirs.map(d => pageOf(d, T)).sort((a, b) => a - b)
       const pageTotal = pageStored.reduce((a, b) => a + b, 0)
       const blobs = new Map()
       for (const f of files) {
         if (f.size <= T) continue
-        for (const c of f.chunks ?? [{ hash: f.hash, stored: packBlob(f.data).stored.length }]) blobs.set(c.hash, c.stored)
+        for (const c of f.chunks) blobs.set(c.hash, c.stored)
       }
       const blobTotal = [...blobs.values()].reduce((a, b) => a + b, 0)
       rows.push([label, kib(T), pct(files.filter(f => f.size <= T).length, files.length), int(blobs.size),
@@ -583,7 +581,7 @@ async function measureEncoding (tree) {
 function measureDeflateLevels (tree) {
   log('## (e) Deflate level\n')
   const pieces = []
-  for (const f of walkFiles(tree)) if (f.size > INLINE_MAX_V2 && f.data) for (let o = 0; o < f.data.length; o += 256 * KiB) pieces.push(f.data.subarray(o, o + 256 * KiB))
+  for (const f of walkFiles(tree)) if (f.size > INLINE_MAX_V2) for (let o = 0; o < f.data.length; o += 256 * KiB) pieces.push(f.data.subarray(o, o + 256 * KiB))
   const bin = readFileSync(process.execPath)
   for (let o = 0; o < bin.length; o += 256 * KiB) pieces.push(bin.subarray(o, o + 256 * KiB))
   const total = pieces.reduce((a, b) => a + b.length, 0)
