@@ -38,8 +38,11 @@ export class RootStore {
    * @param {import('./state.js').SeqStore} o.state
    * @param {() => number} o.now the tree's clock
    * @param {number} o.skewMs @param {number} o.graceMs @param {number} o.settleMs
+   * @param {(rootRef: object) => void} [o.prefetch] told the root page's ref of each
+   *   answer that verified and is newer than the accepted root, before the
+   *   rollback state and the other mirrors are consulted (see _refresh)
    */
-  constructor ({ publicKey, anchor = { kind: 'key', key: publicKey }, name = '', id = publicKey, mirrors, state, now, skewMs, graceMs, settleMs }) {
+  constructor ({ publicKey, anchor = { kind: 'key', key: publicKey }, name = '', id = publicKey, mirrors, state, now, skewMs, graceMs, settleMs, prefetch }) {
     this.publicKey = publicKey
     this.anchor = anchor
     this.name = name
@@ -51,6 +54,7 @@ export class RootStore {
     this.skewMs = skewMs
     this.graceMs = graceMs
     this.settleMs = settleMs
+    this.prefetch = prefetch
     /** The accepted fsinfo record (verifyFsinfo's value + the mirror it came from); a new object per adopted root. */
     this.record = null
     this.lateError = null // the last failure while adopting a late answer (a StateError), for stats
@@ -85,6 +89,7 @@ export class RootStore {
     const early = [] // verified while fetchAll was still collecting
     let settled = false
     const round = { loaded: null } // the persisted trust document, read once per round (version 2)
+    const prefetched = new Set() // root pages asked for this round
     // Every good answer goes through here, including those that arrive after
     // the settle window closed (Mirrors.fetchAll keeps the other requests
     // running until their own timeout and still calls `check` for them).
@@ -92,6 +97,16 @@ export class RootStore {
       const value = fsinfoVersion(bytes) === 2
         ? await this._verifyV2(bytes, now, round)
         : verifyFsinfo(bytes, { publicKey: this.publicKey, name: this.name, now, skewMs: this.skewMs, graceMs: this.graceMs })
+      // The root page is asked for as soon as a root verifies, while the
+      // other mirrors' answers and the rollback state are still to come: its
+      // round trip overlaps them and the caller's first lookup. Only a
+      // request: a blob is checked against its own handle whatever named it
+      // (docs/TRUST.md rule 3), and nothing reads the page but under a root
+      // that was accepted. A root that loses costs one request.
+      if (this.prefetch && !prefetched.has(value.root.hash) && (this.record === null || compareRoots(value, this.record) > 0)) {
+        prefetched.add(value.root.hash)
+        this.prefetch(value.root)
+      }
       if (settled) queueMicrotask(() => this._late({ mirror, value }))
       else early.push({ mirror, value })
       return value

@@ -41,13 +41,33 @@ export class H1Pool {
    */
   dispatch (job, u, auth) {
     if (this.closed) return job.fail(new MirrorNetworkError(`${u.origin}: transport closed`))
+    const o = this._origin(u)
+    job.h1Request = `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nAccept-Encoding: identity\r\n${auth ? `Authorization: ${auth}\r\n` : ''}\r\n`
+    this.start(job, o)
+  }
+
+  _origin (u) {
     let o = this.origins.get(u.origin)
     if (!o) {
       o = { idle: [], count: 0, queue: [], host: u.hostname.charCodeAt(0) === 91 ? u.hostname.slice(1, -1) : u.hostname, port: Number(u.port) || 80 }
       this.origins.set(u.origin, o)
     }
-    job.h1Request = `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nAccept-Encoding: identity\r\n${auth ? `Authorization: ${auth}\r\n` : ''}\r\n`
-    this.start(job, o)
+    return o
+  }
+
+  /**
+   * Open a connection to u's origin before its first request, so the TCP
+   * handshake overlaps the caller's own set-up; nothing when the origin has
+   * one open or opening. It waits idle (unref'd) like a kept-alive one; a
+   * request sent on it before it connects is written once it does.
+   * @param {URL} u
+   */
+  preconnect (u) {
+    if (this.closed) return
+    const o = this._origin(u)
+    if (o.count > 0) return
+    o.count++
+    this.free(o, new Conn(this, o))
   }
 
   /** Send job.h1Request on an idle connection, a new one, or when one is free. */

@@ -56,16 +56,33 @@ export class H2Origins {
    * @param {object} job @param {URL} u @param {object} headers HTTP/2 request headers
    */
   dispatch (job, u, headers) {
-    let e = this.entries.get(u.origin)
-    if (!e) {
-      e = { origin: u.origin, host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) || 443, protocol: undefined, session: null, connecting: null, waiting: [] }
-      this.entries.set(u.origin, e)
-    }
+    const e = this._entry(u)
     job.h2Headers = headers
     const s = e.session
     if (s && s.active < s.limit && !s.closed && !s.destroyed) return this._open(e, s, job)
     this._wait(e, job)
     if (!e.session && !e.connecting) this._connect(e, job.timeoutMs)
+  }
+
+  _entry (u) {
+    let e = this.entries.get(u.origin)
+    if (!e) {
+      e = { origin: u.origin, host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) || 443, protocol: undefined, session: null, connecting: null, waiting: [] }
+      this.entries.set(u.origin, e)
+    }
+    return e
+  }
+
+  /**
+   * Start the TLS handshake (and ALPN) with u's origin before its first
+   * request, so it overlaps the caller's own set-up; nothing when a session
+   * is open or opening, or the origin is known to speak HTTP/1.1.
+   * @param {URL} u @param {number} timeoutMs bounds the handshake
+   */
+  preconnect (u, timeoutMs) {
+    if (this.closed) return
+    const e = this._entry(u)
+    if (e.protocol === undefined && !e.session && !e.connecting) this._connect(e, timeoutMs)
   }
 
   _wait (e, job) {

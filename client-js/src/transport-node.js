@@ -11,7 +11,7 @@
 // (transport-url.js, docs/TRUST.md rule 4).
 //
 //   createTransport({ maxSockets, ca, http2, allowRedirectOrigins, crossOriginRedirects })
-//     -> { get(url, { cap, timeoutMs, signal, onTiming }) -> Promise<Uint8Array>, close(), stats }
+//     -> { get(url, { cap, timeoutMs, signal, onTiming }) -> Promise<Uint8Array>, preconnect(url, { timeoutMs }), close(), stats }
 import https from 'node:https'
 import tls from 'node:tls'
 import { readFileSync } from 'node:fs'
@@ -75,12 +75,26 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
     return new Promise((resolve, reject) => new Request(ctx, o, resolve, reject).start(url))
   }
 
+  /**
+   * Open the connection a first request to `url` will use (a TCP handshake,
+   * or TLS and ALPN for https:), so it overlaps the caller's set-up. Only a
+   * head start: nothing is sent, and a failure shows in the request that
+   * would have used it.
+   * @param {string} url @param {{ timeoutMs: number }} o
+   */
+  function preconnect (url, { timeoutMs }) {
+    let u
+    try { u = parseTarget(url) } catch { return } // the request reports a bad URL
+    if (u.protocol === 'http:') ctx.h1.preconnect(u)
+    else if (h2 && h2.protocolOf(u.origin) === undefined) h2.preconnect(u, timeoutMs)
+  }
+
   function close () {
     h2?.close()
     ctx.h1.close()
     if (Object.getOwnPropertyDescriptor(agents, 'https:').value) agents['https:'].destroy()
   }
-  return { get, close, stats }
+  return { get, preconnect, close, stats }
 }
 
 /** One get(): its deadline, its hops, its body buffer. */

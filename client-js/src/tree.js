@@ -56,6 +56,8 @@ export class Tree {
       allowRedirectOrigins: opts.allowRedirectOrigins, crossOriginRedirects: opts.crossOriginRedirects
     })
     const urls = [...new Set([url, ...(opts.mirrors ?? []).map(mirrorUrl)])]
+    // every mirror is asked for fsinfo.json first: their handshakes run while the rest is set up
+    for (const u of urls) this.transport.preconnect?.(u, { timeoutMs: this.opts.timeoutMs })
     this.mirrors = new Mirrors(urls, {
       transport: this.transport,
       timeoutMs: this.opts.timeoutMs,
@@ -68,7 +70,8 @@ export class Tree {
     this.state = new SeqStore(dir === null ? null : stateLocation(dir))
     this.roots = new RootStore({
       publicKey, anchor, name, id, mirrors: this.mirrors, state: this.state, now: this.opts.now,
-      skewMs: this.opts.skewMs, graceMs: this.opts.graceMs, settleMs: this.opts.fsinfoSettleMs
+      skewMs: this.opts.skewMs, graceMs: this.opts.graceMs, settleMs: this.opts.fsinfoSettleMs,
+      prefetch: ref => { this.blobs.get(ref, 'dir').catch(() => {}) } // a failure shows when the page is read
     })
     // shared with snapshot() views (they inherit this object, so counts land here)
     this.counters = { localFaults: 0 } // blobs in opts.blobCache that failed verification

@@ -184,6 +184,37 @@ test('an idle keep-alive connection does not keep the process alive', async t =>
   assert.equal(Number(out), 5)
 })
 
+test('preconnect opens the connection the first request uses; to a closed port the request gets its own network error', async t => {
+  const srv = await httpServer(t, (req, res) => { res.writeHead(200, { 'content-length': 5 }); res.end('hello') })
+  const tr = transport(t)
+  tr.preconnect(srv.url + 'x', { timeoutMs: 5000 })
+  tr.preconnect(srv.url + 'y', { timeoutMs: 5000 }) // one is open or opening: nothing more
+  for (let i = 0; srv.connections === 0 && i < 500; i++) await new Promise(resolve => setTimeout(resolve, 10))
+  assert.equal(srv.connections, 1)
+  assert.equal(srv.requests, 0)
+  assert.equal(Buffer.from(await get(tr, srv.url + 'x')).toString(), 'hello')
+  assert.equal(srv.connections, 1, 'the request went on the connection opened ahead')
+
+  const closed = net.createServer()
+  await new Promise(resolve => closed.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${closed.address().port}/`
+  await new Promise(resolve => closed.close(resolve))
+  tr.preconnect(url, { timeoutMs: 5000 })
+  await rejects(get(tr, url + 'z'), 'ROTREE_MIRROR_NETWORK')
+  tr.preconnect('not a url', { timeoutMs: 5000 }) // a bad URL is the request's to report
+  await rejects(get(tr, 'not a url'), 'ROTREE_MIRROR_HTTP')
+
+  // a process that only preconnected still exits
+  const code = `
+    const { createTransport } = await import(${JSON.stringify(TRANSPORT)})
+    createTransport().preconnect(${JSON.stringify(srv.url)}, { timeoutMs: 5000 })
+    console.log('done')`
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { timeout: 10_000 })
+  const [exit, signal] = await new Promise(resolve => child.on('close', (c, s) => resolve([c, s])))
+  assert.equal(signal, null, 'the child had to be killed: the connection opened ahead kept it alive')
+  assert.equal(exit, 0)
+})
+
 test('close() fails what is in flight or queued, and ends every connection', async t => {
   const sockets = []
   const srv = await rawServer(t, (i, c, s) => { sockets.push(s); s.write('HTTP/1.0 200 OK\r\n\r\npartial body, to the close') })

@@ -103,6 +103,20 @@ test('an https mirror without h2 is read over HTTP/1.1 keep-alive, its ALPN conn
   assert.ok(srv.connections <= 3)
 })
 
+test('preconnect starts the TLS handshake the first request uses: one connection, one session', async t => {
+  const srv = await server(t, serveBody)
+  const tr = transport(t)
+  tr.preconnect(srv.url + 'x', { timeoutMs: 5000 })
+  tr.preconnect(srv.url + 'y', { timeoutMs: 5000 }) // opening: nothing more
+  for (let i = 0; srv.sessions === 0 && i < 500; i++) await new Promise(resolve => setTimeout(resolve, 10))
+  assert.equal(srv.connections, 1)
+  const all = await Promise.all([get(tr, srv.url + 'a'), get(tr, srv.url + 'b')])
+  assert.ok(all.every(b => b.length === BODY.length))
+  assert.equal(srv.connections, 1)
+  assert.equal(srv.sessions, 1)
+  assert.deepEqual(srv.protocols, ['2.0', '2.0'])
+})
+
 test('many concurrent streams share one session, never more than the server allows', async t => {
   const LIMIT = 4
   let active = 0; let most = 0

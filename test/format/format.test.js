@@ -12,6 +12,7 @@ import { verifyFsinfo, checkRollback, verifyBlob } from 'rotree-client/verify'
 import { generateKeyPair, sign } from 'rotree-client/src/ed25519.js'
 import { CHUNK_MIN, CHUNK_MAX, MAX_DIRECT_CHUNKS, INLINE_MAX, INLINE_MAX_V2, inlineMax } from 'rotree-client/src/format/limits.js'
 import { prng } from '../helpers/fixtures.js'
+import { isoTime, isoString } from 'rotree-client/src/format/signed-doc.js'
 
 const hex = b => createHash('sha256').update(b).digest('hex')
 const memStore = () => {
@@ -162,6 +163,18 @@ test('fsinfo.json: strict fields, signature over the fixed message, time and key
   assert.throws(() => decodeFsinfo('{"version":1'), { code: 'ROTREE_BAD_FORMAT' })
   assert.throws(() => decodeFsinfo('x'.repeat(5000)), { code: 'ROTREE_BAD_FORMAT' })
   assert.throws(() => decodeFsinfo(mut({ expires: j.issued })), { code: 'ROTREE_BAD_FORMAT' })
+})
+
+test('times: one spelling, exactly what toISOString prints, across the whole Date range', () => {
+  const edges = [0, -1, 1, 8.64e15, -8.64e15, 253402300799999, 253402300800000, -62167219200000, -62167219200001, Date.parse('2024-02-29T23:59:59.999Z')]
+  const r = prng(20000 * 8, 'times')
+  for (let i = 0; i < r.length; i += 8) edges.push(Math.round((r.readUInt32LE(i) / 2 ** 32 * 2 - 1) * (8.64e15 - 1000) + r.readUInt32LE(i + 4) % 1000))
+  for (const ms of edges) assert.equal(isoString(ms), new Date(ms).toISOString(), `at ${ms}`)
+  assert.equal(isoTime('2026-01-02T03:04:05.006Z', 't'), Date.parse('2026-01-02T03:04:05.006Z'))
+  assert.equal(isoTime('+010000-01-01T00:00:00.000Z', 't'), Date.parse('+010000-01-01T00:00:00.000Z'))
+  for (const bad of ['2026-01-02T03:04:05Z', '2026-01-02T03:04:05.006+00:00', '2026-02-30T00:00:00.000Z', '2026-1-02T03:04:05.006Z', '010000-01-01T00:00:00.000Z', ' 2026-01-02T03:04:05.006Z', '2026-01-02T03:04:05.0060Z']) {
+    assert.throws(() => isoTime(bad, 't'), { code: 'ROTREE_BAD_FORMAT' }, bad)
+  }
 })
 
 test('rollback: lower sequence refused, equal with another root is a fork', () => {

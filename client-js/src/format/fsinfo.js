@@ -15,6 +15,7 @@
 import { BadFormatError, UnsupportedVersionError } from '../errors.js'
 import { utf8, decodeUtf8 } from './bytes.js'
 import { FORMAT_VERSION, MAX_BLOB, MAX_FSINFO } from './limits.js'
+import { isoString } from './signed-doc.js'
 
 const FIELDS = ['version', 'key', 'seq', 'issued', 'expires', 'root', 'rootSize', 'rootMtime', 'sig']
 const HEX64 = /^[0-9a-f]{64}$/
@@ -30,7 +31,7 @@ function isoTime (v, field) {
   if (typeof v !== 'string') throw new BadFormatError(`fsinfo.json: ${field} is not a string`)
   const ms = Date.parse(v)
   // one spelling only: what toISOString prints
-  if (!Number.isFinite(ms) || new Date(ms).toISOString() !== v) throw new BadFormatError(`fsinfo.json: ${field} is not an ISO-8601 UTC time`)
+  if (!Number.isFinite(ms) || isoString(ms) !== v) throw new BadFormatError(`fsinfo.json: ${field} is not an ISO-8601 UTC time`)
   return ms
 }
 
