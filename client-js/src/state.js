@@ -18,13 +18,19 @@
 // ROTREE_STATE, never "nothing seen". And a LevelDB directory that exists but
 // has lost its tables (its CURRENT file deleted) is refused, not recreated
 // empty (state-probe-node.js).
-import { Level } from 'level'
 import { StateError } from './errors.js'
 import { checkRollback } from './verify.js'
 import { MAX_TRUST_DOC } from './format/trust-doc.js'
 import { probeState } from '#state-probe'
 
 const RETRY_FOR_MS = 15_000
+
+// `level` (in Node a native addon and ~35 CommonJS modules, ~35 ms to load) is
+// imported when a store with a location is made, not with this module: a
+// reader without persisted state never loads it, and one with state loads it
+// while its first requests are in flight.
+let levelClass = null
+const loadLevel = () => (levelClass ??= import('level').then(m => m.Level))
 const HEX64 = /^[0-9a-f]{64}$/
 
 /**
@@ -69,6 +75,7 @@ export class SeqStore {
   constructor (location) {
     this.location = location
     this.memory = new Map()
+    if (location !== null) loadLevel().catch(() => {}) // a failure is reported by the first open
   }
 
   async _withDb (fn) {
@@ -78,6 +85,11 @@ export class SeqStore {
   }
 
   async _open (fn) {
+    let Level
+    try { Level = await loadLevel() } catch (err) {
+      levelClass = null // asked again next time
+      throw new StateError(`cannot load the reader state's database (level): ${err.message}`, { cause: err })
+    }
     const deadline = Date.now() + RETRY_FOR_MS
     for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
       let probe
