@@ -6,10 +6,15 @@
 // (verify.js) before handing anything over.
 //
 // How far ahead: with a scheduler (the Tree's Mirrors, sched.js), by bytes:
-// as far as the scheduler says one reader should (twice the mirrors' windows,
-// which grow with measured bandwidth × delay), within the tree's memory
-// budget (maxInflightBytes, shared by every read); never fewer than
-// `readAhead` chunks. Without one, `readAhead` chunks, as before.
+// as far as the scheduler says one reader should (three times the mirrors'
+// windows, which grow with measured bandwidth × delay), within the tree's
+// memory budget (maxInflightBytes, shared by every read); never fewer than
+// `readAhead` chunks. Without one, `readAhead` chunks, as before. The two
+// are counted in different bytes: the windows carry stored bytes (what
+// crosses the wire), so what is asked for ahead is counted as stored too,
+// or a file that compresses 4× would keep a quarter of the windows busy;
+// the budget holds decoded bytes (what a chunk is in memory once it
+// arrives), so that is what is reserved against it.
 // Walking the chunk index runs beside the consumer, not before it: the next
 // index page is asked for while the current one's chunks are read, and a
 // page's first chunks are asked for as soon as it arrives.
@@ -19,6 +24,7 @@
 //   chunkIndex(ref, expect) -> Promise<object>      a verified, placed chunk-index page
 //   sched (optional)        { readAheadBytes(), held, maxInflightBytes, reserve(n), release(n) }
 import { BadFormatError } from './errors.js'
+import { storedSizeOf } from './verify.js'
 
 /**
  * Verified bytes of file `entry` in [start, end), in order, with read-ahead.
@@ -35,7 +41,8 @@ export async function * readChunks (source, entry, start, end, { cache = true, r
   if (end <= start) return
   const queue = [] // { s, p }: asked for, not yet handed out
   const spans = chunkSpans(source, entry, start, end)
-  let ahead = 0 // bytes in `queue`, reserved with the scheduler
+  let ahead = 0 // stored bytes in `queue`: against the windows
+  let reserved = 0 // decoded bytes in `queue`, reserved with the scheduler: against the budget
   let ended = false
   let failure = null // from walking the index: thrown once the chunks before it are out
   let filling = null
@@ -51,14 +58,15 @@ export async function * readChunks (source, entry, start, end, { cache = true, r
         const p = source.chunk(s.ref, { cache })
         p.catch(() => {}) // surfaced when awaited in order below
         queue.push({ s, p })
-        ahead += s.ref.size
+        ahead += storedSizeOf(s.ref)
+        reserved += s.ref.size
         sched?.reserve(s.ref.size)
         wake?.(); wake = null
       }
     } catch (err) { failure ??= err; ended = true }
   }
   const kick = () => { if (!filling && !ended) filling = fill().finally(() => { filling = null }) }
-  const drop = () => { sched?.release(ahead); ahead = 0; queue.length = 0 }
+  const drop = () => { sched?.release(reserved); ahead = 0; reserved = 0; queue.length = 0 }
   try {
     for (;;) {
       kick()
@@ -71,7 +79,8 @@ export async function * readChunks (source, entry, start, end, { cache = true, r
       const { s, p } = queue[0]
       const bytes = await p
       queue.shift()
-      ahead -= s.ref.size
+      ahead -= storedSizeOf(s.ref)
+      reserved -= s.ref.size
       sched?.release(s.ref.size)
       const from = Math.max(start - s.offset, 0)
       const to = Math.min(end - s.offset, bytes.length)

@@ -83,6 +83,55 @@ test('maxInflightBytes holds even a large readAhead down, and the read still com
   assert.ok(srv.stats.peakBytes <= 1 << 20 || srv.stats.peakConcurrent === 1, `${srv.stats.peakBytes} bytes in flight at once`)
 })
 
+test('read-ahead is counted in stored bytes against the windows, and in decoded bytes against the budget', async () => {
+  // a version-2 file that compresses 4×: 256 KiB chunks stored as 64 KiB blobs
+  const DECODED = 256 << 10; const STORED = 64 << 10; const N = 64
+  const chunks = Array.from({ length: N }, (_, i) => ({ hash: sha(String(i)), size: DECODED, storedSize: STORED, codec: 'deflate' }))
+  const entry = { size: N * DECODED, chunks }
+  const asked = []; const answers = []
+  const sched = {
+    held: 0, maxInflightBytes: 64 << 20,
+    readAheadBytes: () => 1 << 20, // what the windows can carry: 1 MiB on the wire
+    reserve (n) { this.held += n }, release (n) { this.held -= n }
+  }
+  const source = {
+    sched,
+    chunk: ref => { asked.push(ref); return new Promise(resolve => answers.push(() => resolve(new Uint8Array(ref.size)))) },
+    chunkIndex: () => { throw new Error('no index here') }
+  }
+  const it = readChunks(source, entry, 0, entry.size, { readAhead: 2 })[Symbol.asyncIterator]()
+  const first = it.next()
+  await new Promise(resolve => setImmediate(resolve))
+  // 1 MiB of stored bytes is 16 chunks; counted decoded it would have been 4
+  assert.equal(asked.length, 16, `${asked.length} chunks asked for ahead`)
+  assert.equal(sched.held, 16 * DECODED, 'the budget is charged what the chunks hold once decoded')
+  answers[0]()
+  assert.equal((await first).value.length, DECODED)
+  let n = DECODED
+  for (let i = 1; ; i++) {
+    while (answers.length <= i && answers.length < N) await new Promise(resolve => setImmediate(resolve))
+    if (i >= N) break
+    answers[i]()
+    const r = await it.next()
+    n += r.value.length
+  }
+  assert.equal((await it.next()).done, true)
+  assert.equal(n, entry.size)
+  assert.equal(sched.held, 0, 'every byte reserved was released')
+
+  // a budget smaller than the windows: reservations in decoded bytes stop the asking
+  asked.length = 0; answers.length = 0
+  const tight = { ...sched, held: 0, maxInflightBytes: 4 * DECODED, reserve (k) { this.held += k }, release (k) { this.held -= k } }
+  const it2 = readChunks({ ...source, sched: tight }, entry, 0, entry.size, { readAhead: 2 })[Symbol.asyncIterator]()
+  const first2 = it2.next()
+  await new Promise(resolve => setImmediate(resolve))
+  assert.equal(asked.length, 4, `${asked.length} chunks asked for within a budget of 4 decoded chunks`)
+  answers[0]()
+  await first2
+  await it2.return()
+  assert.equal(tight.held, 0)
+})
+
 /**
  * A path simulated on a made-up clock: requests of `size` bytes, a one-way
  * delay of d/2 each way, a link of `rate` bytes per ms that sends answers in
