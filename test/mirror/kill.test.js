@@ -21,8 +21,8 @@ async function version (src, n) {
 }
 
 // the short run in `npm test`; `npm run crash` (scripts/crash.js) sets these for a long one
-const KILLS = Number(process.env.CRASH_KILLS) || 30
-const SECONDS = Number(process.env.CRASH_SECONDS) || 50
+const KILLS = Number(process.env.CRASH_KILLS) || 15
+const SECONDS = Number(process.env.CRASH_SECONDS) || 30
 
 const readOr = p => fs.readFile(p).catch(err => { if (err.code === 'ENOENT') return null; throw err })
 
