@@ -67,7 +67,9 @@ export class H1Pool {
     const o = this._origin(u)
     if (o.count > 0) return
     o.count++
-    this.free(o, new Conn(this, o))
+    const c = new Conn(this, o)
+    c.ahead = true
+    this.free(o, c)
   }
 
   /** Send job.h1Request on an idle connection, a new one, or when one is free. */
@@ -133,6 +135,7 @@ class Conn {
     this.job = null
     this.state = IDLE
     this.uses = 0
+    this.ahead = false // opened by preconnect: idle before its first request, as a kept-alive one is
     this.gotBytes = false // of the current answer: before any, a reused connection the server closed may be retried
     this.scratch = Buffer.allocUnsafe(SCRATCH)
     this.headBuf = null // a head split over reads, gathered (allocated when first needed)
@@ -379,8 +382,8 @@ class Conn {
     if (!job || job.done) return
     // a body that runs to the close of the connection ends here
     if (state === UNTIL_CLOSE && !err) return job.end()
-    // a kept-alive connection the server had closed before our request reached it: ask once more on a new one
-    if (!this.gotBytes && this.uses > 0 && !job.h1Retried && !this.pool.closed) {
+    // a kept-alive (or preconnected) connection the server had closed before our request reached it: ask once more on a new one
+    if (!this.gotBytes && (this.uses > 0 || this.ahead) && !job.h1Retried && !this.pool.closed) {
       job.h1Retried = true
       return this.pool.start(job, this.o)
     }

@@ -195,6 +195,17 @@ test('preconnect opens the connection the first request uses; to a closed port t
   assert.equal(Buffer.from(await get(tr, srv.url + 'x')).toString(), 'hello')
   assert.equal(srv.connections, 1, 'the request went on the connection opened ahead')
 
+  // a server that drops the connection opened ahead when the request comes (as a keep-alive
+  // timeout would): the request is asked once more on a new one, as on a kept-alive connection
+  const dropper = await rawServer(t, (i, c, s) => {
+    if (c === 0) return s.destroy()
+    s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok')
+  })
+  tr.preconnect(dropper.url, { timeoutMs: 5000 })
+  for (let i = 0; dropper.connections === 0 && i < 500; i++) await new Promise(resolve => setTimeout(resolve, 10))
+  assert.equal(Buffer.from(await get(tr, dropper.url + 'x')).toString(), 'ok')
+  assert.equal(dropper.connections, 2)
+
   const closed = net.createServer()
   await new Promise(resolve => closed.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${closed.address().port}/`
