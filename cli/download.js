@@ -468,7 +468,7 @@ class Download {
       for await (const b of e.inline ? this.tree.readEntry(e) : abortable(this.tree.readEntry(e), this.signal)) { bufs.push(b); n += b.length }
       if (n !== e.size) throw new TruncatedError(`${where}: ${n} bytes read of ${e.size}`)
       this.checkAbort()
-      await this.writeSmall(bufs.length === 1 ? bufs[0] : Buffer.concat(bufs, n), e, dir, name, mode, where)
+      await this.writeSmall(bufs, e, dir, name, mode, where)
       left -= this.wrote(left, n)
       this.counts.bytes += n
       this.counts.files++
@@ -486,7 +486,7 @@ class Download {
    * takes ~0.3 ms per new inode for minutes after many files were deleted
    * nearby): it runs on the thread pool; the rest is synchronous.
    */
-  async writeSmall (b, e, dir, name, mode, where) {
+  async writeSmall (bufs, e, dir, name, mode, where) {
     let tmp = null; let fd = null
     try {
       for (let i = 0; fd === null; i++) {
@@ -494,7 +494,7 @@ class Download {
         try { fd = await openFd(t, O_TEMP, mode) } catch (err) { if (err.code !== 'EEXIST' || i > 3) throw userError(err, t, this.shown(where)) }
         if (fd !== null) tmp = t
       }
-      for (let o = 0; o < b.length;) o += fsSync.writeSync(fd, b, o, b.length - o, o)
+      writeAllSync(fd, bufs)
       fsSync.fchmodSync(fd, mode) // exact mode whatever the umask
       fsSync.futimesSync(fd, fsTime(e), fsTime(e))
       const ino = dir.placed ? key(fsSync.fstatSync(fd, { bigint: true })) : undefined
@@ -646,6 +646,30 @@ class Download {
     if (bad) throw new BadPathError(`${where}: a name this file system cannot hold safely`, { details: { path: where } })
   }
 }
+
+/**
+ * Every byte of `bufs` (a file's verified pieces, in order) to `fd` from
+ * offset 0, with writev: the pieces go to the kernel as they are, not
+ * joined into one buffer first (for the small files of a `get`, joining was
+ * ~4% of its CPU). A short write goes on from where it stopped.
+ * @param {number} fd @param {Uint8Array[]} bufs
+ */
+function writeAllSync (fd, bufs) {
+  let pos = 0
+  let i = 0; let done = 0 // bufs[i] is the first piece not wholly written; `done` bytes of it were
+  while (i < bufs.length) {
+    const batch = bufs.slice(i, i + IOV_BATCH)
+    batch[0] = batch[0].subarray(done)
+    const n = fsSync.writevSync(fd, batch, pos)
+    if (n === 0 && batch.some(b => b.length > 0)) throw new Error('writev wrote nothing')
+    pos += n
+    let left = done + n
+    while (i < bufs.length && left >= bufs[i].length) left -= bufs[i++].length
+    done = left
+  }
+  return pos
+}
+const IOV_BATCH = 512 // under IOV_MAX (1024 on Linux)
 
 /** open(2) on the thread pool, as a plain descriptor (no FileHandle to create and track). */
 function openFd (p, flags, mode) {
