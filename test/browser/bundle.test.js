@@ -20,10 +20,13 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // plus 500 / 300 bytes for the scheduler's late fixes (sched.js was 5,939
 // bytes at 136,309 / 46,096); then to 137,800 minified and 46,900 gzipped (measured 137,226 /
 // 46,412) for the history of format-2 trees (verifyHistoryEntryV2, the trust
-// documents history.js walks) and the read pipeline's lead ref. Growing past
-// it should be a decision, not an accident.
-const BUDGET_BYTES = 137_800
-const BUDGET_GZIP_BYTES = 46_900
+// documents history.js walks) and the read pipeline's lead ref; then to
+// 138,700 / 47,100 (measured 138,099 / 46,677, from 137,288 / 46,452) for
+// asking for the root page once a root verifies, the read pipeline's
+// stored-bytes accounting, isoString and the deferred import of `level`.
+// Growing past it should be a decision, not an accident.
+const BUDGET_BYTES = 138_700
+const BUDGET_GZIP_BYTES = 47_100
 
 before(ensureBundle)
 
