@@ -101,7 +101,8 @@ export async function treeAddress (addr, v) {
  */
 export async function withTree (target, v, fn, { warn } = {}) {
   const { address, reader, atSeq } = typeof target === 'string' ? { address: target, reader: readerOptions(v) } : target
-  const tree = await openTree(address, reader)
+  // ADDR@SEQ reads an old root: the current one's page would be asked for in vain
+  const tree = await openTree(address, atSeq === undefined ? reader : { ...reader, prefetchRoot: false })
   try {
     if (atSeq !== undefined) {
       const view = await openHistoric(tree, atSeq)

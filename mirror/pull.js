@@ -58,7 +58,8 @@ export async function pull (o) {
   return withDirLock(dir, 'rotree pull', async () => {
     const store = await prepare(dir, fsync)
     // connections for the many requests a copy keeps in flight (copy-tree.js); the scheduler bounds them
-    const tree = await openTree(address, { ...reader, concurrency: jobs ?? reader.concurrency ?? CONCURRENCY })
+    // the root page is copied raw with the rest (copy-tree.js): no decoded copy asked for ahead of it
+    const tree = await openTree(address, { ...reader, prefetchRoot: false, concurrency: jobs ?? reader.concurrency ?? CONCURRENCY })
     try {
       const { info, local, newer } = await checkSource(tree, dir, fsync, warn)
       const r = {

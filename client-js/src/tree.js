@@ -32,6 +32,8 @@ import { sha256Hex, sha256HexSync, createSha256 } from '#sha256'
  * @param {number} [opts.skewMs=300000] how far in the future fsinfo.json may be issued
  * @param {number} [opts.graceMs=0] how long after expiry fsinfo.json is still accepted
  * @param {number} [opts.fsinfoSettleMs=2000] after one mirror's fsinfo.json verifies, how long to wait for the others
+ * @param {boolean} [opts.prefetchRoot=true] ask for the root page as soon as a root verifies (root-store.js);
+ *   false for a reader that never reads the current root through the tree (pull copies blobs raw, ADDR@SEQ reads an old root)
  * @param {() => number} [opts.now] clock, for tests
  * @param {string[]} [opts.allowRedirectOrigins] origins a mirror may redirect to (default: its own only)
  * @param {boolean} [opts.crossOriginRedirects=false] a mirror may redirect anywhere (never https to http)
@@ -71,7 +73,7 @@ export class Tree {
     this.roots = new RootStore({
       publicKey, anchor, name, id, mirrors: this.mirrors, state: this.state, now: this.opts.now,
       skewMs: this.opts.skewMs, graceMs: this.opts.graceMs, settleMs: this.opts.fsinfoSettleMs,
-      prefetch: ref => { this.blobs.get(ref, 'dir').catch(() => {}) } // a failure shows when the page is read
+      prefetch: opts.prefetchRoot === false ? undefined : ref => { this.blobs.get(ref, 'dir').catch(() => {}) } // a failure shows when the page is read
     })
     // shared with snapshot() views (they inherit this object, so counts land here)
     this.counters = { localFaults: 0 } // blobs in opts.blobCache that failed verification

@@ -48,6 +48,8 @@ export interface TreeOptions {
   graceMs?: number
   /** after one mirror's fsinfo.json verifies, how long to wait for the others, ms (default 2000) */
   fsinfoSettleMs?: number
+  /** ask for the root page as soon as a root verifies (default true); false for a reader that copies blobs raw or reads an old root */
+  prefetchRoot?: boolean
   /** the clock, ms (tests) */
   now?: () => number
   transport?: Transport
