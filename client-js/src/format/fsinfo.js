@@ -15,7 +15,7 @@
 import { BadFormatError, UnsupportedVersionError } from '../errors.js'
 import { utf8, decodeUtf8 } from './bytes.js'
 import { FORMAT_VERSION, MAX_BLOB, MAX_FSINFO } from './limits.js'
-import { isoString } from './signed-doc.js'
+import { isoTime } from './signed-doc.js'
 
 const FIELDS = ['version', 'key', 'seq', 'issued', 'expires', 'root', 'rootSize', 'rootMtime', 'sig']
 const HEX64 = /^[0-9a-f]{64}$/
@@ -25,14 +25,6 @@ const HEX128 = /^[0-9a-f]{128}$/
 export function fsinfoMessage ({ key, seq, issued, expires, root, rootSize, rootMtime }) {
   return utf8.encode(
     `rotree-fsinfo-v${FORMAT_VERSION}\nkey ${key}\nseq ${seq}\nissued ${issued}\nexpires ${expires}\nroot ${root} ${rootSize} ${rootMtime}\n`)
-}
-
-function isoTime (v, field) {
-  if (typeof v !== 'string') throw new BadFormatError(`fsinfo.json: ${field} is not a string`)
-  const ms = Date.parse(v)
-  // one spelling only: what toISOString prints
-  if (!Number.isFinite(ms) || isoString(ms) !== v) throw new BadFormatError(`fsinfo.json: ${field} is not an ISO-8601 UTC time`)
-  return ms
 }
 
 /**
@@ -51,8 +43,8 @@ export function decodeFsinfo (input) {
   for (const k of Object.keys(j)) if (!FIELDS.includes(k)) throw new BadFormatError(`fsinfo.json: unknown field ${JSON.stringify(k)}`)
   if (typeof j.key !== 'string' || !HEX64.test(j.key)) throw new BadFormatError('fsinfo.json: key is not 64 hex digits')
   if (!Number.isSafeInteger(j.seq) || j.seq < 0) throw new BadFormatError('fsinfo.json: seq is not a non-negative integer')
-  const issuedMs = isoTime(j.issued, 'issued')
-  const expiresMs = isoTime(j.expires, 'expires')
+  const issuedMs = isoTime(j.issued, 'fsinfo.json: issued') // one spelling only: what toISOString prints
+  const expiresMs = isoTime(j.expires, 'fsinfo.json: expires')
   if (expiresMs <= issuedMs) throw new BadFormatError('fsinfo.json: expires is not after issued')
   if (typeof j.root !== 'string' || !HEX64.test(j.root)) throw new BadFormatError('fsinfo.json: root is not 64 hex digits')
   if (!Number.isSafeInteger(j.rootSize) || j.rootSize < 1 || j.rootSize > MAX_BLOB) throw new BadFormatError('fsinfo.json: rootSize out of range')
