@@ -1,6 +1,7 @@
 // What several commands share: reader options, turning ADDR [PATH] or
 // NAME:PATH into a tree, opening it, formatting.
 import fs from 'node:fs'
+import { once } from 'node:events'
 import { openTree } from 'rotree-client'
 import { openHistoric } from 'rotree-client/src/history.js'
 import { UsageError } from 'rotree-client/errors'
@@ -116,6 +117,29 @@ export async function withTree (target, v, fn, { warn } = {}) {
 }
 
 const fmtAge = ms => ms >= 86400e3 ? `${Math.floor(ms / 86400e3)} days` : ms >= 3600e3 ? `${Math.floor(ms / 3600e3)} h` : `${Math.max(0, Math.floor(ms / 60e3))} min`
+
+/**
+ * A file's verified bytes to `out` (rotree cat, rotree get PATH -). Written
+ * to process.stdout, a read lends its buffers (Tree#readRange, lend): each
+ * piece is given back once its write's callback says the bytes are out of
+ * it, which for stdout (a file, a pipe or a terminal) means in the kernel.
+ * Any other writable may keep the chunk it was handed (a PassThrough does),
+ * so it gets a read that does not lend.
+ */
+export async function writeFile (tree, path, out) {
+  const lend = out === process.stdout
+  let failed = null
+  const onError = err => { failed ??= err }
+  out.on('error', onError)
+  try {
+    for await (const b of tree.readRange(path, { lend })) {
+      if (failed !== null) throw failed
+      const ok = out.write(b, lend ? err => { if (!err) tree.release(b) } : undefined)
+      if (!ok) await once(out, 'drain')
+    }
+    if (failed !== null) throw failed
+  } finally { out.off('error', onError) }
+}
 
 export function modeString (s) {
   const t = s.type === 'dir' ? 'd' : s.type === 'symlink' ? 'l' : '-'

@@ -418,8 +418,10 @@ class Download {
         ({ tmp, fh } = await this.openTemp(dir, mode, where))
         if (this.resume && e.size >= RESUME_MIN) rec = this.resume.add(rel, path.basename(tmp), await fh.stat({ bigint: true }))
       }
-      for await (const b of abortable(this.tree.readEntry(e, written), this.signal)) {
+      // lent: each piece's buffer takes a later chunk once the write returned (client-js/README.md)
+      for await (const b of abortable(this.tree.readEntry(e, written, e.size, { lend: true }), this.signal)) {
         for (let o = 0; o < b.length;) o += (await fh.write(b, o, b.length - o, written + o)).bytesWritten
+        this.tree.release(b)
         written += b.length
         left -= this.wrote(left, b.length)
         this.counts.bytes += b.length

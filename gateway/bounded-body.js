@@ -23,14 +23,18 @@ export class BoundedBody {
     this.log = log
   }
 
-  /** Write one piece. Resolves false when the response is over (client gone, or destroyed here). */
-  async write (piece) {
+  /**
+   * Write one piece. Resolves false when the response is over (client gone, or destroyed here).
+   * `written(piece)` runs once the socket has taken the bytes (res.write's callback without an
+   * error), so a lent buffer can be given back (Tree#release); never for a piece not written.
+   */
+  async write (piece, written) {
     const res = this.res
     if (res.destroyed) return false
     if (piece.length > this.left) return this._abort(`the tree yielded ${piece.length} bytes where ${this.left} were left of the announced Content-Length`)
     this.left -= piece.length
     countVerified(res, piece.length)
-    if (!res.write(piece)) await drained(res)
+    if (!res.write(piece, written === undefined ? undefined : err => { if (!err) written(piece) })) await drained(res)
     return !res.destroyed
   }
 

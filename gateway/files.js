@@ -92,8 +92,9 @@ async function sendStream (res, pin, answer, it, log) {
     if (r.value.length > answer.length) return sendError(res, overLength(r.value.length, answer.length), { headers: pin.headers, log })
     res.writeHead(answer.status, answer.headers)
     const body = new BoundedBody(res, answer.length, log)
+    const written = piece => pin.view.release(piece) // lent by readEntry (tree-access.js)
     while (!r.done) {
-      if (!await body.write(r.value)) return
+      if (!await body.write(r.value, written)) return
       r = await it.next()
     }
     body.end()

@@ -34,11 +34,12 @@ export function resolve (pin, segments, follow = true) {
 /**
  * Verified bytes of `entry` in [start, end), in order. Reads larger than an
  * eighth of the memory cache stream past it (the Tree decides), so one big
- * download does not flush every directory page.
+ * download does not flush every directory page. Its pieces are lent: the
+ * caller gives each back with pin.view.release() once the socket has it.
  * @returns {AsyncGenerator<Uint8Array>}
  */
 export function readEntry (pin, entry, start, end) {
-  return pin.view.readEntry(entry, start, end)
+  return pin.view.readEntry(entry, start, end, { lend: true })
 }
 
 /**

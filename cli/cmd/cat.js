@@ -1,6 +1,5 @@
 // rotree cat
-import { pipeline } from 'node:stream/promises'
-import { READER_OPTIONS, withTree, treeTarget } from '../common.js'
+import { READER_OPTIONS, withTree, treeTarget, writeFile } from '../common.js'
 
 export default {
   usage: 'cat ADDR PATH',
@@ -9,6 +8,6 @@ export default {
   options: READER_OPTIONS,
   async run ([addr, p], v, io) {
     const target = await treeTarget(addr, p, v, { path: 'required' })
-    await withTree(target, v, tree => pipeline(tree.createReadStream(target.path), io.stdout, { end: false }))
+    await withTree(target, v, tree => writeFile(tree, target.path, io.stdout))
   }
 }

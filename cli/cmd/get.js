@@ -1,10 +1,9 @@
 // rotree get
 import path from 'node:path'
-import { pipeline } from 'node:stream/promises'
 import { UsageError } from 'rotree-client/errors'
 import { getPath, DEFAULT_MAX_ENTRIES } from '../download.js'
 import { progressBar, fmtBytes } from '../progress.js'
-import { READER_OPTIONS, withTree, treeTarget, positiveInt, stateDirOf } from '../common.js'
+import { READER_OPTIONS, withTree, treeTarget, positiveInt, stateDirOf, writeFile } from '../common.js'
 import { escapeText } from '../escape.js'
 
 const SHOWN = 20 // skipped symlinks and deletions named one per line; the rest are counted
@@ -29,7 +28,7 @@ export default {
     const p = target.path
     if (v.output === '-') {
       if (v.delete || v.checksum) throw new UsageError('-o - writes one file to stdout: --delete and --checksum do not apply')
-      return withTree(target, v, tree => pipeline(tree.createReadStream(p), io.stdout, { end: false }))
+      return withTree(target, v, tree => writeFile(tree, p, io.stdout))
     }
     const dest = v.output ?? path.posix.basename(path.posix.normalize('/' + p))
     if (!dest) throw new UsageError('-o DEST is required for the tree root')

@@ -28,14 +28,16 @@ export class VerifiedBlobs {
    * @param {number} o.concurrency most blob fetches at once
    * @param {{ get(hash), put(hash, bytes), delete?(hash) }} [o.local] e.g. the gateway's disk store
    * @param {{ localFaults: number }} o.counters
+   * @param {import('./buffer-pool.js').BufferPool} [o.pool] buffers for data chunks a reader lends back
    */
-  constructor ({ mirrors, cacheBytes, concurrency, local, counters }) {
+  constructor ({ mirrors, cacheBytes, concurrency, local, counters, pool = null }) {
     this.mirrors = mirrors
     this.cache = new LRU(cacheBytes)
     this.inflight = new Map()
     this.limit = limiter(concurrency)
     this.local = local
     this.counters = counters
+    this.pool = pool
   }
 
   /**
@@ -44,19 +46,30 @@ export class VerifiedBlobs {
    * @param {{ hash: string, size: number, storedSize?: number, codec?: string }} ref
    * @param {'data'|'dir'|'cindex'} kind
    * @param {boolean} [cache=true] keep it in the LRU (big streaming reads do not)
+   * @param {boolean} [lend=false] a data chunk not cached may be read into a
+   *   buffer of `pool`, which every caller handed it gives back (buffer-pool.js)
    */
-  get (ref, kind, cache = true) {
+  get (ref, kind, cache = true, lend = false) {
     const key = ref.codec === undefined ? kind + ':' + ref.hash + ':' + ref.size : kind + ':' + ref.hash + ':' + ref.size + ':' + ref.storedSize + ':' + ref.codec
     const hit = this.cache.get(key)
     if (hit !== undefined) return Promise.resolve(hit)
-    let p = this.inflight.get(key)
-    if (p) return p
+    let f = this.inflight.get(key)
+    if (f) { f.holders++; return f.p }
     const check = VERIFIERS[kind]
-    p = this.limit(() => this._fetchVerified(ref, check))
-      .then(v => { if (cache) this.cache.set(key, v, heapCost(kind, v, ref.size)); return v })
-      .finally(() => this.inflight.delete(key))
-    this.inflight.set(key, p)
-    return p
+    // a local store keeps what it is given (gateway/disk-cache.js queues its
+    // writes), so nothing it stores comes from the pool
+    const pool = lend && !cache && kind === 'data' && this.local === undefined ? this.pool : null
+    f = { p: null, holders: 1 } // holders: every caller this fetch answers
+    f.p = this.limit(() => this._fetchVerified(ref, check, pool))
+      .then(v => {
+        // deleted here, not a tick later, so no caller joins after the count is taken
+        this.inflight.delete(key)
+        if (pool !== null && pool.owns(v)) pool.lend(v, f.holders)
+        if (cache) this.cache.set(key, v, heapCost(kind, v, ref.size))
+        return v
+      }, err => { this.inflight.delete(key); throw err })
+    this.inflight.set(key, f)
+    return f.p
   }
 
   /**
@@ -64,8 +77,8 @@ export class VerifiedBlobs {
    * make a longer value impossible; the clip is defence in depth, so no
    * caller can be handed bytes beyond its ref even if that ever changed.
    */
-  async chunk (ref, cache = true) {
-    const bytes = await this.get(ref, 'data', cache)
+  async chunk (ref, cache = true, lend = false) {
+    const bytes = await this.get(ref, 'data', cache, lend)
     if (bytes.length === ref.size) return bytes
     if (bytes.length > ref.size) return bytes.subarray(0, ref.size)
     throw new TruncatedError(`chunk ${ref.hash.slice(0, 16)}… is ${bytes.length} bytes, not ${ref.size}`)
@@ -76,7 +89,7 @@ export class VerifiedBlobs {
    * verified again like mirror bytes: disks rot, and a cache is only as
    * trustworthy as the check on the way out.
    */
-  async _fetchVerified (ref, check) {
+  async _fetchVerified (ref, check, pool = null) {
     const local = this.local
     if (local) {
       const bytes = await local.get(ref.hash)
@@ -94,8 +107,10 @@ export class VerifiedBlobs {
     }
     let raw
     // pages first: the requests they name wait on them (sched.js)
-    const value = await this.mirrors.fetch('h/' + ref.hash, storedSizeOf(ref), async bytes => { const v = await check(bytes, ref); raw = bytes; return v }, undefined, { urgent: check !== VERIFIERS.data })
+    const value = await this.mirrors.fetch('h/' + ref.hash, storedSizeOf(ref), async bytes => { const v = await check(bytes, ref); raw = bytes; return v }, undefined, { urgent: check !== VERIFIERS.data, pool })
     if (local) await local.put(ref.hash, raw)
+    // a compressed chunk was inflated into a buffer of its own: the stored bytes are done with
+    if (pool !== null && raw.buffer !== value.buffer) pool.lend(raw, 0)
     return value
   }
 }

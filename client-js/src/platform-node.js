@@ -3,6 +3,7 @@
 import { Readable } from 'node:stream'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { BufferPool } from './buffer-pool.js'
 export { createTransport } from './transport-node.js'
 
 /** README "The command line": $ROTREE_STATE, else $XDG_STATE_HOME/rotree, else ~/.local/state/rotree */
@@ -13,6 +14,12 @@ export function defaultStateDir (env = process.env) {
 }
 
 export function stateLocation (dir) { return join(dir, 'seq.db') }
+
+/**
+ * The pool a Tree's lent reads take their chunk buffers from (buffer-pool.js):
+ * each buffer its own memory, not zero-filled (the transport fills it).
+ */
+export function bufferPool () { return new BufferPool({ alloc: n => Buffer.allocUnsafeSlow(n) }) }
 
 /** @param {AsyncIterable<Uint8Array>} iter */
 export function toStream (iter) { return Readable.from(iter, { objectMode: false, highWaterMark: 1 }) }

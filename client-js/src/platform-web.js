@@ -9,6 +9,10 @@ export { createTransport } from './transport-web.js'
 export function defaultStateDir () { return 'rotree' }
 export function stateLocation (dir) { return dir + '-seq' } // IndexedDB database "level-js-rotree-seq"
 
+// no pool: nothing in a browser reads with { lend: true } yet, so lent reads
+// are plain reads there and the pool stays out of the bundle
+export function bufferPool () { return null }
+
 /**
  * Verified bytes as a WHATWG ReadableStream. Pull-based: the next chunk is
  * fetched and verified only when the consumer asks, so a slow writer (a disk,

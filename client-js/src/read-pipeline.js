@@ -20,7 +20,7 @@
 // page's first chunks are asked for as soon as it arrives.
 //
 // The source (a Tree provides one):
-//   chunk(ref, { cache })   -> Promise<Uint8Array>  verified bytes of one data chunk
+//   chunk(ref, { cache, lend }) -> Promise<Uint8Array> verified bytes of one data chunk
 //   chunkIndex(ref, expect) -> Promise<object>      a verified, placed chunk-index page
 //   sched (optional)        { readAheadBytes(), held, maxInflightBytes, reserve(n), release(n) }
 import { BadFormatError } from './errors.js'
@@ -32,11 +32,12 @@ import { storedSizeOf } from './verify.js'
  * @param {object} entry a decoded file entry (inline, chunks or index)
  * @param {number} start
  * @param {number} end exclusive
- * @param {{ cache?: boolean, readAhead?: number, sched?: object }} [o] cache: keep fetched chunks in
- *   the blob cache; readAhead: chunks always asked for ahead; sched: overrides source.sched
+ * @param {{ cache?: boolean, lend?: boolean, readAhead?: number, sched?: object }} [o] cache: keep
+ *   fetched chunks in the blob cache; lend: the consumer gives each piece back (buffer-pool.js);
+ *   readAhead: chunks always asked for ahead; sched: overrides source.sched
  * @returns {AsyncGenerator<Uint8Array>}
  */
-export async function * readChunks (source, entry, start, end, { cache = true, readAhead = 8, sched = source.sched } = {}) {
+export async function * readChunks (source, entry, start, end, { cache = true, lend = false, readAhead = 8, sched = source.sched } = {}) {
   if (entry.inline) { if (end > start) yield entry.inline.subarray(start, end); return }
   if (end <= start) return
   const queue = [] // { s, p }: asked for, not yet handed out
@@ -55,7 +56,7 @@ export async function * readChunks (source, entry, start, end, { cache = true, r
         const n = await spans.next()
         if (n.done || ended) { ended = true; break }
         const s = n.value
-        const p = source.chunk(s.ref, { cache })
+        const p = source.chunk(s.ref, { cache, lend })
         p.catch(() => {}) // surfaced when awaited in order below
         queue.push({ s, p })
         ahead += storedSizeOf(s.ref)

@@ -100,14 +100,15 @@ export class FetchScheduler {
    * @param {number} cap
    * @param {(bytes: Uint8Array, mirror: string) => Promise<T>|T} check
    * @param {AbortSignal} [signal]
-   * @param {{ urgent?: boolean }} [o] urgent: ahead of every request not urgent (a directory
-   *   page or chunk index: what it names cannot be asked for until it arrives)
+   * @param {{ urgent?: boolean, pool?: import('./buffer-pool.js').BufferPool|null }} [o] urgent: ahead
+   *   of every request not urgent (a directory page or chunk index: what it names cannot be asked
+   *   for until it arrives); pool: each request reads its body into a buffer of its own from it
    * @returns {Promise<T>}
    */
-  fetch (path, cap, check, signal, { urgent = false } = {}) {
+  fetch (path, cap, check, signal, { urgent = false, pool = null } = {}) {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(new AbortedError('aborted'))
-      const job = { path, cap, check, signal, tried: new Set(), errors: [], attempts: new Set(), done: false, resolve, reject }
+      const job = { path, cap, check, signal, pool, tried: new Set(), errors: [], attempts: new Set(), done: false, resolve, reject }
       if (signal) {
         job.onAbort = () => this._finish(job, new AbortedError('aborted'))
         signal.addEventListener('abort', job.onAbort, { once: true })
@@ -244,7 +245,9 @@ export class FetchScheduler {
     if (n > this.stats.peakInflight) this.stats.peakInflight = n
     if (this.inflightBytes > this.stats.peakInflightBytes) this.stats.peakInflightBytes = this.inflightBytes
     if (!probe && !hedge) this._armHedge(job, a)
-    this.transport.get(m.href + job.path, { cap: job.cap, timeoutMs: this.o.timeoutMs, signal: ctrl.signal })
+    // a buffer per attempt, never shared with a hedge; one whose attempt loses is left to V8
+    const into = job.pool?.take(job.cap) ?? undefined
+    this.transport.get(m.href + job.path, { cap: job.cap, timeoutMs: this.o.timeoutMs, signal: ctrl.signal, into })
       .then(bytes => {
         if (a.cancelled) throw new AbortedError('cancelled')
         m.win.done(a.ticket, bytes.length)

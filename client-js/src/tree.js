@@ -14,7 +14,7 @@ import { RootStore, infoOf } from './root-store.js'
 import { VerifiedBlobs } from './blobs.js'
 import { resolvePath, slicer } from './resolve.js'
 import { readChunks, chunkSpans } from './read-pipeline.js'
-import { createTransport, defaultStateDir, stateLocation, toStream } from '#platform'
+import { bufferPool, createTransport, defaultStateDir, stateLocation, toStream } from '#platform'
 import { sha256Hex, sha256HexSync, createSha256 } from '#sha256'
 
 /**
@@ -78,11 +78,11 @@ export class Tree {
     // shared with snapshot() views (they inherit this object, so counts land here)
     this.counters = { localFaults: 0 } // blobs in opts.blobCache that failed verification
     // the scheduler (sched.js) bounds what is in flight, by bytes and per mirror
-    this.blobs = new VerifiedBlobs({ mirrors: this.mirrors, cacheBytes: this.opts.cacheBytes, concurrency: Infinity, local: opts.blobCache, counters: this.counters })
+    this.blobs = new VerifiedBlobs({ mirrors: this.mirrors, cacheBytes: this.opts.cacheBytes, concurrency: Infinity, local: opts.blobCache, counters: this.counters, pool: bufferPool() })
     this.cache = this.blobs.cache
     // what the read pipeline needs from a tree (read-pipeline.js): blob fetches do not depend on the root
     this._source = {
-      chunk: (ref, { cache = true } = {}) => this.blobs.chunk(ref, cache),
+      chunk: (ref, { cache = true, lend = false } = {}) => this.blobs.chunk(ref, cache, lend),
       chunkIndex: (ref, expect) => this._chunkIndex(ref, expect),
       // the fetch scheduler's read-ahead budget, where Mirrors has one (read-pipeline.js)
       sched: typeof this.mirrors.readAheadBytes === 'function' ? this.mirrors : undefined
@@ -228,10 +228,19 @@ export class Tree {
     return (await this._resolve(r, path, follow)).entry
   }
 
-  /** Verified bytes of a file entry in [start, end), in order, with read-ahead. */
-  readEntry (entry, start = 0, end = entry.size) {
-    return this._read(entry, start, end, end - start <= this.opts.cacheBytes / 8)
+  /** Verified bytes of a file entry in [start, end), in order, with read-ahead (lend: as readRange). */
+  readEntry (entry, start = 0, end = entry.size, { lend = false } = {}) {
+    return this._read(entry, start, end, end - start <= this.opts.cacheBytes / 8, true, lend)
   }
+
+  /**
+   * A piece read with { lend: true } is done with: its buffer may take the
+   * next chunk. Call it once per piece, after the last use of its bytes (a
+   * write's callback, not its call); a piece never given back is collected
+   * as usual. Anything not lent is ignored.
+   * @param {Uint8Array} piece
+   */
+  release (piece) { this.blobs.pool?.give(piece) }
 
   /** A directory entry's entries (raw, verified) in name order, one page at a time. */
   entriesOf (dirEntry) { return this._entries(dirEntry) }
@@ -295,8 +304,13 @@ export class Tree {
    */
   createReadStream (path, opts = {}) { return toStream(this.readRange(path, opts)) }
 
-  /** Async iterator of verified bytes for { start, end } (end inclusive). */
-  async * readRange (path, { start = 0, end } = {}) {
+  /**
+   * Async iterator of verified bytes for { start, end } (end inclusive).
+   * lend: a big read's pieces lie in buffers the reader gives back with
+   * release() once written, so the next chunks land in memory already in
+   * use instead of new buffers each (bounded memory, fewer page faults).
+   */
+  async * readRange (path, { start = 0, end, lend = false } = {}) {
     const r = await this._root() // pinned: the stream finishes on the root it started on
     const { entry } = await this._resolve(r, path, true)
     if (entry.type === 'dir') throw new IsADirectoryError(`${path} is a directory`)
@@ -306,7 +320,7 @@ export class Tree {
     }
     if (start > last) return
     // stream big reads past the cache, so one large file does not flush every directory
-    yield * this._read(entry, start, last + 1, last + 1 - start <= this.opts.cacheBytes / 8)
+    yield * this._read(entry, start, last + 1, last + 1 - start <= this.opts.cacheBytes / 8, true, lend)
   }
 
   /**
@@ -317,11 +331,11 @@ export class Tree {
    * (FORMAT.md §12.7): the last piece is held back until the hash matches,
    * so a stream that fails this check never looks complete.
    */
-  async * _read (entry, start, end, cache, wholeHash = true) {
+  async * _read (entry, start, end, cache, wholeHash = true, lend = false) {
     let left = Math.max(0, end - start)
     const hasher = wholeHash && typeof entry.sha256 === 'string' && start === 0 && end >= entry.size ? createSha256() : null
     let held = null
-    for await (const b of readChunks(this._source, entry, start, end, { cache, readAhead: this.opts.readAhead })) {
+    for await (const b of readChunks(this._source, entry, start, end, { cache, lend, readAhead: this.opts.readAhead })) {
       if (left === 0) break
       const piece = b.length > left ? b.subarray(0, left) : b
       left -= piece.length

@@ -167,8 +167,8 @@ export interface TreeApi<S> {
   readChunk (ref: Ref, o?: { cache?: boolean }): Promise<Uint8Array>
   /** The verified, decoded entry of a path under the current root (toStat() gives the public shape). */
   resolve (path: string, o?: { follow?: boolean }): Promise<Entry>
-  /** Verified bytes of a file entry in [start, end), in order. */
-  readEntry (entry: Entry, start?: number, end?: number): AsyncGenerator<Uint8Array, void, undefined>
+  /** Verified bytes of a file entry in [start, end), in order (lend: as readRange). */
+  readEntry (entry: Entry, start?: number, end?: number, o?: { lend?: boolean }): AsyncGenerator<Uint8Array, void, undefined>
   /** A directory entry's entries (decoded, verified) in name order. */
   entriesOf (dirEntry: Entry): AsyncGenerator<Entry, void, undefined>
   /** A view pinned to the current root (or to `root`, an accepted or historic root record): every call on it reads that root. */
@@ -183,8 +183,18 @@ export interface TreeApi<S> {
   list (path: string): AsyncGenerator<Stat, void, undefined>
   /** A whole file's verified bytes. */
   readFile (path: string): Promise<Uint8Array>
-  /** Verified bytes of a range, in order. */
-  readRange (path: string, range?: ReadRange): AsyncGenerator<Uint8Array, void, undefined>
+  /**
+   * Verified bytes of a range, in order. With lend: true a big read's pieces
+   * lie in buffers the reader gives back with release() once it is done with
+   * them, so later chunks reuse that memory.
+   */
+  readRange (path: string, range?: ReadRange & { lend?: boolean }): AsyncGenerator<Uint8Array, void, undefined>
+  /**
+   * A piece from a { lend: true } read is done with (after its last use: a
+   * write's callback, not its call). Once per piece; a piece never given back
+   * is garbage-collected as usual; anything not lent is ignored.
+   */
+  release (piece: Uint8Array): void
   /** Verified bytes as a stream: only verified bytes are pushed; a failure ends it with the typed error. */
   createReadStream (path: string, range?: ReadRange): S
   close (): void
