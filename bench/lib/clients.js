@@ -64,11 +64,12 @@ export function envOpts () {
  * A verified streaming read through the library.
  * @returns {Promise<{ openMs: number, firstMs: number, totalMs: number, bytes: number, truncated: boolean, requests: number|null, cpuMs: number }>}
  */
-export async function libraryRead ({ addr, file, mirrors = [], ca = null, limitS = 60, first = false, mem = false, opts = envOpts() }) {
+export async function libraryRead ({ addr, file, mirrors = [], ca = null, limitS = 60, first = false, mem = false, lend = false, opts = envOpts() }) {
   const args = [READER, addr, file, '--limit-s', String(limitS), '--client', clientDir()]
   for (const m of mirrors) args.push('--mirror', m)
   if (first) args.push('--first')
   if (mem) args.push('--mem')
+  if (lend) args.push('--lend')
   if (opts) args.push('--opt', JSON.stringify(opts))
   // the reader stops itself at the limit; the kill is for a reader that hangs
   const r = await runChild(process.execPath, args, { env: envWith(ca), limitS, killAtLimit: false })

@@ -6,8 +6,10 @@
 // times from just before openTree() (firstMs: the stream's first chunk).
 // --mem adds mem: { before, peak } (VmRSS and RssAnon in bytes from
 // /proc/self/status, before the read and its highest, sampled every 50 ms).
+// --lend reads with readRange({ lend: true }) and gives each piece back
+// (release) once counted, where the default reads createReadStream().
 //
-//   node bench/lib/reader.js ADDR PATH [--mirror URL]… [--limit-s N] [--first] [--mem] [--client DIR] [--opt JSON]
+//   node bench/lib/reader.js ADDR PATH [--mirror URL]… [--limit-s N] [--first] [--mem] [--lend] [--client DIR] [--opt JSON]
 //   --client DIR: a checkout whose client-js/src/index.js is used (default: this one)
 //   --opt JSON: more openTree() options, e.g. '{"concurrency":16}'
 import path from 'node:path'
@@ -15,7 +17,7 @@ import { readFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 
 const argv = process.argv.slice(2)
-const pos = []; const mirrors = []; let limitS = Infinity; let firstOnly = false; let memory = false
+const pos = []; const mirrors = []; let limitS = Infinity; let firstOnly = false; let memory = false; let lend = false
 let client = new URL('../../', import.meta.url).pathname; let extra = {}
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i]
@@ -23,6 +25,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--limit-s') limitS = Number(argv[++i])
   else if (a === '--first') firstOnly = true
   else if (a === '--mem') memory = true
+  else if (a === '--lend') lend = true
   else if (a === '--client') client = argv[++i]
   else if (a === '--opt') extra = JSON.parse(argv[++i])
   else pos.push(a)
@@ -43,10 +46,11 @@ const memNow = () => {
 }
 const mem = memory ? { before: memNow(), peak: memNow() } : null
 const sampler = mem && setInterval(() => { const m = memNow(); mem.peak.rss = Math.max(mem.peak.rss, m.rss); mem.peak.anon = Math.max(mem.peak.anon, m.anon) }, 50)
-for await (const b of tree.createReadStream(file)) {
+for await (const b of lend ? tree.readRange(file, { lend: true }) : tree.createReadStream(file)) {
   const now = performance.now()
   if (firstMs === null) firstMs = now - t0
   bytes += b.length
+  if (lend) tree.release(b)
   if (firstOnly) break
   if (now > deadline) { truncated = true; break }
 }
