@@ -68,7 +68,9 @@ export class DiskCache {
   async get (hash) {
     const e = this.index.get(hash)
     if (e === undefined || this.closed) { this.counts.misses++; return undefined }
-    let bytes = this.pending.get(hash)
+    // a copy of one still queued: its buffer goes back to the Tree's pool once written (put's done)
+    const queued = this.pending.get(hash)
+    let bytes = queued === undefined ? undefined : Uint8Array.prototype.slice.call(queued) // a copy, also of a Buffer
     if (bytes === undefined) {
       try { bytes = await this.blobs.get(hash, { fillCache: false }) } catch (err) { this._error('get', err) }
     }
@@ -83,10 +85,14 @@ export class DiskCache {
     return bytes
   }
 
-  /** Queue a verified blob for storing (the Tree calls this after verifying it); returns at once. */
-  put (hash, bytes) {
-    if (this.closed || this.index.has(hash) || bytes.length > this.maxBytes || !HEX64.test(hash)) return
-    if (this.pendingBytes + bytes.length > MAX_PENDING_BYTES) { this.counts.dropped++; return }
+  /**
+   * Queue a verified blob for storing (the Tree calls this after verifying it); returns at once.
+   * done(), when given, runs once this cache no longer holds `bytes` (at once when it does not
+   * store them, else once they are written): the Tree may then read another chunk into that buffer.
+   */
+  put (hash, bytes, done) {
+    if (this.closed || this.index.has(hash) || bytes.length > this.maxBytes || !HEX64.test(hash)) return done?.()
+    if (this.pendingBytes + bytes.length > MAX_PENDING_BYTES) { this.counts.dropped++; return done?.() }
     const e = { size: bytes.length, tick: ++this.tick }
     this.index.set(hash, e) // claimed now, so a second put of the same blob is a no-op
     this.bytes += e.size
@@ -105,6 +111,7 @@ export class DiskCache {
       } finally {
         this.pending.delete(hash)
         this.pendingBytes -= e.size
+        done?.()
       }
     })
     this._evict()

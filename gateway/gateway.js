@@ -92,8 +92,9 @@ export class Gateway {
   _treeOptions ({ timeoutMs, mirrorPenaltyMs, concurrency, cacheBytes, stateDir, useDisk, treeOptions }) {
     const blobCache = !useDisk ? undefined : {
       get: h => this.disk === null ? undefined : this.disk.get(h),
-      put: (h, b) => this.disk?.put(h, b),
-      delete: h => this.disk?.delete(h)
+      put: (h, b, done) => { if (this.disk === null) done?.(); else this.disk.put(h, b, done) },
+      delete: h => this.disk?.delete(h),
+      releases: true // put() calls done() once the disk cache no longer holds the bytes (disk-cache.js)
     }
     const o = { timeoutMs, mirrorPenaltyMs, concurrency, cacheBytes, blobCache, ...treeOptions }
     if (stateDir !== undefined) o.stateDir = stateDir

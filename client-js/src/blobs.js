@@ -26,7 +26,8 @@ export class VerifiedBlobs {
    * @param {import('./mirrors.js').Mirrors} o.mirrors
    * @param {number} o.cacheBytes
    * @param {number} o.concurrency most blob fetches at once
-   * @param {{ get(hash), put(hash, bytes), delete?(hash) }} [o.local] e.g. the gateway's disk store
+   * @param {{ get(hash), put(hash, bytes, done?), delete?(hash), releases?: boolean }} [o.local] e.g. the
+   *   gateway's disk store; `releases`: put() calls done() once it no longer holds `bytes`
    * @param {{ localFaults: number }} o.counters
    * @param {import('./buffer-pool.js').BufferPool} [o.pool] buffers for data chunks a reader lends back
    */
@@ -56,9 +57,9 @@ export class VerifiedBlobs {
     let f = this.inflight.get(key)
     if (f) { f.holders++; return f.p }
     const check = VERIFIERS[kind]
-    // a local store keeps what it is given (gateway/disk-cache.js queues its
-    // writes), so nothing it stores comes from the pool
-    const pool = lend && !cache && kind === 'data' && this.local === undefined ? this.pool : null
+    // a local store may keep what it is given: only one that says when it is
+    // done with it (releases: put's third argument) stores a pooled buffer
+    const pool = lend && !cache && kind === 'data' && (this.local === undefined || this.local.releases === true) ? this.pool : null
     f = { p: null, holders: 1 } // holders: every caller this fetch answers
     f.p = this.limit(() => this._fetchVerified(ref, check, pool))
       .then(v => {
@@ -108,7 +109,9 @@ export class VerifiedBlobs {
     let raw
     // pages first: the requests they name wait on them (sched.js)
     const value = await this.mirrors.fetch('h/' + ref.hash, storedSizeOf(ref), async bytes => { const v = await check(bytes, ref); raw = bytes; return v }, undefined, { urgent: check !== VERIFIERS.data, pool })
-    if (local) await local.put(ref.hash, raw)
+    if (local) {
+      if (pool !== null && pool.owns(raw)) { pool.hold(raw); await local.put(ref.hash, raw, () => pool.drop(raw)) } else await local.put(ref.hash, raw)
+    }
     // a compressed chunk was inflated into a buffer of its own: the stored bytes are done with
     if (pool !== null && raw.buffer !== value.buffer) pool.lend(raw, 0)
     return value

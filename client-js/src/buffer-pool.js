@@ -7,17 +7,18 @@
 //
 // Ownership, which is what keeps this safe (docs/TRUST.md rule 3: a reader
 // is only ever handed bytes that were verified where they lie):
-// - take(n) gives a buffer nobody else holds. The transport reads one
-//   request's body into it; the blob is verified in it.
+// - take(n) gives a buffer nobody else holds, with one claim: the request
+//   that reads its body into it. The blob is verified in it.
 // - A verified chunk may reach several readers (blobs.js shares a fetch in
-//   flight). Each reader counts: lend(bytes, k) records k holders, and the
-//   buffer is taken again only after k gives.
+//   flight): lend(bytes, k) hands the request's claim to k holders. A local
+//   blob store that writes it later holds one more claim (hold, drop). The
+//   buffer is taken again only when the last claim is gone.
+// - Readers hold pieces: mark(piece) records each view handed to a reader,
+//   and give(piece) counts only a marked view, once. Giving a piece twice,
+//   or giving a buffer still being read into, does nothing.
 // - Anyone who never gives (a reader that does not know about this pool, a
 //   read abandoned half-way, a hedged request that lost) simply keeps its
-//   buffer, which V8 collects as before. Forgetting to give is safe; giving
-//   twice is the caller's bug, as a double free is.
-// - Only the buffers it made are taken back: give() of anything else is a
-//   no-op, so a reader may give every piece it was handed.
+//   buffer, which V8 collects as before. Forgetting to give is safe.
 
 const MIN_CLASS = 16 // 64 KiB
 const MAX_CLASS = 20 // 1 MiB: no blob is larger (MAX_BLOB, FORMAT.md)
@@ -33,12 +34,14 @@ export class BufferPool {
     this.freeBytes = 0
     /** @type {Uint8Array[][]} free buffers by size class */
     this.free = []
-    /** @type {WeakMap<ArrayBuffer, { buf: Uint8Array, holders: number }>} every buffer made here and not yet taken back */
+    /** @type {WeakMap<ArrayBuffer, { buf: Uint8Array, claims: number }>} every buffer made here and still its */
     this.leases = new WeakMap()
+    /** @type {WeakSet<Uint8Array>} views handed to readers and not yet given back */
+    this.pieces = new WeakSet()
     this.stats = { made: 0, reused: 0 }
   }
 
-  /** A buffer of at least n bytes that nobody else holds; null when n is outside the pooled sizes. */
+  /** A buffer of at least n bytes that nobody else holds, claimed once; null when n is outside the pooled sizes. */
   take (n) {
     let cls = MIN_CLASS
     while ((1 << cls) < n) cls++
@@ -47,38 +50,43 @@ export class BufferPool {
     if (list !== undefined && list.length > 0) {
       const buf = list.pop()
       this.freeBytes -= buf.length
+      this.leases.get(buf.buffer).claims = 1
       this.stats.reused++
       return buf
     }
     const buf = this.alloc(1 << cls)
-    this.leases.set(buf.buffer, { buf, holders: 0 })
+    this.leases.set(buf.buffer, { buf, claims: 1 })
     this.stats.made++
     return buf
   }
 
-  /** Whether `bytes` lies in a buffer this pool made and has out. */
+  /** Whether `bytes` lies in a buffer this pool made. */
   owns (bytes) { return bytes != null && this.leases.has(bytes.buffer) }
 
-  /**
-   * `bytes` (a view of a pooled buffer) now has `holders` holders, each of
-   * which gives it back once; 0 gives the buffer back now.
-   */
-  lend (bytes, holders) {
-    const l = this.leases.get(bytes.buffer)
-    if (l === undefined) return
-    l.holders = holders
-    if (holders <= 0) this._back(l)
-  }
+  /** The claim of the request that filled `bytes` passes to `holders` holders; 0 gives the buffer back now. */
+  lend (bytes, holders) { this._add(bytes, holders - 1) }
 
-  /** One holder is done with `bytes` (any view of the buffer); the last one returns it. */
-  give (bytes) {
+  /** One more claim on `bytes` (a store that writes it later), ended by drop(). */
+  hold (bytes) { this._add(bytes, 1) }
+
+  drop (bytes) { this._add(bytes, -1) }
+
+  /** `piece`, a view of a pooled buffer, is handed to a reader, who gives it back once. */
+  mark (piece) { if (this.owns(piece)) this.pieces.add(piece) }
+
+  /** A reader is done with `piece` (the view it was handed); the last claim returns the buffer. */
+  give (piece) { if (piece != null && this.pieces.delete(piece)) this.drop(piece) }
+
+  _add (bytes, n) {
     const l = bytes == null ? undefined : this.leases.get(bytes.buffer)
-    if (l === undefined || l.holders <= 0) return
-    if (--l.holders === 0) this._back(l)
+    if (l === undefined || l.claims <= 0) return // not the pool's, or already free
+    l.claims += n
+    if (l.claims <= 0) this._back(l)
   }
 
   _back (l) {
     const buf = l.buf
+    l.claims = 0
     if (this.freeBytes + buf.length > this.maxBytes) { this.leases.delete(buf.buffer); return } // V8 collects it
     let cls = MIN_CLASS
     while ((1 << cls) < buf.length) cls++

@@ -333,12 +333,14 @@ export class Tree {
    */
   async * _read (entry, start, end, cache, wholeHash = true, lend = false) {
     let left = Math.max(0, end - start)
+    const pool = lend ? this.blobs.pool : null // each piece handed out is marked: release() counts it once
     const hasher = wholeHash && typeof entry.sha256 === 'string' && start === 0 && end >= entry.size ? createSha256() : null
     let held = null
     for await (const b of readChunks(this._source, entry, start, end, { cache, lend, readAhead: this.opts.readAhead })) {
       if (left === 0) break
       const piece = b.length > left ? b.subarray(0, left) : b
       left -= piece.length
+      pool?.mark(piece)
       if (hasher === null) { yield piece; continue }
       hasher.update(piece)
       // only the last piece waits for the hash: holding each piece until the

@@ -23,8 +23,11 @@ export interface Transport {
 /** A local store of blobs tried before the mirrors; what it returns is verified again. */
 export interface BlobCache {
   get (hash: string): Promise<Uint8Array | null | undefined> | Uint8Array | null | undefined
-  put (hash: string, bytes: Uint8Array): Promise<void> | void
+  /** with `releases`, done() once the store no longer holds `bytes` (a lent read may then reuse the buffer) */
+  put (hash: string, bytes: Uint8Array, done?: () => void): Promise<void> | void
   delete? (hash: string): Promise<void> | void
+  /** put() calls done(): lent reads may store pooled buffers in it */
+  releases?: boolean
 }
 
 export interface TreeOptions {

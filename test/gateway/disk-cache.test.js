@@ -108,6 +108,24 @@ test('the cache stays within its size, evicting the least recently used, and kee
   await c.close()
 })
 
+test('overlapping downloads of a streamed file with the disk cache on: every copy is the file, and chunk buffers are reused', async () => {
+  // huge.bin streams past the memory cache, so its chunks are read into
+  // buffers of the tree's pool that go back once the socket and the disk
+  // cache are done with them (client-js/src/buffer-pool.js); a chunk still
+  // queued for the disk is served to a second download as a copy
+  await withGateway(path.join(fx.dir, 'overlap'), async gw => {
+    const pool = gw.gateway.gateway.root.tree.blobs.pool
+    const made = pool.stats.made
+    const want = truth('huge.bin')
+    const first = await Promise.all(Array.from({ length: 4 }, () => curl(gw.url + 'huge.bin')))
+    for (const r of first) assert.ok(r.body.equals(want))
+    await gw.gateway.gateway.disk.flush()
+    for (let i = 0; i < 2; i++) assert.ok((await curl(gw.url + 'huge.bin')).body.equals(want))
+    assert.ok(pool.stats.made > made, 'the cold downloads read into pooled buffers')
+    assert.ok(pool.stats.reused > 0, 'and reused them')
+  })
+})
+
 test('one process per cache folder: the second is told why', async () => {
   const dir = path.join(fx.dir, 'locked')
   const a = await openDiskCache(dir, { maxBytes: 1 << 20 })
