@@ -291,7 +291,9 @@ export class Tree {
     if (entry.type === 'dir') throw new IsADirectoryError(`${path} is a directory`)
     const out = new Uint8Array(entry.size)
     let o = 0
-    for await (const b of this._read(entry, 0, entry.size, true, false)) { out.set(b, o); o += b.length }
+    // each piece is copied out at once: a big file streams past the cache, in lent buffers
+    const cache = entry.size <= this.opts.cacheBytes / 8
+    for await (const b of this._read(entry, 0, entry.size, cache, false, !cache)) { out.set(b, o); o += b.length; this.release(b) }
     if (o !== entry.size) throw new TruncatedError(`${path}: ${o} bytes read, the entry says ${entry.size}`)
     if (typeof entry.sha256 === 'string') checkFileHash(entry, await sha256Hex(out), path)
     return out
