@@ -30,6 +30,7 @@ import { walkTree } from 'rotree-client/src/walk.js'
 import { storedSizeOf } from 'rotree-client/verify'
 import { pageLoader, localDataFault, atPath, blobPath } from '../lib/published/index.js'
 import { fetchVerified } from './fetch.js'
+import { BufferPool } from 'rotree-client/src/buffer-pool.js'
 
 const PAGE_BREADTH = 64 // page loads at once (local reads, or fetches of what DIR lacks)
 const MAX_BLOBS = 1024 // data blobs in flight at most, whatever their size
@@ -49,6 +50,7 @@ export class TreeCopy {
   constructor ({ dir, store, mirrors, report, jobs, rehash, progress, warn }) {
     Object.assign(this, { dir, store, mirrors, r: report, jobs, rehash, warn })
     this._progress = progress
+    this.pool = new BufferPool({ alloc: n => Buffer.allocUnsafeSlow(n) }) // data blobs' bodies (fetch)
     this.total = 0; this.done = 0
     this.failed = null // the first error: stops work not yet started
     this.sizes = new Map() // hash → the stored size, codec and decoded size its first reference gave
@@ -137,7 +139,7 @@ export class TreeCopy {
       if (!fault.missing) this.damaged(ref, fault)
       this.store.have.delete(ref.hash)
     }
-    await this.fetch(ref, 'data')
+    await this.fetch(ref, 'data', this.pool)
   }
 
   present (ref) {
@@ -153,11 +155,17 @@ export class TreeCopy {
     this.warn(`${blobPath(this.dir, ref.hash)} is damaged (${err.code}); fetching it again`)
   }
 
-  async fetch (ref, kind) {
-    const { value, raw } = await fetchVerified(this.mirrors, ref, kind)
+  /**
+   * Fetch, verify and store one blob. With `pool` (a data blob, whose value
+   * nobody keeps) the body is read into a pooled buffer, taken back once
+   * the blob is written, so the next blob reuses that memory.
+   */
+  async fetch (ref, kind, pool = null) {
+    const { value, raw } = await fetchVerified(this.mirrors, ref, kind, pool)
     await this.store.replace(ref.hash, raw) // over a damaged copy, atomically
     this.r.fetched.blobs++; this.r.fetched.bytes += raw.length; this.r.fetchedHashes.push(ref.hash)
     this.done += raw.length; this.progress()
+    if (pool !== null) { pool.lend(raw, 0); return undefined }
     return value
   }
 }
