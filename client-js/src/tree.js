@@ -5,7 +5,7 @@
 // (read-pipeline.js). Every public read pins one root for its whole duration
 // (docs/TRUST.md rule 6).
 import { NotADirectoryError, IsADirectoryError, BadRangeError, TruncatedError } from './errors.js'
-import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation, DEFAULT_SKEW_MS, checkFileHash } from './verify.js'
+import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation, DEFAULT_SKEW_MS, checkFileHash, FileHashVerdicts } from './verify.js'
 import { compareBytes, utf8 } from './format/bytes.js'
 import { Mirrors } from './mirrors.js'
 import { SeqStore } from './state.js'
@@ -80,6 +80,7 @@ export class Tree {
     // the scheduler (sched.js) bounds what is in flight, by bytes and per mirror
     this.blobs = new VerifiedBlobs({ mirrors: this.mirrors, cacheBytes: this.opts.cacheBytes, concurrency: Infinity, local: opts.blobCache, counters: this.counters, pool: bufferPool() })
     this.cache = this.blobs.cache
+    this.fileHashes = new FileHashVerdicts() // whole-file SHA-256 checks that passed (verify.js), shared with snapshots
     // what the read pipeline needs from a tree (read-pipeline.js): blob fetches do not depend on the root
     this._source = {
       chunk: (ref, { cache = true, lend = false } = {}) => this.blobs.chunk(ref, cache, lend),
@@ -295,7 +296,7 @@ export class Tree {
     const cache = entry.size <= this.opts.cacheBytes / 8
     for await (const b of this._read(entry, 0, entry.size, cache, false, !cache)) { out.set(b, o); o += b.length; this.release(b) }
     if (o !== entry.size) throw new TruncatedError(`${path}: ${o} bytes read, the entry says ${entry.size}`)
-    if (typeof entry.sha256 === 'string') checkFileHash(entry, await sha256Hex(out), path)
+    if (typeof entry.sha256 === 'string' && !this.fileHashes.has(entry)) { checkFileHash(entry, await sha256Hex(out), path); this.fileHashes.add(entry) }
     return out
   }
 
@@ -336,7 +337,7 @@ export class Tree {
   async * _read (entry, start, end, cache, wholeHash = true, lend = false) {
     let left = Math.max(0, end - start)
     const pool = lend ? this.blobs.pool : null // each piece handed out is marked: release() counts it once
-    const hasher = wholeHash && typeof entry.sha256 === 'string' && start === 0 && end >= entry.size ? createSha256() : null
+    const hasher = wholeHash && typeof entry.sha256 === 'string' && start === 0 && end >= entry.size && !this.fileHashes.has(entry) ? createSha256() : null
     let held = null
     for await (const b of readChunks(this._source, entry, start, end, { cache, lend, readAhead: this.opts.readAhead })) {
       if (left === 0) break
@@ -351,7 +352,7 @@ export class Tree {
       if (left > 0) yield piece; else held = piece
     }
     if (hasher === null) return
-    if (left === 0) checkFileHash(entry, hasher.hex(), 'file')
+    if (left === 0) { checkFileHash(entry, hasher.hex(), 'file'); this.fileHashes.add(entry) }
     if (held !== null) yield held
   }
 

@@ -83,6 +83,38 @@ export function checkFileHash (entry, got, what = 'file') {
 }
 
 /**
+ * FORMAT.md §12.7, once per file: the whole-file SHA-256 that already
+ * matched for a file entry's exact chunk refs. The check is about the signed
+ * entry, not about any mirror: each chunk is verified against its ref on
+ * every read (rule 3), so the refs fix every byte of the file, and their
+ * concatenation hashes the same every time. A long-running reader (the
+ * gateway) that streams one file again need not hash it again; a mismatch is
+ * never remembered, so a wrong signed hash fails every read.
+ */
+export class FileHashVerdicts {
+  /** @param {number} [max] entries remembered, oldest forgotten first */
+  constructor (max = 10_000) { this.max = max; this.ok = new Set() }
+
+  /** Whether `entry`'s signed SHA-256 already matched its chunks. */
+  has (entry) { return this.ok.has(fileKey(entry)) }
+
+  /** `entry`'s bytes hashed to its signed SHA-256 (checkFileHash passed). */
+  add (entry) {
+    const k = fileKey(entry)
+    this.ok.delete(k)
+    this.ok.add(k)
+    if (this.ok.size > this.max) this.ok.delete(this.ok.values().next().value)
+  }
+}
+
+/** The signed SHA-256 and size, and every ref that fixes the bytes (hash, sizes, codec; an index's levels). */
+function fileKey (e) {
+  const ref = r => r === undefined ? '' : `${r.hash}/${r.size}/${r.storedSize ?? ''}/${r.codec ?? ''}`
+  const body = e.index !== undefined ? `i${e.index.levels}:${ref(e.index)}:${ref(e.lead)}` : `c${e.chunks.map(ref).join(',')}`
+  return `${e.sha256}:${e.size}:${body}`
+}
+
+/**
  * docs/TRUST.md rule 2, time: not expired (with the optional grace period) and
  * not issued further ahead of the reader's clock than the skew allowance.
  * @param {{ issued: string, expires: string, issuedMs: number, expiresMs: number }} info

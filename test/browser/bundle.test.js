@@ -23,10 +23,13 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // documents history.js walks) and the read pipeline's lead ref; then to
 // 138,700 / 47,100 (measured 138,099 / 46,677, from 137,288 / 46,452) for
 // asking for the root page once a root verifies, the read pipeline's
-// stored-bytes accounting, isoString and the deferred import of `level`.
+// stored-bytes accounting, isoString and the deferred import of `level`;
+// then to 139,800 / 47,400 (measured 139,175 / 47,149) for lent reads (the
+// scheduler's per-request buffer, blobs.js's claims; the pool itself is
+// Node only) and the whole-file SHA-256 verdicts (verify.js FileHashVerdicts).
 // Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 138_700
-const BUDGET_GZIP_BYTES = 47_100
+const BUDGET_BYTES = 139_800
+const BUDGET_GZIP_BYTES = 47_400
 
 before(ensureBundle)
 
