@@ -66,6 +66,15 @@ export declare function verifyFsinfoSignature (bytes: Uint8Array | string, opts:
 export declare function verifyHistoryEntry (bytes: Uint8Array | string, opts: { publicKey: string, seq: number }): VerifiedFsinfo
 /** FORMAT.md §12.7: throws ROTREE_HASH_MISMATCH unless `got` (hex) is the SHA-256 the file's entry signs. */
 export declare function checkFileHash (entry: { sha256: string }, got: string, what?: string): void
+/**
+ * FORMAT.md §12.7, once per file: whole-file checks that passed, remembered for the entry's exact
+ * signed hash, size and refs (bounded; a failed check is never remembered).
+ */
+export declare class FileHashVerdicts {
+  constructor (max?: number)
+  has (entry: object): boolean
+  add (entry: object): void
+}
 /** docs/TRUST.md rule 2, time: not expired (plus grace), not issued beyond the skew. Throws. */
 export declare function checkFreshness (info: { issued: string, expires: string, issuedMs: number, expiresMs: number }, o?: { now?: number, skewMs?: number, graceMs?: number }): void
 /** docs/TRUST.md rule 2: is an accepted root past its expiry (plus grace) by this clock? */
