@@ -76,6 +76,25 @@ export const READERS = [
     }
   },
   {
+    id: 'library, lent read',
+    // readRange({ lend: true }) with a small memory cache, so the file streams
+    // and its chunks land in pooled buffers (client-js/src/buffer-pool.js);
+    // each piece is copied and given back at once, so later chunks, good or
+    // lied about, are read into buffers that earlier pieces came in
+    async run ({ addr, mirrors, stateDir, timeoutS, path: p }) {
+      const parts = []
+      try {
+        const tree = await openTree(addr, { mirrors, stateDir, timeoutMs: timeoutS * 1000, cacheBytes: 256 << 10 })
+        try {
+          for await (const b of tree.readRange(p, { lend: true })) { parts.push(Buffer.from(b)); tree.release(b) }
+          // the file is ~3 MiB of chunks: a read that did not go through the pool tests nothing here
+          if (tree.blobs.pool.stats.made === 0) return { ok: false, code: 'not lent', out: Buffer.concat(parts) }
+        } finally { tree.close() }
+        return { ok: true, out: Buffer.concat(parts) }
+      } catch (err) { return { ok: false, code: codeOf(err), out: Buffer.concat(parts) } }
+    }
+  },
+  {
     id: 'library, mirrors striped',
     // Many chunks in flight (readAhead 8: the requests a mirror always gets; its
     // window, 2 MiB at first, decides the rest), so the first mirror's window fills and the second
