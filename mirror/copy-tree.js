@@ -30,7 +30,7 @@ import { walkTree } from 'rotree-client/src/walk.js'
 import { storedSizeOf } from 'rotree-client/verify'
 import { pageLoader, localDataFault, atPath, blobPath } from '../lib/published/index.js'
 import { fetchVerified } from './fetch.js'
-import { BufferPool } from 'rotree-client/src/buffer-pool.js'
+import { bufferPool } from 'rotree-client/src/platform-node.js'
 
 const PAGE_BREADTH = 64 // page loads at once (local reads, or fetches of what DIR lacks)
 const MAX_BLOBS = 1024 // data blobs in flight at most, whatever their size
@@ -50,7 +50,7 @@ export class TreeCopy {
   constructor ({ dir, store, mirrors, report, jobs, rehash, progress, warn }) {
     Object.assign(this, { dir, store, mirrors, r: report, jobs, rehash, warn })
     this._progress = progress
-    this.pool = new BufferPool({ alloc: n => Buffer.allocUnsafeSlow(n) }) // data blobs' bodies (fetch)
+    this.pool = bufferPool() // data blobs' bodies (fetch)
     this.total = 0; this.done = 0
     this.failed = null // the first error: stops work not yet started
     this.sizes = new Map() // hash → the stored size, codec and decoded size its first reference gave
