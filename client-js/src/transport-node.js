@@ -86,7 +86,7 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
     let u
     try { u = parseTarget(url) } catch { return } // the request reports a bad URL
     if (u.protocol === 'http:') ctx.h1.preconnect(u)
-    else if (h2 && h2.protocolOf(u.origin) === undefined) h2.preconnect(u, timeoutMs)
+    else h2?.preconnect(u, timeoutMs) // it skips an origin known to speak HTTP/1.1
   }
 
   function close () {
