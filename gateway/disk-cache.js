@@ -1,31 +1,47 @@
-// The gateway's verified-blob cache on disk: `level` (classic-level), bounded
+// The gateway's verified-blob cache on disk: each blob a plain file, bounded
 // in bytes, least recently used out first, kept across restarts. It plugs into
 // a Tree as opts.blobCache: the Tree puts only blobs it has verified, and
 // verifies again whatever get() returns, because disks rot: a bad
 // entry costs one re-fetch (tree.stats.localFaults counts them), never a wrong byte.
 //
-// Layout (two sublevels, written together in one batch):
-//   !b!<hash>  the blob's bytes
-//   !m!<hash>  "<size> <tick>": its size and last use, so a restart rebuilds
-//              the LRU order from small records without reading any blob
+// Layout, in the cache folder:
+//   blobs/<first two hex digits>/<hash>   the blob's bytes, written to
+//       <hash>.tmp and renamed, so a reader never sees half a blob
+//   a `level` (classic-level) database of small records, !m!<hash> →
+//       "<size> <tick>": its size and last use, so a restart rebuilds the
+//       LRU order without reading any blob. Its lock is the cache's: one
+//       process per folder.
+// A blob's file is written before its record and its record deleted before
+// its file, so a crash leaves at most files without records; opening the
+// cache deletes those (and any *.tmp). A record whose file is gone is a miss.
 // The recency order lives in memory (a Map in use order); a hit's new tick is
 // written back lazily, every few seconds, not on the read path.
+//
+// Why files and not LevelDB values (as before): a hit is one open and one
+// pread into the reader's own buffer (a pooled one for a streamed download,
+// client-js/src/buffer-pool.js), where a LevelDB value was read into
+// LevelDB's block buffer, copied into a new JS buffer and left to V8, and
+// LevelDB's mapped tables and buffers grew the gateway's memory (P9 and P2 in
+// docs/BENCHMARKS.md).
 //
 // Every method swallows its own I/O errors (counted in stats().errors): a full
 // or broken disk makes the cache miss, it never fails a request.
 //
 // Writes do not hold up the request that fetched the blob: put() queues the
 // write and returns at once; the queue is one promise chain (so a put and a
-// later eviction of the same blob reach LevelDB in order) and is bounded in
+// later eviction of the same blob reach the disk in order) and is bounded in
 // bytes: when the disk falls behind, further blobs are not cached (counted as
 // `dropped`) rather than piling up in memory (docs/BENCHMARKS.md, P9). A blob waiting
 // in the queue is served from it.
+import fs from 'node:fs'
+import path from 'node:path'
 import { Level } from 'level'
 import { StateError } from 'rotree-client/errors'
 
 const FLUSH_MS = 5000
 const MAX_PENDING_BYTES = 8 << 20
 const HEX64 = /^[0-9a-f]{64}$/
+const BLOBS = 'blobs'
 
 export class DiskCache {
   /** Use openDiskCache(). */
@@ -34,7 +50,8 @@ export class DiskCache {
     this.dir = dir
     this.maxBytes = maxBytes
     this.log = log
-    this.blobs = db.sublevel('b', { keyEncoding: 'utf8', valueEncoding: 'view' })
+    this.blobDir = path.join(dir, BLOBS)
+    this.subdirs = new Set() // blobs/<xx> folders known to exist
     this.meta = db.sublevel('m', { keyEncoding: 'utf8', valueEncoding: 'utf8' })
     this.index = new Map() // hash → { size, tick }; Map order = use order, oldest first
     this.bytes = 0
@@ -50,6 +67,16 @@ export class DiskCache {
   }
 
   async _load () {
+    // a cache written before blobs were files holds them as LevelDB values
+    // (sublevel "b"): it starts empty, and those values are deleted
+    const old = this.db.sublevel('b', { keyEncoding: 'utf8', valueEncoding: 'view' })
+    let legacy = false
+    for await (const k of old.keys({ limit: 1 })) legacy = k !== undefined
+    if (legacy) {
+      await old.clear()
+      await this.meta.clear()
+      await this.db.compactRange?.('!', '~').catch(() => {})
+    }
     const recs = []
     for await (const [hash, v] of this.meta.iterator()) {
       const [size, tick] = v.split(' ').map(Number)
@@ -61,20 +88,71 @@ export class DiskCache {
       this.bytes += r.size
       this.tick = Math.max(this.tick, r.tick)
     }
+    await this._sweep()
     await this._evict() // the limit may have shrunk since the last run
   }
 
-  /** @param {string} hash @returns {Promise<Uint8Array|undefined>} unverified: the Tree checks it */
-  async get (hash) {
+  /** Delete files no record names (a crash between a blob's file and its record) and *.tmp. */
+  async _sweep () {
+    await fs.promises.mkdir(this.blobDir, { recursive: true })
+    for (const sub of await fs.promises.readdir(this.blobDir)) {
+      const subdir = path.join(this.blobDir, sub)
+      let names
+      try { names = await fs.promises.readdir(subdir) } catch { continue } // not a folder
+      this.subdirs.add(subdir)
+      for (const name of names) {
+        if (!this.index.has(name) || name.slice(0, 2) !== sub) await fs.promises.rm(path.join(subdir, name), { force: true, recursive: true })
+      }
+    }
+  }
+
+  _path (hash) { return path.join(this.blobDir, hash.slice(0, 2), hash) }
+
+  /** The blob's file, exactly `size` bytes, into a buffer of `pool` when one is given; undefined when absent or short. */
+  _read (hash, size, pool) {
+    return new Promise(resolve => {
+      fs.open(this._path(hash), 'r', (err, fd) => {
+        if (err) { if (err.code !== 'ENOENT') this._error('get', err); return resolve(undefined) }
+        const taken = pool === null ? null : pool.take(size)
+        const buf = taken === null ? Buffer.allocUnsafeSlow(size) : taken.subarray(0, size)
+        fs.read(fd, buf, 0, size, 0, (err2, n) => {
+          fs.close(fd, () => {})
+          if (!err2 && n === size) return resolve(buf)
+          if (taken !== null) pool.lend(taken, 0) // nobody saw it: back at once
+          if (err2) this._error('get', err2)
+          resolve(undefined)
+        })
+      })
+    })
+  }
+
+  /** Write a blob's file: to <hash>.tmp, then renamed over <hash>. */
+  async _write (hash, bytes) {
+    const subdir = path.join(this.blobDir, hash.slice(0, 2))
+    if (!this.subdirs.has(subdir)) { await fs.promises.mkdir(subdir, { recursive: true }); this.subdirs.add(subdir) }
+    const file = path.join(subdir, hash)
+    await fs.promises.writeFile(file + '.tmp', bytes)
+    await fs.promises.rename(file + '.tmp', file)
+  }
+
+  /**
+   * @param {string} hash
+   * @param {import('rotree-client/src/buffer-pool.js').BufferPool | null} [pool] read into a buffer
+   *   of this pool, claimed once (the Tree's, for a streamed chunk: it gives it back)
+   * @returns {Promise<Uint8Array|undefined>} unverified: the Tree checks it
+   */
+  async get (hash, pool = null) {
     const e = this.index.get(hash)
     if (e === undefined || this.closed) { this.counts.misses++; return undefined }
     // a copy of one still queued: its buffer goes back to the Tree's pool once written (put's done)
     const queued = this.pending.get(hash)
     let bytes = queued === undefined ? undefined : Uint8Array.prototype.slice.call(queued) // a copy, also of a Buffer
-    if (bytes === undefined) {
-      try { bytes = await this.blobs.get(hash, { fillCache: false }) } catch (err) { this._error('get', err) }
+    if (bytes === undefined) bytes = await this._read(hash, e.size, pool)
+    if (bytes === undefined) { // its file is gone or short: the record goes too
+      this.counts.misses++
+      if (this.index.get(hash) === e) { this._forget(hash); this._del([hash]) }
+      return undefined
     }
-    if (bytes === undefined) { this.counts.misses++; this._forget(hash); return undefined }
     this.counts.hits++
     if (this.index.get(hash) === e) { // still present: move it to the recent end
       this.index.delete(hash)
@@ -99,19 +177,25 @@ export class DiskCache {
     this.pending.set(hash, bytes)
     this.pendingBytes += e.size
     this._queue(async () => {
+      let wrote = false
       try {
-        await this.db.batch([
-          { type: 'put', sublevel: this.blobs, key: hash, value: bytes },
-          { type: 'put', sublevel: this.meta, key: hash, value: `${e.size} ${e.tick}` }
-        ])
-        this.counts.puts++
+        await this._write(hash, bytes)
+        wrote = true
       } catch (err) {
         this._error('put', err)
         if (this.index.get(hash) === e) this._forget(hash)
       } finally {
         this.pending.delete(hash)
         this.pendingBytes -= e.size
-        done?.()
+        done?.() // the bytes are in the file (or dropped): the buffer is free
+      }
+      if (!wrote) return
+      try {
+        await this.meta.put(hash, `${e.size} ${e.tick}`)
+        this.counts.puts++
+      } catch (err) {
+        // without its record the file is swept at the next open; this run still serves it
+        this._error('put', err)
       }
     })
     this._evict()
@@ -144,12 +228,13 @@ export class DiskCache {
   _del (hashes) {
     if (this.closed || hashes.length === 0) return this.chain
     return this._queue(async () => {
+      // the record first: a crash in between leaves a file the next open sweeps
       try {
-        await this.db.batch(hashes.flatMap(h => [
-          { type: 'del', sublevel: this.blobs, key: h },
-          { type: 'del', sublevel: this.meta, key: h }
-        ]))
-      } catch (err) { this._error('delete', err) }
+        await this.meta.batch(hashes.map(h => ({ type: 'del', key: h })))
+      } catch (err) { this._error('delete', err); return }
+      for (const h of hashes) {
+        try { await fs.promises.rm(this._path(h), { force: true }) } catch (err) { this._error('delete', err) }
+      }
     })
   }
 
@@ -209,11 +294,9 @@ export class DiskCache {
  */
 export async function openDiskCache (dir, { maxBytes, log = null }) {
   if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0) throw new RangeError('disk cache maxBytes must be a positive integer')
-  // No snappy: release files are mostly compressed already, and trying costs
-  // CPU on every write. Bigger table files (LevelDB's default is 2 MiB, two
-  // or three blobs) mean fewer files and compactions. The memtable stays at its
-  // 4 MiB default: it is resident memory (P9).
-  const db = new Level(dir, { keyEncoding: 'utf8', valueEncoding: 'view', compression: false, maxFileSize: 32 << 20 })
+  // The database holds only small records now (the blobs are files); its
+  // options are LevelDB's defaults.
+  const db = new Level(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' })
   try {
     await db.open()
   } catch (err) {

@@ -91,10 +91,10 @@ export class Gateway {
 
   _treeOptions ({ timeoutMs, mirrorPenaltyMs, concurrency, cacheBytes, stateDir, useDisk, treeOptions }) {
     const blobCache = !useDisk ? undefined : {
-      get: h => this.disk === null ? undefined : this.disk.get(h),
+      get: (h, pool) => this.disk === null ? undefined : this.disk.get(h, pool),
       put: (h, b, done) => { if (this.disk === null) done?.(); else this.disk.put(h, b, done) },
       delete: h => this.disk?.delete(h),
-      releases: true // put() calls done() once the disk cache no longer holds the bytes (disk-cache.js)
+      releases: true // put() calls done() once the disk cache no longer holds the bytes; get() reads into the pool it is given (disk-cache.js)
     }
     const o = { timeoutMs, mirrorPenaltyMs, concurrency, cacheBytes, blobCache, ...treeOptions }
     if (stateDir !== undefined) o.stateDir = stateDir

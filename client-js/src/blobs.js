@@ -26,8 +26,9 @@ export class VerifiedBlobs {
    * @param {import('./mirrors.js').Mirrors} o.mirrors
    * @param {number} o.cacheBytes
    * @param {number} o.concurrency most blob fetches at once
-   * @param {{ get(hash), put(hash, bytes, done?), delete?(hash), releases?: boolean }} [o.local] e.g. the
-   *   gateway's disk store; `releases`: put() calls done() once it no longer holds `bytes`
+   * @param {{ get(hash, pool?), put(hash, bytes, done?), delete?(hash), releases?: boolean }} [o.local] e.g. the
+   *   gateway's disk store; `releases`: put() calls done() once it no longer holds `bytes`, and
+   *   get() may read into a buffer of the pool it is given (claimed once; the Tree gives it back)
    * @param {{ localFaults: number }} o.counters
    * @param {import('./buffer-pool.js').BufferPool} [o.pool] buffers for data chunks a reader lends back
    */
@@ -93,18 +94,26 @@ export class VerifiedBlobs {
   async _fetchVerified (ref, check, pool = null) {
     const local = this.local
     if (local) {
-      const bytes = await local.get(ref.hash)
+      // a store that releases may read into a buffer of the pool (claimed
+      // once, as a mirror fetch's): handed on when it verifies, else given back
+      const bytes = await local.get(ref.hash, pool)
+      const pooled = pool !== null && pool.owns(bytes)
       // a copy of another length is no answer for this ref, but it may be the
       // right blob for another ref of this hash (a hostile publisher lists one
       // hash under two sizes): it is neither used nor counted as damage here;
       // the mirrors decide, and a good fetch replaces it
       if (bytes && bytes.length === storedSizeOf(ref)) {
-        try { return await check(bytes, ref) } catch (err) {
+        try {
+          const value = await check(bytes, ref)
+          if (pooled && value.buffer !== bytes.buffer) pool.lend(bytes, 0) // inflated: the stored bytes are done with
+          return value
+        } catch (err) {
+          if (pooled) pool.lend(bytes, 0)
           if (!MIRROR_FAULT_CODES.has(err.code)) throw err
           this.counters.localFaults++
           await local.delete?.(ref.hash)
         }
-      }
+      } else if (pooled) pool.lend(bytes, 0)
     }
     let raw
     // pages first: the requests they name wait on them (sched.js)

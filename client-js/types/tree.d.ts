@@ -22,12 +22,25 @@ export interface Transport {
 
 /** A local store of blobs tried before the mirrors; what it returns is verified again. */
 export interface BlobCache {
-  get (hash: string): Promise<Uint8Array | null | undefined> | Uint8Array | null | undefined
+  /**
+   * With `releases`, a lent read passes the Tree's buffer pool: the store may read into
+   * `pool.take(size)` (a buffer at least that long, claimed once) and return a view of it;
+   * the Tree gives it back. Without a pool, or for a buffer of its own, it returns any bytes.
+   */
+  get (hash: string, pool?: BlobPool | null): Promise<Uint8Array | null | undefined> | Uint8Array | null | undefined
   /** with `releases`, done() once the store no longer holds `bytes` (a lent read may then reuse the buffer) */
   put (hash: string, bytes: Uint8Array, done?: () => void): Promise<void> | void
   delete? (hash: string): Promise<void> | void
   /** put() calls done(): lent reads may store pooled buffers in it */
   releases?: boolean
+}
+
+/** What a BlobCache may do with the Tree's buffer pool. */
+export interface BlobPool {
+  /** a free buffer of at least n bytes, claimed once; null when n is outside the pooled sizes */
+  take (n: number): Uint8Array | null
+  /** pass a taken buffer's claim on to `holders` holders; 0 gives it back now */
+  lend (bytes: Uint8Array, holders: number): void
 }
 
 export interface TreeOptions {

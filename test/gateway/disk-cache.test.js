@@ -1,7 +1,9 @@
-// The gateway's verified-blob cache on disk (level): it survives a restart,
-// a corrupted entry is re-fetched and never served (disks rot), it
-// stays within its size, and a second process on the same folder is told why
-// it cannot have it.
+// The gateway's verified-blob cache on disk (one file per blob, a level
+// database of records): it survives a restart, a corrupted or truncated
+// entry is re-fetched and never served (disks rot), it stays within its
+// size, a crash's leftovers are swept, a cache of the old layout (blobs as
+// LevelDB values) starts empty, and a second process on the same folder is
+// told why it cannot have it.
 import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
@@ -27,6 +29,7 @@ after(async () => { await fx.mirror?.close(); await fx.cleanup?.(); await fs.rm(
 const truth = rel => Buffer.from(fx.files[rel].data ?? fx.files[rel])
 const blobRequests = (from) => fx.mirror.requests.slice(from).filter(u => u.startsWith('/h/')).map(u => u.slice(3))
 const sha = b => createHash('sha256').update(b).digest('hex')
+const blobFile = (dir, hash) => path.join(dir, 'blobs', hash.slice(0, 2), hash)
 
 async function withGateway (cacheDir, fn) {
   const gw = await startGateway(null, { tree: address(fx.mirror.url, fx.pk), cacheDir, cacheSize: 64 << 20 })
@@ -61,13 +64,11 @@ test('a corrupted cache entry is caught, re-fetched and repaired; the client get
   const cacheDir = path.join(fx.dir, 'rot')
   await withGateway(cacheDir, async gw => { await curl(gw.url + 'medium.bin') })
   // rot one byte of the stored blob, as a failing disk would
-  const db = new Level(cacheDir, { keyEncoding: 'utf8', valueEncoding: 'view' })
-  const blobs = db.sublevel('b', { keyEncoding: 'utf8', valueEncoding: 'view' })
-  const stored = Buffer.from(await blobs.get(fx.medium.hash))
+  const file = blobFile(cacheDir, fx.medium.hash)
+  const stored = await fs.readFile(file)
   assert.equal(sha(stored), fx.medium.hash)
   stored[1000] ^= 0x40
-  await blobs.put(fx.medium.hash, stored)
-  await db.close()
+  await fs.writeFile(file, stored)
 
   let from = fx.mirror.requests.length
   await withGateway(cacheDir, async gw => {
@@ -81,6 +82,76 @@ test('a corrupted cache entry is caught, re-fetched and repaired; the client get
   from = fx.mirror.requests.length
   await withGateway(cacheDir, async gw => { assert.ok((await curl(gw.url + 'medium.bin')).body.equals(truth('medium.bin'))) })
   assert.deepEqual(blobRequests(from), [], 'and the repaired entry serves the next restart')
+})
+
+test('a truncated cache file is a miss: the blob is fetched again and the entry rewritten', async () => {
+  const cacheDir = path.join(fx.dir, 'short')
+  await withGateway(cacheDir, async gw => { await curl(gw.url + 'medium.bin'); await gw.gateway.gateway.disk.flush() })
+  const file = blobFile(cacheDir, fx.medium.hash)
+  await fs.truncate(file, 1000)
+  const from = fx.mirror.requests.length
+  await withGateway(cacheDir, async gw => {
+    assert.ok((await curl(gw.url + 'medium.bin')).body.equals(truth('medium.bin')))
+    await gw.gateway.gateway.disk.flush()
+  })
+  assert.deepEqual(blobRequests(from), [fx.medium.hash])
+  assert.equal(sha(await fs.readFile(file)), fx.medium.hash, 'the good copy replaced it')
+})
+
+test('opening the cache sweeps files no record names (a crash between file and record) and temporary files', async () => {
+  const dir = path.join(fx.dir, 'sweep')
+  const b = randomBytes(5000); const h = sha(b)
+  let c = await openDiskCache(dir, { maxBytes: 1 << 20 })
+  c.put(h, b); await c.flush()
+  await c.close()
+  const stray = randomBytes(3000); const sh = sha(stray)
+  await fs.mkdir(path.dirname(blobFile(dir, sh)), { recursive: true })
+  await fs.writeFile(blobFile(dir, sh), stray)
+  await fs.writeFile(blobFile(dir, h) + '.tmp', b.subarray(0, 100))
+  c = await openDiskCache(dir, { maxBytes: 1 << 20 })
+  try {
+    await assert.rejects(fs.stat(blobFile(dir, sh)), { code: 'ENOENT' })
+    await assert.rejects(fs.stat(blobFile(dir, h) + '.tmp'), { code: 'ENOENT' })
+    assert.equal(c.stats().bytes, 5000, 'a swept file was never counted')
+    assert.ok(Buffer.from(await c.get(h)).equals(b), 'the recorded blob stays')
+  } finally { await c.close() }
+})
+
+test('a cache of the old layout (blobs as LevelDB values) starts empty and loses those values', async () => {
+  const dir = path.join(fx.dir, 'legacy')
+  const b = randomBytes(50_000); const h = sha(b)
+  const db = new Level(dir, { keyEncoding: 'utf8', valueEncoding: 'view' })
+  await db.batch([
+    { type: 'put', sublevel: db.sublevel('b', { keyEncoding: 'utf8', valueEncoding: 'view' }), key: h, value: b },
+    { type: 'put', sublevel: db.sublevel('m', { keyEncoding: 'utf8', valueEncoding: 'utf8' }), key: h, value: `${b.length} 1` }
+  ])
+  await db.close()
+  const c = await openDiskCache(dir, { maxBytes: 1 << 20 })
+  try {
+    assert.deepEqual(c.stats().entries, 0)
+    assert.equal(await c.get(h), undefined)
+    const old = []
+    for await (const k of c.db.sublevel('b', { keyEncoding: 'utf8', valueEncoding: 'view' }).keys()) old.push(k)
+    assert.deepEqual(old, [])
+  } finally { await c.close() }
+})
+
+test('a hit reads into the pool it is given; a short file gives the buffer back', async () => {
+  const { BufferPool } = await import('../../client-js/src/buffer-pool.js')
+  const dir = path.join(fx.dir, 'pooled')
+  const b = randomBytes(200_000); const h = sha(b)
+  const c = await openDiskCache(dir, { maxBytes: 1 << 20 })
+  try {
+    c.put(h, b); await c.flush()
+    const pool = new BufferPool()
+    const got = await c.get(h, pool)
+    assert.ok(pool.owns(got) && Buffer.from(got).equals(b))
+    pool.lend(got, 0)
+    await fs.truncate(blobFile(dir, h), 10)
+    assert.equal(await c.get(h, pool), undefined)
+    assert.equal(pool.freeBytes, 256 << 10, 'both buffers went back: the first reused, none lost')
+    assert.equal(c.stats().entries, 0, 'and the short entry is dropped')
+  } finally { await c.close() }
 })
 
 test('the cache stays within its size, evicting the least recently used, and keeps that order across a restart', async () => {
@@ -120,9 +191,13 @@ test('overlapping downloads of a streamed file with the disk cache on: every cop
     const first = await Promise.all(Array.from({ length: 4 }, () => curl(gw.url + 'huge.bin')))
     for (const r of first) assert.ok(r.body.equals(want))
     await gw.gateway.gateway.disk.flush()
-    for (let i = 0; i < 2; i++) assert.ok((await curl(gw.url + 'huge.bin')).body.equals(want))
     assert.ok(pool.stats.made > made, 'the cold downloads read into pooled buffers')
     assert.ok(pool.stats.reused > 0, 'and reused them')
+    const { hits } = gw.gateway.gateway.disk.stats(); const { made: made2, reused } = pool.stats
+    for (let i = 0; i < 2; i++) assert.ok((await curl(gw.url + 'huge.bin')).body.equals(want))
+    assert.ok(gw.gateway.gateway.disk.stats().hits > hits, 'the warm downloads read the disk cache')
+    assert.ok(pool.stats.reused > reused, 'into pooled buffers')
+    assert.ok(pool.stats.made - made2 <= 16, `reused, not made anew (${pool.stats.made - made2} made)`)
   })
 })
 
