@@ -208,7 +208,7 @@ export class DiskCache {
     return p
   }
 
-  /** Resolves when every queued write has reached LevelDB. */
+  /** Resolves when every queued write (files and records) is done; nothing is fsynced: a crash may lose or tear the last ones, which the Tree's check of every get() catches. */
   flush () { return this.chain }
 
   /** Drop an entry (the Tree calls this when a cached blob failed verification). */
