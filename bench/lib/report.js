@@ -30,13 +30,15 @@ async function machine () {
 const fmt = v => !Number.isFinite(v) ? '—' : Math.abs(v) >= 100 ? Math.round(v).toLocaleString('en-US') : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2)
 
 export function ratioOf (r) { return r.baseline ? r.value / r.baseline : NaN }
+// three significant digits below 1, so a ratio just under a target (0.495 against 0.5) never prints as the target
+const fmtRatio = v => Number.isFinite(v) && Math.abs(v) < 1 ? v.toPrecision(3) : fmt(v)
 
 export function figureMarkdown (fig) {
   const lines = [`## ${fig.id}: ${fig.title}`, '']
   if (fig.target) lines.push(`Target: ${fig.target}. **${fig.met === true ? 'Met' : fig.met === false ? 'Not met' : 'Not judged'}.**`, '')
   lines.push('| case | rotree | baseline | ratio |', '|---|---:|---:|---:|')
   for (const r of fig.rows) {
-    lines.push(`| ${r.label} | ${fmt(r.value)} ${r.unit} | ${fmt(r.baseline)} ${r.unit} (${r.baselineLabel}) | ${fmt(ratioOf(r))}×${r.note ? ' ' + r.note : ''} |`)
+    lines.push(`| ${r.label} | ${fmt(r.value)} ${r.unit} | ${fmt(r.baseline)} ${r.unit} (${r.baselineLabel}) | ${fmtRatio(ratioOf(r))}×${r.note ? ' ' + r.note : ''} |`)
   }
   lines.push('', `![${fig.id}](bench/${fig.id}.svg)`, '', `Command: \`${fig.command}\` (${fig.date?.slice(0, 10)}, ${fig.machine})`)
   for (const n of fig.notes ?? []) lines.push('', n)
@@ -61,7 +63,7 @@ export function figureSvg (fig) {
       `<rect x="${left}" y="${y}" width="${w(r.value)}" height="12" fill="#2b6cb0"/>`,
       `<text x="${left + w(r.value) + 4}" y="${y + 10}">${esc(fmt(r.value) + ' ' + r.unit)}</text>`,
       `<rect x="${left}" y="${y + 14}" width="${w(r.baseline)}" height="12" fill="#a0aec0"/>`,
-      `<text x="${left + w(r.baseline) + 4}" y="${y + 24}">${esc(fmt(r.baseline) + ' (' + fmt(ratioOf(r)) + '×)')}</text>`)
+      `<text x="${left + w(r.baseline) + 4}" y="${y + 24}">${esc(fmt(r.baseline) + ' (' + fmtRatio(ratioOf(r)) + '×)')}</text>`)
   })
   out.push('</svg>')
   return out.join('\n')
