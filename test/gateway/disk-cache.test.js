@@ -154,6 +154,46 @@ test('a hit reads into the pool it is given; a short file gives the buffer back'
   } finally { await c.close() }
 })
 
+test('random puts, gets, deletes and evictions: every hit is its blob, the books match the files, a restart agrees', async () => {
+  const dir = path.join(fx.dir, 'random')
+  const blobs = Array.from({ length: 24 }, (_, i) => randomBytes(10_000 + 4_000 * i))
+  const hashes = blobs.map(sha)
+  let seed = 7
+  const rand = n => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return (seed >>> 16) % n } // the high bits: an LCG's low bits repeat quickly
+  const c = await openDiskCache(dir, { maxBytes: 600_000 })
+  let hits = 0
+  for (let op = 0; op < 400; op++) {
+    const i = rand(blobs.length); const what = rand(10)
+    if (what < 5) c.put(hashes[i], blobs[i])
+    else if (what < 9) {
+      const got = await c.get(hashes[i])
+      if (got !== undefined) { hits++; assert.ok(Buffer.from(got).equals(blobs[i]), `op ${op}: a hit is its blob`) }
+    } else await c.delete(hashes[i])
+    if (rand(20) === 0) await c.flush()
+    const sum = [...c.index.values()].reduce((n, e) => n + e.size, 0)
+    assert.equal(c.bytes, sum, `op ${op}: bytes is the sum of the entries`)
+    assert.ok(c.bytes <= 600_000, `op ${op}: within the bound`)
+  }
+  assert.ok(hits > 20, `some gets hit (${hits})`)
+  assert.ok(c.stats().evictions > 20, `and the bound evicted (${c.stats().evictions})`)
+  await c.flush()
+  const kept = [...c.index.keys()].sort()
+  const onDisk = []
+  for (const sub of await fs.readdir(path.join(dir, 'blobs'))) {
+    for (const name of await fs.readdir(path.join(dir, 'blobs', sub))) {
+      onDisk.push(name)
+      assert.equal(sha(await fs.readFile(path.join(dir, 'blobs', sub, name))), name, 'a file holds the blob its name says')
+    }
+  }
+  assert.deepEqual(onDisk.sort(), kept, 'after the queue drains, the files are exactly the entries')
+  await c.close()
+  const again = await openDiskCache(dir, { maxBytes: 600_000 })
+  try {
+    assert.deepEqual([...again.index.keys()].sort(), kept)
+    for (const h of kept) assert.ok(Buffer.from(await again.get(h)).equals(blobs[hashes.indexOf(h)]))
+  } finally { await again.close() }
+})
+
 test('the cache stays within its size, evicting the least recently used, and keeps that order across a restart', async () => {
   const dir = path.join(fx.dir, 'evict')
   const blobs = Array.from({ length: 12 }, (_, i) => randomBytes(100_000 + i))
