@@ -131,8 +131,14 @@ export class DiskCache {
     const subdir = path.join(this.blobDir, hash.slice(0, 2))
     if (!this.subdirs.has(subdir)) { await fs.promises.mkdir(subdir, { recursive: true }); this.subdirs.add(subdir) }
     const file = path.join(subdir, hash)
-    await fs.promises.writeFile(file + '.tmp', bytes)
-    await fs.promises.rename(file + '.tmp', file)
+    try {
+      await fs.promises.writeFile(file + '.tmp', bytes)
+      await fs.promises.rename(file + '.tmp', file)
+    } catch (err) {
+      // a full disk (ENOSPC) must not leave a partial file eating the space (as BlobStore's _write)
+      await fs.promises.rm(file + '.tmp', { force: true }).catch(() => {})
+      throw err
+    }
   }
 
   /**
