@@ -5,7 +5,7 @@
 // (read-pipeline.js). Every public read pins one root for its whole duration
 // (docs/TRUST.md rule 6).
 import { NotADirectoryError, IsADirectoryError, BadRangeError, TruncatedError } from './errors.js'
-import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation, DEFAULT_SKEW_MS, checkFileHash, FileHashVerdicts } from './verify.js'
+import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation, DEFAULT_SKEW_MS, FileHashVerdicts } from './verify.js'
 import { compareBytes, utf8 } from './format/bytes.js'
 import { Mirrors } from './mirrors.js'
 import { SeqStore } from './state.js'
@@ -296,7 +296,7 @@ export class Tree {
     const cache = entry.size <= this.opts.cacheBytes / 8
     for await (const b of this._read(entry, 0, entry.size, cache, false, !cache)) { out.set(b, o); o += b.length; this.release(b) }
     if (o !== entry.size) throw new TruncatedError(`${path}: ${o} bytes read, the entry says ${entry.size}`)
-    if (typeof entry.sha256 === 'string' && !this.fileHashes.has(entry)) { checkFileHash(entry, await sha256Hex(out), path); this.fileHashes.add(entry) }
+    if (typeof entry.sha256 === 'string' && !this.fileHashes.has(entry)) this.fileHashes.check(entry, await sha256Hex(out), path)
     return out
   }
 
@@ -352,7 +352,7 @@ export class Tree {
       if (left > 0) yield piece; else held = piece
     }
     if (hasher === null) return
-    if (left === 0) { checkFileHash(entry, hasher.hex(), 'file'); this.fileHashes.add(entry) }
+    if (left === 0) this.fileHashes.check(entry, hasher.hex(), 'file')
     if (held !== null) yield held
   }
 

@@ -98,6 +98,12 @@ export class FileHashVerdicts {
   /** Whether `entry`'s signed SHA-256 already matched its chunks. */
   has (entry) { return this.ok.has(fileKey(entry)) }
 
+  /** checkFileHash, remembered when it passes (a failed check throws and is never remembered). */
+  check (entry, got, what) {
+    checkFileHash(entry, got, what)
+    this.add(entry)
+  }
+
   /** `entry`'s bytes hashed to its signed SHA-256 (checkFileHash passed). */
   add (entry) {
     const k = fileKey(entry)

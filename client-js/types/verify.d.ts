@@ -73,6 +73,8 @@ export declare function checkFileHash (entry: { sha256: string }, got: string, w
 export declare class FileHashVerdicts {
   constructor (max?: number)
   has (entry: object): boolean
+  /** checkFileHash(entry, got, what), then add(entry); throws on a mismatch and remembers nothing */
+  check (entry: object, got: string, what?: string): void
   add (entry: object): void
 }
 /** docs/TRUST.md rule 2, time: not expired (plus grace), not issued beyond the skew. Throws. */
