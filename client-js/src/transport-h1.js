@@ -10,8 +10,25 @@
 // Only GET, only what a mirror answer needs: Content-Length, chunked and
 // close-delimited bodies, keep-alive, 1xx skipped. Anything malformed is a
 // network fault of that mirror (docs/TRUST.md rule 4), as node:http's parser
-// errors were. The per-request rules (cap, deadline, redirects) stay with the
-// caller (transport-node.js), which a connection talks to through:
+// errors were.
+//
+// Pipelining (RFC 9112 §9.3): once an origin has kept a connection alive and
+// `pipelineConns` connections to it are open, a request that finds none idle
+// is written behind the answers outstanding on the least loaded one, up to
+// `pipelineDepth` answers per connection; only when all are that deep does
+// another connection open. A new connection starts in TCP slow start (ten
+// segments), and an HTTP/1.1 connection without pipelining idles a round
+// trip between answers, so at a distance a window of many requests spread
+// over fresh connections fills the link later than the same requests queued
+// on a few connections that never go idle (BENCHMARKS.md P3w). Requests
+// written behind an answer that fails, or on a connection the server closes,
+// have had no byte of answer: they are asked again on another connection
+// (each at most MAX_REQUEUE times). An origin that closes a connection with
+// requests queued on it without announcing it (Connection: close) is not
+// pipelined to again.
+//
+// The per-request rules (cap, deadline, redirects) stay with the caller
+// (transport-node.js), which a connection talks to through:
 //   job.head(status, location, contentLength) -> true: read the body into job.buf
 //   job.buf, job.n          the body buffer and how much of it is filled
 //   job.data(bytes)         body bytes that are not read in place (chunked)
@@ -23,11 +40,17 @@ const MAX_HEAD = 16 * 1024 // as node:http's default --max-http-header-size
 const SCRATCH = 16 * 1024
 const DRAIN_MAX = 64 * 1024 // an unwanted body this small is read and dropped to keep the connection
 const CRLF2 = Buffer.from('\r\n\r\n')
+const MAX_REQUEUE = 3 // a request written behind answers that never came is asked again at most this often
 
 export class H1Pool {
-  /** @param {{ maxSockets: number }} o per origin */
-  constructor ({ maxSockets }) {
+  /**
+   * @param {{ maxSockets: number, pipelineDepth?: number, pipelineConns?: number }} o per origin;
+   *   pipelineDepth 1 turns pipelining off
+   */
+  constructor ({ maxSockets, pipelineDepth = 8, pipelineConns = 8 }) {
     this.maxSockets = maxSockets
+    this.pipelineDepth = Math.max(1, pipelineDepth)
+    this.pipelineConns = Math.max(1, pipelineConns)
     /** @type {Map<string, { idle: Conn[], count: number, queue: object[] }>} */
     this.origins = new Map()
     this.conns = new Set()
@@ -49,7 +72,8 @@ export class H1Pool {
   _origin (u) {
     let o = this.origins.get(u.origin)
     if (!o) {
-      o = { idle: [], count: 0, queue: [], host: u.hostname.charCodeAt(0) === 91 ? u.hostname.slice(1, -1) : u.hostname, port: Number(u.port) || 80 }
+      // persistent: some answer kept its connection open (pipelining may start); noPipeline: it went wrong once
+      o = { idle: [], count: 0, queue: [], live: [], persistent: false, noPipeline: false, host: u.hostname.charCodeAt(0) === 91 ? u.hostname.slice(1, -1) : u.hostname, port: Number(u.port) || 80 }
       this.origins.set(u.origin, o)
     }
     return o
@@ -72,18 +96,40 @@ export class H1Pool {
     this.free(o, c)
   }
 
-  /** Send job.h1Request on an idle connection, a new one, or when one is free. */
+  /**
+   * Send job.h1Request on an idle connection, behind the answers of a busy
+   * one (pipelining), on a new one, or when one is free.
+   */
   start (job, o) {
     if (job.done) return
     if (this.closed) return job.fail(new MirrorNetworkError(`${job.u.origin}: transport closed`))
     const c = o.idle.pop()
     if (c) return c.send(job)
-    if (o.count < this.maxSockets) {
-      o.count++
-      return new Conn(this, o).send(job)
+    const room = o.count < this.maxSockets
+    const pipe = this.pipelineDepth > 1 && o.persistent && !o.noPipeline
+    if (room && (!pipe || o.count < this.pipelineConns)) return this._open(o).send(job)
+    if (pipe) {
+      const busy = this._leastLoaded(o)
+      if (busy) return busy.pipe(job)
     }
+    if (room) return this._open(o).send(job)
     o.queue.push(job)
     job.setCancel(() => { const i = o.queue.indexOf(job); if (i >= 0) o.queue.splice(i, 1) })
+  }
+
+  _open (o) {
+    o.count++
+    return new Conn(this, o)
+  }
+
+  /** The connection with the fewest answers outstanding that may take one more, or null. */
+  _leastLoaded (o) {
+    let best = null
+    for (const c of o.live) {
+      if (!c.canPipe()) continue
+      if (best === null || c.queue.length < best.queue.length) best = c
+    }
+    return best !== null && best.queue.length + 1 < this.pipelineDepth ? best : null
   }
 
   /** A connection finished an answer and may carry another. */
@@ -97,18 +143,27 @@ export class H1Pool {
     o.idle.push(c)
   }
 
-  /** A connection is gone: start a queued request on a new one. */
-  gone (o, c) {
+  /**
+   * A connection is gone: the requests written behind its answer are asked
+   * again (first), and queued ones start on new connections.
+   * @param {object[]} orphans requests written on it that had no byte of answer
+   */
+  gone (o, c, orphans) {
     this.conns.delete(c)
     const i = o.idle.indexOf(c)
     if (i >= 0) o.idle.splice(i, 1)
+    const j = o.live.indexOf(c)
+    if (j >= 0) o.live.splice(j, 1)
     o.count--
-    while (o.queue.length && !this.closed && o.count < this.maxSockets) {
-      const job = o.queue.shift()
+    for (let k = orphans.length - 1; k >= 0; k--) {
+      const job = orphans[k]
       if (job.done) continue
-      o.count++
-      new Conn(this, o).send(job)
+      if (this.closed) { job.fail(new MirrorNetworkError(`${job.u.origin}: transport closed`)); continue }
+      job.h1Requeued = (job.h1Requeued ?? 0) + 1
+      if (job.h1Requeued > MAX_REQUEUE) { job.fail(new MirrorNetworkError(`${job.u.origin} closed the connection before answering`)); continue }
+      o.queue.unshift(job)
     }
+    if (!this.closed) for (const job of o.queue.splice(0)) this.start(job, o)
   }
 
   /** Every connection ends; requests in flight or queued fail as network faults. */
@@ -132,7 +187,8 @@ class Conn {
   constructor (pool, o) {
     this.pool = pool
     this.o = o
-    this.job = null
+    this.job = null // the request whose answer is read now
+    this.queue = [] // requests written behind it (pipelined), answered in this order
     this.state = IDLE
     this.uses = 0
     this.ahead = false // opened by preconnect: idle before its first request, as a kept-alive one is
@@ -145,6 +201,7 @@ class Conn {
     this.chunk = null // CHUNKED: decoder state
     this.dead = false
     pool.conns.add(this)
+    o.live.push(this)
     this.sock = net.connect({
       host: o.host,
       port: o.port,
@@ -165,13 +222,44 @@ class Conn {
 
   send (job) {
     if (job.done) return this.pool.free(this.o, this)
+    this.sock.ref()
+    this.sock.write(job.h1Request, 'latin1')
+    this.begin(job)
+  }
+
+  /** job's answer is the next to read. */
+  begin (job) {
     this.job = job
     this.state = HEAD
     this.gotBytes = false
     this.headLen = 0
-    this.sock.ref()
-    job.setCancel(() => this.destroy())
+    job.setCancel(() => this.cancelCurrent(job))
+  }
+
+  /** Room to write one more request behind the answers outstanding here. */
+  canPipe () { return !this.dead && this.job !== null && this.keepAlive && this.state !== UNTIL_CLOSE }
+
+  /** Write job's request behind the answers outstanding here. */
+  pipe (job) {
+    this.queue.push(job)
+    // cancelled while queued: its answer still comes, and is dropped when it does (onHead)
+    job.setCancel(() => {})
     this.sock.write(job.h1Request, 'latin1')
+  }
+
+  /**
+   * The request being answered was cancelled. Alone on the connection, or
+   * with more of its body to come than is worth reading, the connection
+   * ends (what is queued behind is asked again elsewhere); a short rest of
+   * a framed body is read and dropped so the queued answers stay in order.
+   */
+  cancelCurrent (job) {
+    if (this.job !== job) return
+    const left = job.buf === null ? -1 : job.buf.length - job.n
+    if (this.queue.length === 0 || this.state !== BODY || left > DRAIN_MAX) return this.destroy()
+    this.job = null
+    this.remaining = left
+    this.state = DRAIN
   }
 
   onRead (n, buf) {
@@ -194,6 +282,7 @@ class Conn {
       const job = this.job
       switch (this.state) {
         case HEAD: {
+          this.gotBytes = true // (begin() cleared it when the answer before ended in the same read)
           // a head is parsed where it lies in the scratch buffer; one split over
           // reads is gathered in headBuf (bounded: no quadratic re-copying for a
           // mirror that drips its head a byte at a time)
@@ -231,8 +320,10 @@ class Conn {
           const take = Math.min(room, to - from)
           if (take > 0) { buf.copy(job.buf, job.n, from, from + take); job.n += take; from += take }
           if (this.state === BODY && job.n === job.buf.length) {
-            if (from < to) this.keepAlive = false // more than the answer: cannot frame the next one
-            return this.complete()
+            // more than the answer, with nothing asked behind it: the framing is off
+            if (from < to && this.queue.length === 0) this.keepAlive = false
+            this.complete()
+            break // what follows is the next answer's (or ends a connection now dead)
           }
           if (from < to) return job.data(buf.subarray(from, to)) // past the buffer: job.data refuses it (cap)
           return
@@ -242,10 +333,10 @@ class Conn {
           const take = Math.min(this.remaining, to - from)
           this.remaining -= take; from += take
           if (this.remaining === 0) {
-            if (from < to) return this.destroy()
-            return this.release()
+            if (from < to && this.queue.length === 0) return this.destroy()
+            this.release()
           }
-          return
+          break
         }
         default: return this.destroy()
       }
@@ -292,7 +383,7 @@ class Conn {
     if (more && length === 0) this.keepAlive = false // bytes after an empty answer: the framing is off
     const framing = transferEncoding ? (chunked ? CHUNKED : UNTIL_CLOSE) : length !== null ? BODY : UNTIL_CLOSE
     if (framing === UNTIL_CLOSE) this.keepAlive = false
-    if (!job.head(status, location, length === null ? undefined : length)) {
+    if (job.done || !job.head(status, location, length === null ? undefined : length)) {
       // a redirect, an error status or a refused size: keep the connection only for a short, framed body
       if (this.dead) return false
       if (framing === BODY && length <= DRAIN_MAX && this.keepAlive) {
@@ -344,9 +435,9 @@ class Conn {
         c.size = parseInt(m[1], 16)
         if (c.size === 0) c.size = -3 // trailers until an empty line
       } else if (line === '') { // c.size === -3: the end of the trailers
-        if (from < to) this.keepAlive = false
+        if (from < to && this.queue.length === 0) this.keepAlive = false
         this.complete()
-        return to
+        return from
       }
     }
     return from
@@ -364,6 +455,8 @@ class Conn {
     this.state = IDLE
     this.uses++
     if (!this.keepAlive || this.dead) return this.destroy()
+    this.o.persistent = true
+    if (this.queue.length) return this.begin(this.queue.shift())
     this.pool.free(this.o, this)
   }
 
@@ -378,15 +471,16 @@ class Conn {
     if (this.dead) return
     const job = this.job
     const state = this.state
+    // requests written behind an answer, and the server closed without saying it would: it does not take pipelining
+    if (this.queue.length && this.keepAlive) this.o.noPipeline = true
+    // a kept-alive (or preconnected) connection the server had closed before our request reached it,
+    // or a request written behind answers: asked again on another connection, as what was queued behind it (gone())
+    const again = job !== null && !job.done && !this.gotBytes && (this.uses > 0 || this.ahead)
+    if (again) this.queue.unshift(job)
     this.destroy()
-    if (!job || job.done) return
+    if (job === null || job.done || again) return
     // a body that runs to the close of the connection ends here
     if (state === UNTIL_CLOSE && !err) return job.end()
-    // a kept-alive (or preconnected) connection the server had closed before our request reached it: ask once more on a new one
-    if (!this.gotBytes && (this.uses > 0 || this.ahead) && !job.h1Retried && !this.pool.closed) {
-      job.h1Retried = true
-      return this.pool.start(job, this.o)
-    }
     if (err) return job.netError(err)
     job.fail(new MirrorNetworkError(`${job.u.origin} closed the connection ${this.gotBytes ? 'mid-answer' : 'before answering'}`))
   }
@@ -395,7 +489,8 @@ class Conn {
     if (this.dead) return
     this.dead = true
     this.job = null
+    const orphans = this.queue.splice(0)
     this.sock.destroy()
-    this.pool.gone(this.o, this)
+    this.pool.gone(this.o, this, orphans)
   }
 }

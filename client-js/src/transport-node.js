@@ -10,7 +10,7 @@
 // more, and a mirror URL's user:pass goes to its own origin only
 // (transport-url.js, docs/TRUST.md rule 4).
 //
-//   createTransport({ maxSockets, ca, http2, allowRedirectOrigins, crossOriginRedirects })
+//   createTransport({ maxSockets, ca, http2, allowRedirectOrigins, crossOriginRedirects, pipelineDepth })
 //     -> { get(url, { cap, timeoutMs, signal, onTiming }) -> Promise<Uint8Array>, preconnect(url, { timeoutMs }), close(), stats }
 import https from 'node:https'
 import tls from 'node:tls'
@@ -35,8 +35,9 @@ const DRAIN_MAX = 64 * 1024
  * @param {boolean} [o.http2=true] offer h2 to https: mirrors
  * @param {string[]} [o.allowRedirectOrigins] origins a mirror may redirect to
  * @param {boolean} [o.crossOriginRedirects=false] a mirror may redirect anywhere (never https → http)
+ * @param {number} [o.pipelineDepth=8] answers an http: connection may have outstanding (transport-h1.js); 1: no pipelining
  */
-export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedirectOrigins, crossOriginRedirects } = {}) {
+export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedirectOrigins, crossOriginRedirects, pipelineDepth } = {}) {
   // TLS is set up on the first https: request: a reader of http: mirrors pays nothing for `ca`
   let secureContext
   const tlsContext = () => (secureContext ??= ca ? secureContextFor(ca) : undefined)
@@ -60,7 +61,7 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
       }
     })
     : null
-  const ctx = { agents, h2, h1: new H1Pool({ maxSockets }), stats, originStats, policy: redirectPolicy({ allowRedirectOrigins, crossOriginRedirects }) }
+  const ctx = { agents, h2, h1: new H1Pool({ maxSockets, pipelineDepth }), stats, originStats, policy: redirectPolicy({ allowRedirectOrigins, crossOriginRedirects }) }
 
   /**
    * @param {string} url

@@ -39,6 +39,8 @@ import { sha256Hex, sha256HexSync, createSha256 } from '#sha256'
  * @param {boolean} [opts.crossOriginRedirects=false] a mirror may redirect anywhere (never https to http)
  * @param {string|Uint8Array|Array<string|Uint8Array>} [opts.ca] PEM certificates trusted for https mirrors (Node)
  * @param {boolean} [opts.http2=true] offer HTTP/2 to https mirrors (Node)
+ * @param {number} [opts.pipeline=8] answers one HTTP/1.1 connection to an http mirror may have
+ *   outstanding (pipelining, once the mirror has kept a connection alive); 1: none (Node)
  */
 export async function openTree (address, opts = {}) {
   const tree = new Tree(address, opts)
@@ -54,7 +56,7 @@ export class Tree {
     this.opts = { timeoutMs: 30_000, concurrency: 64, readAhead: 8, maxInflightBytes: 64 << 20, cacheBytes: 32 << 20, skewMs: DEFAULT_SKEW_MS, graceMs: 0, fsinfoSettleMs: 2000, now: Date.now, ...opts }
     // a redirect may leave the mirror's origin only where the reader allows it (docs/TRUST.md rule 4)
     this.transport = opts.transport ?? createTransport({
-      maxSockets: this.opts.concurrency, ca: opts.ca, http2: opts.http2,
+      maxSockets: this.opts.concurrency, ca: opts.ca, http2: opts.http2, pipelineDepth: opts.pipeline,
       allowRedirectOrigins: opts.allowRedirectOrigins, crossOriginRedirects: opts.crossOriginRedirects
     })
     const urls = [...new Set([url, ...(opts.mirrors ?? []).map(mirrorUrl)])]

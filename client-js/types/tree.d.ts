@@ -52,10 +52,22 @@ export interface TreeOptions {
   timeoutMs?: number
   /** how long a mirror that failed is asked last, after the healthy ones, ms (default 30000) */
   mirrorPenaltyMs?: number
-  /** blob fetches in flight (default 8) */
+  /** the most blob fetches in flight to one mirror, and its HTTP/1.1 connections (default 64); how many are used follows the measured bandwidth × delay */
   concurrency?: number
-  /** chunks fetched ahead of a streaming read (default 8) */
+  /** chunks a streaming read always keeps requested ahead (default 8) */
   readAhead?: number
+  /** bytes in flight plus bytes read ahead, every read of the tree together (default 64 MiB) */
+  maxInflightBytes?: number
+  /** Node: answers one HTTP/1.1 connection to an http: mirror may have outstanding once the mirror kept a connection alive (default 8); 1 turns pipelining off */
+  pipeline?: number
+  /** Node: offer HTTP/2 to https: mirrors (default true) */
+  http2?: boolean
+  /** Node: PEM certificates trusted for https: mirrors, besides the usual ones */
+  ca?: string | Uint8Array | Array<string | Uint8Array>
+  /** origins a mirror may redirect to (default: its own only) */
+  allowRedirectOrigins?: string[]
+  /** a mirror may redirect anywhere, never from https to http (default false) */
+  crossOriginRedirects?: boolean
   /** bytes of the verified-blob cache (default 32 MiB) */
   cacheBytes?: number
   /** how far in the future fsinfo.json may be issued, ms (default 300000) */

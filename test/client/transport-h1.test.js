@@ -261,3 +261,148 @@ test('a head that arrives a few bytes at a time is gathered; one past the limit 
   assert.ok(Buffer.from(await get(tr, srv.url + 'b')).equals(BODY))
   await rejects(get(tr, srv.url + 'big'), 'ROTREE_MIRROR_NETWORK')
 })
+
+/**
+ * A raw server that answers each connection's requests in order, one at a
+ * time, `delayMs` after the one before (so requests pile up behind an answer
+ * as they do at a distance), and records, as each answer goes out, how many
+ * requests its connection had outstanding (received and not yet answered).
+ */
+async function pipelineServer (t, answer, { delayMs = 20 } = {}) {
+  const outstanding = []
+  const srv = await rawServer(t, (i, c, s, head) => {
+    s.q ??= []
+    s.q.push(() => {
+      outstanding.push(s.q.length)
+      answer(i, c, s, head)
+    })
+    if (s.q.length === 1) next(s)
+  })
+  function next (s) {
+    setTimeout(() => {
+      if (s.destroyed) return
+      s.q[0]()
+      s.q.shift()
+      if (s.q.length) next(s)
+    }, delayMs)
+  }
+  return Object.assign(srv, { outstanding })
+}
+
+const ok = (s, body) => s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+const text = b => Buffer.from(b).toString()
+
+test('pipelining: once an origin kept a connection alive, requests queue behind answers on a few connections', async t => {
+  const srv = await pipelineServer(t, (i, c, s, head) => ok(s, head.split(' ')[1]))
+  const tr = transport(t, { maxSockets: 64, pipelineDepth: 4 })
+  // before anything is known of the origin: one connection per request, nothing queued on one
+  assert.deepEqual((await Promise.all([get(tr, srv.url + 'a'), get(tr, srv.url + 'b')])).map(text), ['/a', '/b'])
+  assert.equal(srv.connections, 2)
+  assert.deepEqual(srv.outstanding, [1, 1])
+  // 40 at once: 8 connections (2 of them kept) with up to 4 answers outstanding each, then new ones
+  const paths = Array.from({ length: 40 }, (_, i) => 'p' + i)
+  assert.deepEqual((await Promise.all(paths.map(p => get(tr, srv.url + p)))).map(text), paths.map(p => '/' + p))
+  assert.equal(srv.connections, 10, '8 connections carry 32 requests, 2 more the other 8')
+  assert.equal(Math.max(...srv.outstanding), 4)
+  assert.equal(tr.stats.requests, 42)
+
+  // pipelineDepth 1: never more than one request outstanding on a connection
+  const plain = await pipelineServer(t, (i, c, s, head) => ok(s, head.split(' ')[1]))
+  const tr1 = transport(t, { maxSockets: 16, pipelineDepth: 1 })
+  await get(tr1, plain.url + 'first')
+  assert.deepEqual((await Promise.all(paths.map(p => get(tr1, plain.url + p)))).map(text), paths.map(p => '/' + p))
+  assert.equal(Math.max(...plain.outstanding), 1)
+  assert.equal(plain.connections, 16)
+})
+
+test('pipelining: answers of every framing stay in order; an error answer or a cancelled request in the middle does not shift the rest', async t => {
+  const chunked = body => `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`
+  const srv = await pipelineServer(t, (i, c, s, head) => {
+    const p = head.split(' ')[1]
+    if (p.startsWith('/chunked')) return s.write(chunked(p))
+    if (p.startsWith('/missing')) return s.write('HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found')
+    if (p.startsWith('/big')) { s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${BODY.length}\r\n\r\n`); return s.write(BODY) }
+    ok(s, p)
+  })
+  const tr = transport(t, { maxSockets: 1, pipelineDepth: 8 })
+  await get(tr, srv.url + 'warm')
+  const ctrl = new AbortController()
+  const asked = [
+    get(tr, srv.url + 'big1'),
+    get(tr, srv.url + 'chunked1'),
+    get(tr, srv.url + 'missing'),
+    get(tr, srv.url + 'cancelled', { signal: ctrl.signal }),
+    get(tr, srv.url + 'plain1'),
+    get(tr, srv.url + 'chunked2'),
+    get(tr, srv.url + 'big2'),
+    get(tr, srv.url + 'plain2')
+  ]
+  ctrl.abort()
+  const settled = await Promise.allSettled(asked)
+  assert.ok(Buffer.from(settled[0].value).equals(BODY))
+  assert.equal(text(settled[1].value), '/chunked1')
+  assert.equal(settled[2].reason.code, 'ROTREE_MIRROR_HTTP')
+  assert.equal(settled[3].reason.code, 'ROTREE_ABORTED')
+  assert.equal(text(settled[4].value), '/plain1')
+  assert.equal(text(settled[5].value), '/chunked2')
+  assert.ok(Buffer.from(settled[6].value).equals(BODY))
+  assert.equal(text(settled[7].value), '/plain2')
+  assert.equal(srv.connections, 1, 'one connection carried them all')
+  assert.equal(Math.max(...srv.outstanding), 8)
+})
+
+test('pipelining: requests queued on a connection that closes are asked again; an unannounced close ends pipelining to that origin', async t => {
+  // announced: each connection's third answer says Connection: close, and what was queued behind it is asked again
+  const announced = await pipelineServer(t, (i, c, s, head) => {
+    const p = head.split(' ')[1]
+    if (i < 2) return ok(s, p)
+    s.end(`HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: ${p.length}\r\n\r\n${p}`)
+  })
+  const tr = transport(t, { maxSockets: 2, pipelineDepth: 8 })
+  await get(tr, announced.url + 'warm')
+  const paths = Array.from({ length: 24 }, (_, i) => 'a' + i)
+  assert.deepEqual((await Promise.all(paths.map(p => get(tr, announced.url + p)))).map(text), paths.map(p => '/' + p))
+  assert.ok(Math.max(...announced.outstanding) > 1, 'still pipelined after announced closes')
+
+  // unannounced: every connection answers one request, then closes without a word
+  const dropper = await pipelineServer(t, (i, c, s, head) => {
+    if (i > 0) return s.destroy()
+    ok(s, head.split(' ')[1])
+  })
+  const tr2 = transport(t, { maxSockets: 2, pipelineDepth: 8 })
+  await get(tr2, dropper.url + 'warm')
+  const more = Array.from({ length: 12 }, (_, i) => 'd' + i)
+  assert.deepEqual((await Promise.all(more.map(p => get(tr2, dropper.url + p)))).map(text), more.map(p => '/' + p))
+  // after the first unannounced close, one request per connection
+  const before = dropper.outstanding.length
+  await Promise.all(more.map(p => get(tr2, dropper.url + p)))
+  const after = dropper.outstanding.slice(before) // one per request received (a kept connection's is dropped and asked again)
+  assert.ok(after.length >= more.length && after.every(n => n === 1), `outstanding per answer: ${after}`)
+})
+
+test('pipelining: never to an origin that has not kept a connection alive', async t => {
+  // HTTP/1.0 without keep-alive: every answer ends its connection
+  const srv = await pipelineServer(t, (i, c, s, head) => s.end(`HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok`))
+  const tr = transport(t, { maxSockets: 2, pipelineDepth: 8 })
+  for (let round = 0; round < 2; round++) {
+    assert.deepEqual((await Promise.all(Array.from({ length: 6 }, (_, i) => get(tr, srv.url + i)))).map(text), Array(6).fill('ok'))
+  }
+  assert.deepEqual(srv.outstanding, Array(12).fill(1))
+  assert.equal(srv.connections, 12)
+})
+
+test('pipelining: a malformed answer fails its own request; those queued behind it are asked again on a new connection', async t => {
+  const srv = await pipelineServer(t, (i, c, s, head) => {
+    const p = head.split(' ')[1]
+    if (p === '/garbage') return s.write('SSH-2.0-OpenSSH_9.2\r\n\r\n')
+    ok(s, p)
+  })
+  const tr = transport(t, { maxSockets: 1, pipelineDepth: 8 })
+  await get(tr, srv.url + 'warm')
+  const settled = await Promise.allSettled(['one', 'garbage', 'two', 'three'].map(p => get(tr, srv.url + p)))
+  assert.equal(text(settled[0].value), '/one')
+  assert.equal(settled[1].reason.code, 'ROTREE_MIRROR_NETWORK')
+  assert.equal(text(settled[2].value), '/two')
+  assert.equal(text(settled[3].value), '/three')
+  assert.equal(srv.connections, 2)
+})
