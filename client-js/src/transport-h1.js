@@ -250,16 +250,16 @@ class Conn {
   /**
    * The request being answered was cancelled. Alone on the connection, or
    * with more of its body to come than is worth reading, the connection
-   * ends (what is queued behind is asked again elsewhere); a short rest of
-   * a framed body is read and dropped so the queued answers stay in order.
+   * ends (what is queued behind is asked again elsewhere). A short rest of
+   * a framed body is still read, into the request's own buffer, so the
+   * queued answers stay in order; its end does nothing, the request being
+   * done. (Not read into the scratch buffer: the buffer of the socket's next
+   * read was chosen when the last read ended, nextBuffer(), and this runs
+   * between reads.)
    */
   cancelCurrent (job) {
     if (this.job !== job) return
-    const left = job.buf === null ? -1 : job.buf.length - job.n
-    if (this.queue.length === 0 || this.state !== BODY || left > DRAIN_MAX) return this.destroy()
-    this.job = null
-    this.remaining = left
-    this.state = DRAIN
+    if (this.queue.length === 0 || this.state !== BODY || job.buf.length - job.n > DRAIN_MAX) this.destroy()
   }
 
   onRead (n, buf) {
@@ -291,7 +291,7 @@ class Conn {
           let start = 0
           if (joined) {
             buf.copy(this.headBuf, this.headLen, from, to) // room: headLen <= MAX_HEAD, a read <= SCRATCH
-            start = this.headLen - 3
+            start = Math.max(0, this.headLen - 3) // (indexOf counts a negative start from the end)
             this.headLen += to - from
             head = this.headBuf.subarray(0, this.headLen)
           }

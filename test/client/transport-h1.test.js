@@ -406,3 +406,63 @@ test('pipelining: a malformed answer fails its own request; those queued behind 
   assert.equal(text(settled[3].value), '/three')
   assert.equal(srv.connections, 2)
 })
+
+test('a head whose first piece is one or two bytes is still found (a split at any byte)', async t => {
+  const srv = await rawServer(t, (i, c, s, head) => {
+    const p = head.split(' ')[1]
+    const cut = Number(p.slice(1))
+    const answer = `HTTP/1.1 200 OK\r\nContent-Length: ${p.length}\r\n\r\n${p}`
+    s.write(answer.slice(0, cut), () => setTimeout(() => s.write(answer.slice(cut)), 20))
+  })
+  const tr = transport(t, { maxSockets: 1 })
+  for (const cut of [1, 2, 3, 4]) assert.equal(text(await get(tr, srv.url + cut)), '/' + cut)
+  // pipelined: the previous answer and the first bytes of the next arrive in one read
+  const piped = await pipelineServer(t, (i, c, s, head) => {
+    const p = head.split(' ')[1]
+    if (p === '/warm') return ok(s, p)
+    if (p.startsWith('/a')) { s.cutAt = Number(p.slice(3)); return }
+    const cut = s.cutAt
+    const b = `HTTP/1.1 200 OK\r\nContent-Length: ${p.length}\r\n\r\n${p}`
+    s.write(`HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc${b.slice(0, cut)}`, () => setTimeout(() => s.write(b.slice(cut)), 20))
+  }, { delayMs: 5 })
+  const tr2 = transport(t, { maxSockets: 1, pipelineDepth: 4 })
+  await get(tr2, piped.url + 'warm')
+  for (const cut of [1, 2, 3]) {
+    const [a, b] = await Promise.all([get(tr2, piped.url + 'a-' + cut), get(tr2, piped.url + 'b' + cut)])
+    assert.equal(text(a), 'abc')
+    assert.equal(text(b), '/b' + cut)
+  }
+  assert.equal(piped.connections, 1)
+})
+
+test('pipelining: a request cancelled mid-body with a short rest left keeps the connection, and the next answer is its own', async t => {
+  let release = null
+  const body = Buffer.alloc(60_000, 7)
+  const srv = await rawServer(t, (i, c, s, head) => {
+    const p = head.split(' ')[1]
+    if (p === '/warm') return ok(s, p)
+    if (p === '/slow') {
+      // half of a 60 KB body now; the rest, and the answers queued behind it, once the reader gave up on it
+      s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`)
+      s.write(body.subarray(0, 30_000))
+      s.later = [body.subarray(30_000)]
+      return
+    }
+    s.later.push(`HTTP/1.1 200 OK\r\nContent-Length: ${p.length}\r\n\r\n${p}`)
+    if (s.later.length === 3) release = () => { for (const x of s.later) s.write(x) }
+  })
+  const tr = transport(t, { maxSockets: 1, pipelineDepth: 4 })
+  await get(tr, srv.url + 'warm')
+  const ctrl = new AbortController()
+  const slow = get(tr, srv.url + 'slow', { signal: ctrl.signal })
+  const next = get(tr, srv.url + 'next')
+  const after = get(tr, srv.url + 'after')
+  for (let i = 0; !release && i < 500; i++) await new Promise(resolve => setTimeout(resolve, 5))
+  await new Promise(resolve => setTimeout(resolve, 30)) // the first half is read, into the request's buffer
+  ctrl.abort()
+  await rejects(slow, 'ROTREE_ABORTED')
+  release()
+  assert.equal(text(await next), '/next')
+  assert.equal(text(await after), '/after')
+  assert.equal(srv.connections, 1, 'the connection was kept')
+})
