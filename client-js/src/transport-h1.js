@@ -144,8 +144,9 @@ export class H1Pool {
   }
 
   /**
-   * A connection is gone: the requests written behind its answer are asked
-   * again (first), and queued ones start on new connections.
+   * A connection is gone: the requests written on it that had no byte of
+   * answer are asked again, ahead of those waiting for a connection, and all
+   * of them start again (start(): an idle, new or busy connection).
    * @param {object[]} orphans requests written on it that had no byte of answer
    */
   gone (o, c, orphans) {
