@@ -16,16 +16,18 @@
 // `pipelineConns` connections to it are open, a request that finds none idle
 // is written behind the answers outstanding on the least loaded one, up to
 // `pipelineDepth` answers per connection; only when all are that deep does
-// another connection open. A new connection starts in TCP slow start (ten
-// segments), and an HTTP/1.1 connection without pipelining idles a round
-// trip between answers, so at a distance a window of many requests spread
-// over fresh connections fills the link later than the same requests queued
-// on a few connections that never go idle (BENCHMARKS.md P3w). Requests
-// written behind an answer that fails, or on a connection the server closes,
-// have had no byte of answer: they are asked again on another connection
-// (each at most MAX_REQUEUE times). An origin that closes a connection with
-// requests queued on it without announcing it (Connection: close) is not
-// pipelined to again.
+// another connection open. Before that, a small request (a page, an index)
+// waits behind a busy connection's answers when, with it, they come to at
+// most SHORT_WAIT bytes, rather than pay a new connection's handshake round
+// trip. A new connection starts in TCP slow start (ten segments), and an
+// HTTP/1.1 connection without pipelining idles a round trip between answers,
+// so at a distance a window of many requests spread over fresh connections
+// fills the link later than the same requests queued on a few connections
+// that never go idle (BENCHMARKS.md P3w). Requests written behind an answer
+// that fails, or on a connection the server closes, have had no byte of
+// answer: they are asked again on another connection (each at most
+// MAX_REQUEUE times). An origin that closes a connection with requests queued
+// on it without announcing it (Connection: close) is not pipelined to again.
 //
 // The per-request rules (cap, deadline, redirects) stay with the caller
 // (transport-node.js), which a connection talks to through:
@@ -41,6 +43,7 @@ const SCRATCH = 16 * 1024
 const DRAIN_MAX = 64 * 1024 // an unwanted body this small is read and dropped to keep the connection
 const CRLF2 = Buffer.from('\r\n\r\n')
 const MAX_REQUEUE = 3 // a request written behind answers that never came is asked again at most this often
+const SHORT_WAIT = 64 * 1024 // answers outstanding on a connection that a small request waits behind rather than open another
 
 export class H1Pool {
   /**
@@ -65,6 +68,7 @@ export class H1Pool {
   dispatch (job, u, auth) {
     if (this.closed) return job.fail(new MirrorNetworkError(`${u.origin}: transport closed`))
     const o = this._origin(u)
+    job.h1Requeued = 0 // per hop: a redirect is a new request
     job.h1Request = `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nAccept-Encoding: identity\r\n${auth ? `Authorization: ${auth}\r\n` : ''}\r\n`
     this.start(job, o)
   }
@@ -107,6 +111,11 @@ export class H1Pool {
     if (c) return c.send(job)
     const room = o.count < this.maxSockets
     const pipe = this.pipelineDepth > 1 && o.persistent && !o.noPipeline
+    if (pipe) {
+      // a short wait behind short answers beats a new connection's handshake round trip
+      const near = this._shortWait(o, job.o.cap)
+      if (near) return near.pipe(job)
+    }
     if (room && (!pipe || o.count < this.pipelineConns)) return this._open(o).send(job)
     if (pipe) {
       const busy = this._leastLoaded(o)
@@ -120,6 +129,15 @@ export class H1Pool {
   _open (o) {
     o.count++
     return new Conn(this, o)
+  }
+
+  /** A connection whose outstanding answers, with one of `cap` bytes more, are at most SHORT_WAIT bytes, or null. */
+  _shortWait (o, cap) {
+    if (cap > SHORT_WAIT) return null
+    for (const c of o.live) {
+      if (c.canPipe() && c.queue.length + 1 < this.pipelineDepth && c.outstanding() + cap <= SHORT_WAIT) return c
+    }
+    return null
   }
 
   /** The connection with the fewest answers outstanding that may take one more, or null. */
@@ -235,6 +253,13 @@ class Conn {
     this.gotBytes = false
     this.headLen = 0
     job.setCancel(() => this.cancelCurrent(job))
+  }
+
+  /** Bytes still to come here, at most: the current answer's rest (its cap before its head) and the queued requests' caps. */
+  outstanding () {
+    let n = this.state === BODY ? this.job.buf.length - this.job.n : this.job.o.cap
+    for (const job of this.queue) n += job.o.cap
+    return n
   }
 
   /** Room to write one more request behind the answers outstanding here. */

@@ -466,3 +466,16 @@ test('pipelining: a request cancelled mid-body with a short rest left keeps the 
   assert.equal(text(await after), '/after')
   assert.equal(srv.connections, 1, 'the connection was kept')
 })
+
+test('pipelining: a small request waits behind short answers rather than open a connection; a large one opens one', async t => {
+  const srv = await pipelineServer(t, (i, c, s, head) => ok(s, head.split(' ')[1]))
+  const tr = transport(t, { maxSockets: 8, pipelineDepth: 8 })
+  await get(tr, srv.url + 'warm', { cap: 100 })
+  // three small requests at once: the kept connection carries them all
+  assert.deepEqual((await Promise.all(['s1', 's2', 's3'].map(p => get(tr, srv.url + p, { cap: 100 })))).map(text), ['/s1', '/s2', '/s3'])
+  assert.equal(srv.connections, 1)
+  assert.equal(Math.max(...srv.outstanding), 3)
+  // a small one, then one that may be large: the second gets a connection of its own
+  assert.deepEqual((await Promise.all([get(tr, srv.url + 'small', { cap: 100 }), get(tr, srv.url + 'large', { cap: 1 << 20 })])).map(text), ['/small', '/large'])
+  assert.equal(srv.connections, 2)
+})
