@@ -54,7 +54,7 @@ export class H1Pool {
     this.maxSockets = maxSockets
     this.pipelineDepth = Math.max(1, pipelineDepth)
     this.pipelineConns = Math.max(1, pipelineConns)
-    /** @type {Map<string, { idle: Conn[], count: number, queue: object[] }>} */
+    /** @type {Map<string, { idle: Conn[], live: Conn[], queue: object[] }>} */
     this.origins = new Map()
     this.conns = new Set()
     this.closed = false
@@ -76,8 +76,9 @@ export class H1Pool {
   _origin (u) {
     let o = this.origins.get(u.origin)
     if (!o) {
-      // persistent: some answer kept its connection open (pipelining may start); noPipeline: it went wrong once
-      o = { idle: [], count: 0, queue: [], live: [], persistent: false, noPipeline: false, host: u.hostname.charCodeAt(0) === 91 ? u.hostname.slice(1, -1) : u.hostname, port: Number(u.port) || 80 }
+      // live: every connection open or opening (the idle ones too); persistent: some answer kept its
+      // connection open (pipelining may start); noPipeline: it went wrong once
+      o = { idle: [], queue: [], live: [], persistent: false, noPipeline: false, host: u.hostname.charCodeAt(0) === 91 ? u.hostname.slice(1, -1) : u.hostname, port: Number(u.port) || 80 }
       this.origins.set(u.origin, o)
     }
     return o
@@ -93,8 +94,7 @@ export class H1Pool {
   preconnect (u) {
     if (this.closed) return
     const o = this._origin(u)
-    if (o.count > 0) return
-    o.count++
+    if (o.live.length > 0) return
     const c = new Conn(this, o)
     c.ahead = true
     this.free(o, c)
@@ -109,26 +109,21 @@ export class H1Pool {
     if (this.closed) return job.fail(new MirrorNetworkError(`${job.u.origin}: transport closed`))
     const c = o.idle.pop()
     if (c) return c.send(job)
-    const room = o.count < this.maxSockets
+    const room = o.live.length < this.maxSockets
     const pipe = this.pipelineDepth > 1 && o.persistent && !o.noPipeline
     if (pipe) {
       // a short wait behind short answers beats a new connection's handshake round trip
       const near = this._shortWait(o, job.o.cap)
       if (near) return near.pipe(job)
     }
-    if (room && (!pipe || o.count < this.pipelineConns)) return this._open(o).send(job)
+    if (room && (!pipe || o.live.length < this.pipelineConns)) return new Conn(this, o).send(job)
     if (pipe) {
       const busy = this._leastLoaded(o)
       if (busy) return busy.pipe(job)
     }
-    if (room) return this._open(o).send(job)
+    if (room) return new Conn(this, o).send(job)
     o.queue.push(job)
     job.setCancel(() => { const i = o.queue.indexOf(job); if (i >= 0) o.queue.splice(i, 1) })
-  }
-
-  _open (o) {
-    o.count++
-    return new Conn(this, o)
   }
 
   /** A connection whose outstanding answers, with one of `cap` bytes more, are at most SHORT_WAIT bytes, or null. */
@@ -171,9 +166,7 @@ export class H1Pool {
     this.conns.delete(c)
     const i = o.idle.indexOf(c)
     if (i >= 0) o.idle.splice(i, 1)
-    const j = o.live.indexOf(c)
-    if (j >= 0) o.live.splice(j, 1)
-    o.count--
+    o.live.splice(o.live.indexOf(c), 1)
     for (let k = orphans.length - 1; k >= 0; k--) {
       const job = orphans[k]
       if (job.done) continue
