@@ -130,7 +130,7 @@ export class H1Pool {
   _shortWait (o, cap) {
     if (cap > SHORT_WAIT) return null
     for (const c of o.live) {
-      if (c.canPipe() && c.queue.length + 1 < this.pipelineDepth && c.outstanding() + cap <= SHORT_WAIT) return c
+      if (c.canPipe(this.pipelineDepth) && c.outstanding() + cap <= SHORT_WAIT) return c
     }
     return null
   }
@@ -139,10 +139,9 @@ export class H1Pool {
   _leastLoaded (o) {
     let best = null
     for (const c of o.live) {
-      if (!c.canPipe()) continue
-      if (best === null || c.queue.length < best.queue.length) best = c
+      if (c.canPipe(this.pipelineDepth) && (best === null || c.queue.length < best.queue.length)) best = c
     }
-    return best !== null && best.queue.length + 1 < this.pipelineDepth ? best : null
+    return best
   }
 
   /** A connection finished an answer and may carry another. */
@@ -255,8 +254,8 @@ class Conn {
     return n
   }
 
-  /** Room to write one more request behind the answers outstanding here. */
-  canPipe () { return !this.dead && this.job !== null && this.keepAlive && this.state !== UNTIL_CLOSE }
+  /** Room to write one more request behind the answers outstanding here, with at most `depth` in all. */
+  canPipe (depth) { return !this.dead && this.job !== null && this.keepAlive && this.state !== UNTIL_CLOSE && this.queue.length + 1 < depth }
 
   /** Write job's request behind the answers outstanding here. */
   pipe (job) {
