@@ -80,8 +80,8 @@ for (const lie of ALL_LIES) {
         return true
       })
     }
-    // one reader's cell: the liar alone, then the liar beside an honest mirror
-    const cellOf = async reader => {
+    const times = []
+    for (const reader of READERS) {
       const t0 = performance.now()
       const cell = { lie: lie.id, threat: lie.threat, reader: reader.id }
       // the liar alone
@@ -106,17 +106,9 @@ for (const lie of ALL_LIES) {
         cell.withHonest = 'ok'
       }
       await fs.rm(scratch, { recursive: true, force: true }); await fs.rm(scratch2, { recursive: true, force: true })
-      return { cell, time: `${reader.id} ${Math.round(performance.now() - t0)}` }
+      results.push(cell)
+      times.push(`${reader.id} ${Math.round(performance.now() - t0)}`)
     }
-    const inTurn = async readers => { const out = []; for (const r of readers) out.push(await cellOf(r)); return out }
-    // Chromium's reads (most of a row's time, most of it waiting on the
-    // browser's processes) run beside the Node readers' instead of after them
-    // (both finish before the test does, so a failure in one leaves nothing running)
-    const runs = await Promise.allSettled([inTurn(READERS.filter(r => r !== browserReader)), inTurn(READERS.filter(r => r === browserReader))])
-    for (const r of runs) if (r.status === 'rejected') throw r.reason
-    const cells = runs.flatMap(r => r.value)
-    for (const { cell } of cells) results.push(cell)
-    const times = cells.map(c => c.time)
     // a forged document the server could not send would pass for a refusal
     if (w !== WORLDS.v1) assert.deepEqual(liar.problems, [], 'the lying server reported problems')
     t.diagnostic(`${lie.id}: ${Math.round(performance.now() - started)} ms (${times.join(', ')})`)
