@@ -23,7 +23,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { BuildInputError, UsageError } from 'rotree-client/errors'
 import { StatBlobStore } from '../lib/published/blob-store.js'
-import { nextSeq, publishFsinfo, readPublished, readPublishedAny, writeUnsignedFile, removeUnsigned, UNSIGNED_FILE } from '../lib/published/publish.js'
+import { publishSeq, publishFsinfo, readPublished, readPublishedAny, writeUnsignedFile, removeUnsigned, UNSIGNED_FILE } from '../lib/published/publish.js'
 import { ChunkPool, defaultThreads } from './chunk-pool.js'
 import { BuildIndex } from './build-index.js'
 import { TreeWalker } from './walk.js'
@@ -173,15 +173,13 @@ export class Builder {
  * The last step: the root's fields, signed and published, or left unsigned.
  * FORMAT.md §6.2: sequence numbers strictly increase per publish; seconds
  * since 1970 keep them increasing even when OUT is rebuilt from scratch, and
- * history/ keeps a number from ever being reused (nextSeq).
+ * history/ keeps a number from ever being reused (publishSeq).
  */
 async function publishRoot ({ out, key, timestampKeys, ttlMs, releaseTtlMs, now, seq: forced, unsigned = false, fsync = true, version = 1, name, url }, root) {
   if (version === 2) {
     return publishBuilt(out, { rootRef: { ...root.dir, mtime: root.mtime }, key, timestampKeys, name, ttlMs, releaseTtlMs, now, seq: forced, fsync, unsigned, url })
   }
-  const { seq: auto, last } = await nextSeq(out, now)
-  const seq = forced ?? auto
-  if (seq <= last) throw new UsageError(`sequence ${seq} is not above ${last}, already published in ${out}`)
+  const seq = await publishSeq(out, now, forced)
   const fields = {
     key: key.publicKey, seq, issued: new Date(now).toISOString(), expires: new Date(now + ttlMs).toISOString(),
     root: root.dir.hash, rootSize: root.dir.size, rootMtime: root.mtime

@@ -21,7 +21,7 @@ import { parseObject, jsonText, object, hex64 } from 'rotree-client/src/format/s
 import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
 import { verifyFsinfoV2, singleKeyRoles, trustHash, validSigners, parseFragment } from 'rotree-client/src/trust/roles.js'
 import { checkFreshness, DEFAULT_SKEW_MS } from 'rotree-client/verify'
-import { nextSeq, publishFsinfo, readPublishedAny, writeUnsignedFile, removeUnsigned, UNSIGNED_FILE } from '../lib/published/publish.js'
+import { nextSeq, publishSeq, publishFsinfo, readPublishedAny, writeUnsignedFile, removeUnsigned, UNSIGNED_FILE } from '../lib/published/publish.js'
 import { walkLocal } from '../lib/published/pages.js'
 import { verifyRoot } from '../lib/published/signed-roots.js'
 import { trustInForce, addressOf, fragment } from './trust-publish.js'
@@ -161,9 +161,7 @@ export async function publishRelease (out, { release, signers, timestampKeys, tt
     throw new ThresholdError(`release ${release.seq} has ${have} of the ${roles.release.threshold} release signatures it needs (rotree sign OUT --key RELEASEKEY)`, { details: { valid: have, threshold: roles.release.threshold } })
   }
   if (release.name !== name) throw new UsageError(`the release is for tree ${JSON.stringify(release.name)}, but ${out} publishes ${JSON.stringify(name)}`)
-  const { seq: auto, last } = await nextSeq(out, now)
-  const seq = forced ?? auto
-  if (seq <= last) throw new UsageError(`sequence ${seq} is not above ${last}, already published in ${out}`)
+  const seq = await publishSeq(out, now, forced)
   const text = signFsinfoV2({ release, trust, name, seq, now, ttlMs, timestampKeys, roles })
   const { info, blobs } = await checkPublishable(out, text, { anchor, name, trust, now, present })
   await publishFsinfo(out, text, fsync)
@@ -187,9 +185,7 @@ export async function publishBuilt (out, o) {
     throw new UsageError(`${out} publishes tree ${JSON.stringify(signers.name)}; build tree ${JSON.stringify(o.name)} into its own OUT`)
   }
   const s = { ...signers, name }
-  const { seq: auto, last } = await nextSeq(out, o.now)
-  const seq = o.seq ?? auto
-  if (seq <= last) throw new UsageError(`sequence ${seq} is not above ${last}, already published in ${out}`)
+  const seq = await publishSeq(out, o.now, o.seq)
   const releaseTtlMs = o.releaseTtlMs ?? (signers.trust ? Math.max(o.ttlMs, 90 * 86400e3) : o.ttlMs)
   let release = { name, seq, expires: new Date(o.now + releaseTtlMs).toISOString(), root: releaseRoot(o.rootRef), signatures: [] }
   decodeRelease(release) // the reader's checks of every member

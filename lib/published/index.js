@@ -11,7 +11,7 @@
 export { BlobStore, StatBlobStore, writeBlobSync, blobWriter, readLocal, blobPath, missingBlob, syncDir, TMP_PREFIX, HEX64 } from './blob-store.js'
 export { HISTORY_DIR, listHistory, readHistory, writeHistory, isHistoryConflict, cleanHistoryTemps } from './history.js'
 export { historyEntries, verifyHistoryEntry } from './history-roots.js'
-export { UNSIGNED_FILE, readPublished, nextSeq, lastSeq, publishFsinfo, writeUnsignedFile, removeUnsigned } from './publish.js'
+export { UNSIGNED_FILE, readPublished, nextSeq, publishSeq, lastSeq, publishFsinfo, writeUnsignedFile, removeUnsigned } from './publish.js'
 export { LOCK_NAME, lockDir, withDirLock, pidAlive } from './lock.js'
 export { pageLoader, localDataFault, walkLocal, atPath, isLocalDamage } from './pages.js'
 export { collectGarbage } from './gc.js'

@@ -10,6 +10,7 @@ import path from 'node:path'
 import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
 import { HISTORY_DIR, listHistory, writeHistory, writeDurable, decodeAny } from './history.js'
 import { syncDir } from './blob-store.js'
+import { UsageError } from 'rotree-client/errors'
 
 export const UNSIGNED_FILE = 'unsigned.json'
 const FSINFO = 'fsinfo.json'
@@ -52,6 +53,18 @@ export async function nextSeq (dir, now) {
   const [prev, hist] = await Promise.all([readPublishedAny(dir), listHistory(dir)])
   const last = Math.max(prev ? prev.seq : -1, hist.length ? hist[0].seq : -1)
   return { seq: Math.max(last + 1, Math.floor(now / 1000)), last, prev }
+}
+
+/**
+ * The sequence number a new root published in dir gets: `forced` when given
+ * (refused unless it is above every number dir published), else nextSeq's.
+ * @param {string} dir @param {number} now @param {number} [forced]
+ */
+export async function publishSeq (dir, now, forced) {
+  const { seq: auto, last } = await nextSeq(dir, now)
+  const seq = forced ?? auto
+  if (seq <= last) throw new UsageError(`sequence ${seq} is not above ${last}, already published in ${dir}`)
+  return seq
 }
 
 /** Highest sequence number published or recorded in dir, or -1. */
