@@ -60,9 +60,9 @@ export async function run ({ quick = false } = {}) {
     }
   }
   // the target is about the link: the uncapped rows are the reader's own ceiling (P3 judges loopback)
-  const judged = rows.filter((r, i) => r.label.endsWith('createReadStream') && raw[i >> 1].mbit)
-  const worst = Math.min(...judged.map(r => r.value / r.baseline))
-  const short = judged.filter(r => r.value / r.baseline < TARGET).map(r => `${r.label.replace(/: createReadStream$/, '')} (${(r.value / r.baseline).toFixed(2)}×)`)
+  const judged = raw.filter(r => r.mbit).map(r => ({ link: `${r.protocol}, ${linkName(r)}`, ratio: mbps(r.library.bytes, r.library.totalMs) / mbps(r.curl.bytes, r.curl.ms) }))
+  const worst = Math.min(...judged.map(j => j.ratio))
+  const short = judged.filter(j => j.ratio < TARGET).map(j => `${j.link} (${j.ratio.toFixed(2)}×)`)
   const far = raw.filter(r => r.rttMs > 0)
   const inflight = r => mbps(r.library.bytes, r.library.totalMs) * 1e6 * r.rttMs / 1000 // bytes, by Little's law
   const bdp = r => r.mbit * 1e6 / 8 * r.rttMs / 1000
