@@ -9,7 +9,12 @@
 //   random so that no tree entry can predict it, opened
 //   O_CREAT|O_EXCL|O_NOFOLLOW (never an existing file, never through a
 //   link), read in full through the verifying reader, and only then renamed
-//   onto its name. A refused or failed file leaves nothing behind.
+//   onto its name. A refused or failed file leaves nothing behind. In a
+//   download of `writerFrom` entries or more (256), a directory the run
+//   makes has its files written and renamed on a thread of their own
+//   (get-writer.js): the same steps, every placement in that directory on
+//   that one thread, so no other placement comes between a check and its
+//   rename.
 // * What may be replaced. A regular file may replace a regular file, and a
 //   symlink a symlink (a second `get` into the same DEST updates it).
 //   Anything else in the way is refused with ROTREE_BAD_PATH: a symlink or a
@@ -91,6 +96,7 @@ import { abortable, userError, msOf, frame, join, key, lstatOrNull, lstatSyncOrN
 import { Lister, asDir } from './get-lister.js'
 import { Budget } from './get-budget.js'
 import { LinkPass } from './get-links.js'
+import { FileWriter } from './get-writer.js'
 
 /** Default --max-entries: generous, finite. */
 export const DEFAULT_MAX_ENTRIES = 10_000_000
@@ -103,6 +109,7 @@ const MIN_BUDGET = 32 << 20 // bytes of files in flight allowed before the sched
 const NO_SCHED_BUDGET = 64 << 20 // a tree without a fetch scheduler
 const BREADTH = 48 // directory listings asked for ahead of the walk at once
 const BIG_DIR = 16384 // entries: a larger directory is streamed, not held
+const WRITER_FROM = 256 // entries counted before directories made from then on are written by a thread of their own
 
 /**
  * @param {import('rotree-client').Tree} tree
@@ -121,6 +128,7 @@ const BIG_DIR = 16384 // entries: a larger directory is streamed, not held
  * @param {(where: string, isDir: boolean) => void} [o.onDeleted] told before each removal (raw text)
  * @param {AbortSignal} [o.signal] stops the run with ROTREE_ABORTED
  * @param {string|null} [o.resumeDir] where resume state lives (<state-dir>/get); null: none kept
+ * @param {number} [o.writerFrom=256] entries counted from which directories made are written on a thread of their own (get-writer.js); 0: always, Infinity: never
  * @returns {Promise<{ files: number, dirs: number, symlinks: number, bytes: number, skippedLinks: number, unchanged: number, resumedBytes: number, deleted: number }>}
  *   errors carry messages with the tree's raw names: escape them for a terminal
  */
@@ -132,9 +140,9 @@ class Download {
   constructor (tree, dest, {
     jobs, onProgress = () => {}, maxEntries = DEFAULT_MAX_ENTRIES, maxBytes = Infinity,
     rewriteLinks = false, skipUnsafeLinks = false, onSkippedLink = () => {}, platform = process.platform,
-    checksum = false, deleteExtra = false, onDeleted = () => {}, signal = null, resumeDir = null
+    checksum = false, deleteExtra = false, onDeleted = () => {}, signal = null, resumeDir = null, writerFrom = WRITER_FROM
   } = {}) {
-    Object.assign(this, { tree, dest, jobs: jobs ?? MAX_FILES, onProgress, maxEntries, maxBytes, rewriteLinks, skipUnsafeLinks, onSkippedLink, checksum, deleteExtra, onDeleted, signal, resumeDir })
+    Object.assign(this, { tree, dest, jobs: jobs ?? MAX_FILES, onProgress, maxEntries, maxBytes, rewriteLinks, skipUnsafeLinks, onSkippedLink, checksum, deleteExtra, onDeleted, signal, resumeDir, writerFrom })
     // every file in flight listens for the interruption (get-util.js abortable): up to `jobs` at once, not a leak
     if (signal) setMaxListeners(this.jobs + 16, signal)
     this.win = platform === 'win32'
@@ -154,6 +162,7 @@ class Download {
     this.error = null
     this.topParts = null // the download's canonical path in the tree, for rewriteLinks
     this.linkPass = new LinkPass(this)
+    this.writer = null // get-writer.js, once the download is large enough to pay for a thread
   }
 
   async run (src) {
@@ -170,6 +179,8 @@ class Download {
         throw new AbortedError(`interrupted${kept ? `; ${kept} partial file(s) kept: run the same command again to resume` : ''}`, { cause: err })
       }
       throw err
+    } finally {
+      await this.writer?.close()
     }
     // a whole run: partial files of earlier runs that nothing took up are stale
     await this.resume?.discardRest()
@@ -364,7 +375,8 @@ class Download {
     try {
       fsSync.mkdirSync(abs) // never recursive: never through something this run did not check
       if (parent?.placed) parent.placed.add(key(fsSync.lstatSync(abs, { bigint: true })))
-      return { fresh: true, placed: null }
+      // every placement in a directory is made by one thread (get-writer.js): decided as it is made
+      return { fresh: true, placed: null, writer: this.writerFor() }
     } catch (err) {
       if (err.code !== 'EEXIST') throw err
     }
@@ -378,6 +390,13 @@ class Download {
     }
     parent?.placed.add(key(st))
     return { fresh: false, placed: new Set() }
+  }
+
+  /** The file-writing thread for a directory made now: none for a small download (a thread costs more than it saves). */
+  writerFor () {
+    if (this.entries < this.writerFrom) return null
+    this.writer ??= new FileWriter()
+    return this.writer
   }
 
   /** Remove what is in the way at `abs` (lstat'ed as `st`), without following it. */
@@ -470,7 +489,8 @@ class Download {
       for await (const b of e.inline ? this.tree.readEntry(e) : abortable(this.tree.readEntry(e), this.signal)) { bufs.push(b); n += b.length }
       if (n !== e.size) throw new TruncatedError(`${where}: ${n} bytes read of ${e.size}`)
       this.checkAbort()
-      await this.writeSmall(bufs, e, dir, name, mode, where)
+      if (dir.writer) await this.writeSmallThere(bufs, n, e, dir, name, mode, where)
+      else await this.writeSmall(bufs, e, dir, name, mode, where)
       left -= this.wrote(left, n)
       this.counts.bytes += n
       this.counts.files++
@@ -511,6 +531,19 @@ class Download {
     }
   }
 
+  /** writeSmall() on the directory's file-writing thread. */
+  async writeSmallThere (bufs, n, e, dir, name, mode, where) {
+    let r
+    try {
+      r = await dir.writer.small(dir.abs, name, bufs, n, mode, fsTime(e))
+    } catch (err) {
+      const tmp = err.tmp ?? null
+      delete err.tmp
+      throw userError(err, tmp, this.shown(where))
+    }
+    if (r.collision) throw collision(where)
+  }
+
   /** Reserve `need` bytes of disk for file `e` (statfs first when due): what the file must give back. */
   async reserve (e, dir, where, need) {
     if (need >= BIG_FILE || this.startedSince + need >= RECHECK_BYTES) await this.statfs(dir.abs)
@@ -544,7 +577,8 @@ class Download {
       await fh.utimes(fsTime(e), fsTime(e))
       if (dir.placed) ino = key(await fh.stat({ bigint: true }))
     } finally { await fh.close() }
-    this.placeSync(tmp, dir, name, ino, where)
+    if (!dir.writer) return this.placeSync(tmp, dir, name, ino, where)
+    if ((await dir.writer.place(tmp, path.join(dir.abs, name))).collision) throw collision(where)
   }
 
   /**

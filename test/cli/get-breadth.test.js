@@ -8,20 +8,11 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { openTree } from 'rotree-client'
 import { getPath } from '../../cli/download.js'
-import { tmpdir, makeKey, writeTree, buildTree, serve, address, prng } from '../helpers/fixtures.js'
-import { snapshot } from './helpers.js'
+import { address, prng } from '../helpers/fixtures.js'
+import { snapshot, servedHere } from './helpers.js'
 import { countingProxy } from '../helpers/counting-proxy.js'
 
-async function served (t, files) {
-  const dir = await tmpdir('rotree-breadth-')
-  t.after(() => fs.rm(dir, { recursive: true, force: true }))
-  const site = path.join(dir, 'site')
-  await writeTree(site, files)
-  const key = makeKey()
-  const { out } = await buildTree(site, { key, out: path.join(dir, 'out') })
-  const srv = await serve(out); t.after(srv.close)
-  return { dir, site, url: srv.url, pub: key.publicKey }
-}
+const served = (t, files) => servedHere(t, files, 'rotree-breadth-')
 
 test('directories are listed many at a time, not one after another', { timeout: 60_000 }, async t => {
   const files = {}

@@ -3,7 +3,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
-import { tmpdir, writeTree, buildTree, makeKey } from '../helpers/fixtures.js'
+import { tmpdir, writeTree, buildTree, makeKey, serve } from '../helpers/fixtures.js'
 
 export const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 
@@ -81,3 +81,15 @@ export async function snapshot (dir) {
 }
 
 export const exists = p => fs.lstat(p).then(() => true, () => false)
+
+/** A tree built from `files` and served in this process on port 0 (no CLI): { dir, site, url, pub }. */
+export async function servedHere (t, files, prefix = 'rotree-cli-') {
+  const dir = await tmpdir(prefix)
+  t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const site = path.join(dir, 'site')
+  await writeTree(site, files)
+  const key = makeKey()
+  const { out } = await buildTree(site, { key, out: path.join(dir, 'out') })
+  const srv = await serve(out); t.after(srv.close)
+  return { dir, site, url: srv.url, pub: key.publicKey }
+}

@@ -3,7 +3,8 @@
 // temporary-looking name, control characters) and symlink targets (absolute,
 // `..` chains, `..` after a name, paths to a sentinel outside DEST) are
 // downloaded two at a time into one DEST, sometimes over a symlink an
-// earlier run left pointing out. Whatever happens, nothing outside DEST
+// earlier run left pointing out, with files written on the main thread or on
+// the file-writing thread. Whatever happens, nothing outside DEST
 // changes, no symlink under DEST resolves outside it, no temporary file is
 // left, every failure is a typed refusal, and a download that succeeds holds
 // every file of its tree with its exact bytes. FUZZ_RUNS sets the number of
@@ -46,7 +47,8 @@ test('hostile trees never make get touch anything outside DEST', { timeout: 600_
   const dirArb = depth => fc.uniqueArray(
     depth === 0 ? leafArb : fc.oneof(leafArb, fc.record({ name: nameArb, dir: fc.constant(null) }).chain(d => dirArb(depth - 1).map(dir => ({ ...d, dir })))),
     { selector: e => e.name, maxLength: 6 })
-  const optsArb = fc.record({ rewriteLinks: fc.boolean(), skipUnsafeLinks: fc.boolean(), jobs: fc.integer({ min: 1, max: 4 }) })
+  // writerFrom 0: every directory the run makes is written on the file-writing thread (cli/get-writer.js)
+  const optsArb = fc.record({ rewriteLinks: fc.boolean(), skipUnsafeLinks: fc.boolean(), jobs: fc.integer({ min: 1, max: 4 }), writerFrom: fc.constantFrom(0, Infinity) })
   const plantArb = fc.option(fc.record({ name: nameArb, target: fc.constantFrom(sentinel, '../sentinel', path.join(sentinel, 'file')) }))
 
   let run = 0

@@ -1,0 +1,95 @@
+// Writing a download's files on a thread of their own. A `get` of thousands
+// of small files spends as much of its main thread in the kernel (creating,
+// writing, renaming each file) as in verifying them, and the main thread is
+// what paces the download: it receives, hashes and decodes every blob. So in
+// directories this run made, each small file's verified bytes are copied
+// into a shared ring and written by get-writer-worker.js, and each large
+// file's complete temporary file is renamed onto its name there too.
+//
+// Confinement is the same as on the main thread (cli/download.js): a
+// temporary name opened O_CREAT|O_EXCL|O_NOFOLLOW, renamed onto a name only
+// when nothing is there. Every placement in one directory is made by one
+// thread, in order, so no other placement comes between a check and its
+// rename: a directory is either written through this thread from the start
+// or not at all (Download.makeDir).
+import { Worker } from 'node:worker_threads'
+
+const RING = 16 << 20 // bytes of small files on their way to the thread; each is under 1 MiB
+
+export class FileWriter {
+  constructor () {
+    this.sab = new SharedArrayBuffer(RING)
+    this.ring = new Uint8Array(this.sab)
+    this.head = 0 // bytes of the ring ever taken (a file's bytes never wrap: the end of the ring is skipped instead)
+    this.tail = 0 // bytes of the ring ever given back
+    this.sent = [] // jobs in the order sent, which is the order the thread answers them
+    this.waiting = [] // callers waiting for room in the ring
+    this.dead = null
+    this.ids = 0
+    this.worker = new Worker(new URL('./get-writer-worker.js', import.meta.url), { workerData: { ring: this.sab } })
+    this.worker.on('message', m => this.answer(m))
+    this.worker.on('error', err => this.fail(err))
+    this.worker.on('exit', code => this.fail(new Error(`the file-writing thread exited (${code})`)))
+    this.worker.unref()
+  }
+
+  /**
+   * Write the small file made of `bufs` (n bytes in all) to `name` in the
+   * directory `dir` (absolute), with `mode` and mtime `time` (seconds).
+   * Resolves when it is in place; `{ collision: true }` when something
+   * already was.
+   */
+  async small (dir, name, bufs, n, mode, time) {
+    for (;;) {
+      if (this.dead) throw this.dead
+      const at = this.head % RING
+      const skip = at + n > RING ? RING - at : 0
+      if (this.head + skip + n - this.tail <= RING) {
+        // taken, filled and sent with nothing in between: jobs are sent in the order they take the ring
+        const off = skip ? 0 : at
+        let o = off
+        for (const b of bufs) { this.ring.set(b, o); o += b.length }
+        this.head += skip + n
+        return this.send({ op: 'small', dir, name, off, len: n, mode, time }, this.head)
+      }
+      await new Promise(resolve => this.waiting.push(resolve))
+    }
+  }
+
+  /** Rename the complete temporary file `tmp` onto `dest` if nothing is there: `{ collision: true }` if something is. */
+  async place (tmp, dest) {
+    if (this.dead) throw this.dead
+    return this.send({ op: 'place', tmp, dest }, this.head)
+  }
+
+  send (m, end) {
+    return new Promise((resolve, reject) => {
+      m.id = this.ids++
+      this.sent.push({ id: m.id, end, resolve, reject })
+      if (this.sent.length === 1) this.worker.ref()
+      this.worker.postMessage(m)
+    })
+  }
+
+  answer (m) {
+    const job = this.sent.shift()
+    if (job?.id !== m.id) return this.fail(new Error('the file-writing thread answered out of order'))
+    this.tail = job.end
+    if (!this.sent.length) this.worker.unref()
+    for (const w of this.waiting.splice(0)) w()
+    if (m.error) job.reject(Object.assign(new Error(m.error.message), m.error))
+    else job.resolve({ collision: !!m.collision })
+  }
+
+  fail (err) {
+    this.dead ??= err
+    for (const job of this.sent.splice(0)) job.reject(err)
+    for (const w of this.waiting.splice(0)) w()
+  }
+
+  /** Stop the thread (every job answered or failed first). */
+  async close () {
+    this.dead ??= new Error('the file-writing thread was closed')
+    await this.worker.terminate()
+  }
+}
