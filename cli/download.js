@@ -156,6 +156,7 @@ class Download {
     this.started = 0 // bytes of the files started
     // free space: at the last statfs, less what was written since and what files in flight have yet to write
     this.free = 0; this.bsize = 4096; this.writtenSince = 0; this.startedSince = 0; this.inflight = 0
+    this.statting = null // the statfs in flight
     this.running = new Set() // files in flight
     this.later = new Set() // directory mtimes being set
     this.budget = null
@@ -358,11 +359,18 @@ class Download {
 
   available () { return this.free - this.writtenSince - this.inflight }
 
-  async statfs (dir) {
-    const s = await fs.statfs(dir)
-    this.bsize = s.bsize || 4096
-    this.free = s.bavail * s.bsize
-    this.writtenSince = 0; this.startedSince = 0
+  /**
+   * Read the free space again. Files that find it due while a statfs is in
+   * flight wait for that one: hundreds of small files in flight would
+   * otherwise each ask for it at once (1,536 calls for /usr/share/doc).
+   */
+  statfs (dir) {
+    this.statting ??= fs.statfs(dir).then(s => {
+      this.bsize = s.bsize || 4096
+      this.free = s.bavail * s.bsize
+      this.writtenSince = 0; this.startedSince = 0
+    }).finally(() => { this.statting = null })
+    return this.statting
   }
 
   /** Make the directory `abs` in `parent` (null for DEST itself), or use the real directory already there. */

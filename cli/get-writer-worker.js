@@ -1,7 +1,7 @@
 // The thread behind get-writer.js: writes the small files of `rotree get`
 // into directories the run made, and places its large files there, one
-// operation at a time, in the order they were sent. Each message is one
-// file; each reply says it is in place or why not.
+// operation at a time, in the order they were sent. Each message is a batch
+// of files; the reply says, for each, that it is in place or why not.
 import fs, { constants } from 'node:fs'
 import path from 'node:path'
 import { parentPort, workerData } from 'node:worker_threads'
@@ -10,15 +10,19 @@ import { tempName } from './get-util.js'
 const O_TEMP = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0)
 const ring = new Uint8Array(workerData.ring)
 
-parentPort.on('message', m => {
-  let reply
-  try {
-    reply = m.op === 'small' ? small(m) : place(m.tmp, m.dest)
-  } catch (err) {
-    reply = { error: { message: err.message, code: err.code, errno: err.errno, syscall: err.syscall, path: err.path, dest: err.dest, tmp: err.tmp } }
+parentPort.on('message', batch => {
+  const replies = []
+  for (const m of batch) {
+    let reply
+    try {
+      reply = m.op === 'small' ? small(m) : place(m.tmp, m.dest)
+    } catch (err) {
+      reply = { error: { message: err.message, code: err.code, errno: err.errno, syscall: err.syscall, path: err.path, dest: err.dest, tmp: err.tmp } }
+    }
+    reply.id = m.id
+    replies.push(reply)
   }
-  reply.id = m.id
-  parentPort.postMessage(reply)
+  parentPort.postMessage(replies)
 })
 
 /** A whole small file: bytes ring[off, off + len) under a temporary name, mode and mtime set, renamed onto its name. */

@@ -19,13 +19,14 @@ const RING = 16 << 20 // bytes of small files on their way to the thread; each i
 export class FileWriter {
   constructor () {
     this.sab = new SharedArrayBuffer(RING)
-    this.ring = new Uint8Array(this.sab)
+    this.ring = Buffer.from(this.sab) // Buffer#copy into it is a memcpy (TypedArray#set into shared memory is not)
     this.head = 0 // bytes of the ring ever taken (a file's bytes never wrap: the end of the ring is skipped instead)
     this.tail = 0 // bytes of the ring ever given back
     this.sent = [] // jobs in the order sent, which is the order the thread answers them
     this.waiting = [] // callers waiting for room in the ring
     this.dead = null
     this.ids = 0
+    this.batch = [] // messages not yet posted: sent together once this turn of the event loop is done
     this.worker = new Worker(new URL('./get-writer-worker.js', import.meta.url), { workerData: { ring: this.sab } })
     this.worker.on('message', m => this.answer(m))
     this.worker.on('error', err => this.fail(err))
@@ -48,7 +49,7 @@ export class FileWriter {
         // taken, filled and sent with nothing in between: jobs are sent in the order they take the ring
         const off = skip ? 0 : at
         let o = off
-        for (const b of bufs) { this.ring.set(b, o); o += b.length }
+        for (const b of bufs) o += copy(b, this.ring, o)
         this.head += skip + n
         return this.send({ op: 'small', dir, name, off, len: n, mode, time }, this.head)
       }
@@ -67,18 +68,26 @@ export class FileWriter {
       m.id = this.ids++
       this.sent.push({ id: m.id, end, resolve, reject })
       if (this.sent.length === 1) this.worker.ref()
-      this.worker.postMessage(m)
+      if (this.batch.push(m) === 1) setImmediate(() => this.flush())
     })
   }
 
-  answer (m) {
-    const job = this.sent.shift()
-    if (job?.id !== m.id) return this.fail(new Error('the file-writing thread answered out of order'))
-    this.tail = job.end
+  flush () {
+    if (!this.dead) this.worker.postMessage(this.batch)
+    this.batch = []
+  }
+
+  /** The thread's answers to one batch, in the order sent. */
+  answer (replies) {
+    for (const m of replies) {
+      const job = this.sent.shift()
+      if (job?.id !== m.id) return this.fail(new Error('the file-writing thread answered out of order'))
+      this.tail = job.end
+      if (m.error) job.reject(Object.assign(new Error(m.error.message), m.error))
+      else job.resolve({ collision: !!m.collision })
+    }
     if (!this.sent.length) this.worker.unref()
     for (const w of this.waiting.splice(0)) w()
-    if (m.error) job.reject(Object.assign(new Error(m.error.message), m.error))
-    else job.resolve({ collision: !!m.collision })
   }
 
   fail (err) {
@@ -92,4 +101,9 @@ export class FileWriter {
     this.dead ??= new Error('the file-writing thread was closed')
     await this.worker.terminate()
   }
+}
+
+/** Copy `b` (a Uint8Array) into the Buffer `to` at `at`: how many bytes. */
+function copy (b, to, at) {
+  return (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.length)).copy(to, at)
 }
