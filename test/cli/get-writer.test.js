@@ -50,8 +50,8 @@ test('a large download is written on the file-writing thread, exactly as the tre
   const mtime = Date.UTC(2024, 4, 1, 12, 0, 0, 123)
   for (let i = 0; i < 400; i++) {
     const d = `d${String(i % 23).padStart(2, '0')}/${i % 3 ? 'sub/' : ''}`
-    // inline files, one-chunk files, multi-chunk files under 1 MiB, and a few over it (renamed on the thread too)
-    const size = [40, 9000, 70_000, 200_000, 1_500_000][i % 5 === 4 && i % 40 !== 4 ? 3 : i % 5]
+    // inline files, one-chunk files, multi-chunk files under 1 MiB, and three over it (renamed on the thread too)
+    const size = i % 150 === 7 ? 1_200_000 : [40, 900, 9000, 40_000, 300_000][i % 20 ? i % 4 : 4]
     files[`${d}f${i}`] = { data: prng(size, 'w' + i), mode: i % 7 ? 0o644 : 0o755, mtime: mtime + i }
   }
   files['d00/link'] = { symlink: 'sub/f3' }
@@ -82,17 +82,17 @@ test('FileWriter: bytes, mode, mtime; the ring wraps; a taken name is a collisio
   t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const w = new FileWriter()
   t.after(() => w.close())
-  // 60 files of 700-1000 KiB: more than the 16 MiB ring holds, so it wraps (and skips its end) several times
+  // 30 files of 700-845 KiB: more than the 16 MiB ring holds, so it wraps (and skips its end)
   const want = []
   const jobs = []
-  for (let i = 0; i < 60; i++) {
+  for (let i = 0; i < 30; i++) {
     const data = prng(700_000 + i * 5_000, 'r' + i)
     const pieces = [data.subarray(0, 100), data.subarray(100, 4096), data.subarray(4096)]
     want.push(data)
     jobs.push(w.small(dir, `f${i}`, pieces, data.length, i % 2 ? 0o755 : 0o600, 1_700_000_000.5 + i))
   }
   assert.deepEqual((await Promise.all(jobs)).map(r => !!r.collision), want.map(() => false))
-  for (let i = 0; i < 60; i++) {
+  for (let i = 0; i < 30; i++) {
     const p = path.join(dir, `f${i}`)
     assert.deepEqual(await fs.readFile(p), want[i], `f${i}`)
     const s = await fs.stat(p)
