@@ -41,6 +41,7 @@ export class FileWriter {
    * already was.
    */
   async small (dir, name, bufs, n, mode, time) {
+    if (n > RING / 4) throw new RangeError(`a file of ${n} bytes is not small`) // it could wait for room forever
     for (;;) {
       if (this.dead) throw this.dead
       const at = this.head % RING
