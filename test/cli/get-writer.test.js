@@ -82,7 +82,7 @@ test('FileWriter: bytes, mode, mtime; the ring wraps; a taken name is a collisio
   t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const w = new FileWriter()
   t.after(() => w.close())
-  // 30 files of 700-845 KiB: more than the 16 MiB ring holds, so it wraps (and skips its end)
+  // 30 files of 700-845 KiB: more than the 4 MiB ring holds, so it wraps (and skips its end) again and again
   const want = []
   const jobs = []
   for (let i = 0; i < 30; i++) {
