@@ -490,11 +490,13 @@ class Download {
    */
   async small (e, dir, name, where, mode) {
     let left = 0
+    const bufs = []
     try {
       left = await this.reserve(e, dir, where, this.disk(e.size))
-      const bufs = []; let n = 0
-      // an inline file is in hand: nothing to wait for, nothing to abort
-      for await (const b of e.inline ? this.tree.readEntry(e) : abortable(this.tree.readEntry(e), this.signal)) { bufs.push(b); n += b.length }
+      let n = 0
+      // an inline file is in hand: nothing to wait for, nothing to abort; a
+      // chunked one is lent (client-js/README.md), given back once written
+      for await (const b of e.inline ? this.tree.readEntry(e) : abortable(this.tree.readEntry(e, 0, e.size, { lend: true }), this.signal)) { bufs.push(b); n += b.length }
       if (n !== e.size) throw new TruncatedError(`${where}: ${n} bytes read of ${e.size}`)
       this.checkAbort()
       if (dir.writer) await this.writeSmallThere(bufs, n, e, dir, name, mode, where)
@@ -507,6 +509,7 @@ class Download {
       throw userError(err, null, this.shown(where))
     } finally {
       this.inflight -= left
+      for (const b of bufs) this.tree.release(b) // not lent (inline): ignored
     }
   }
 
