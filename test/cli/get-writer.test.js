@@ -45,7 +45,7 @@ async function served (t, files) {
   return { ...s, tree }
 }
 
-test('a large download is written on the file-writing thread, exactly as the tree has it', { timeout: 120_000 }, async t => {
+test('a download through the file-writing thread (writerFrom: 0) is exactly as the tree has it', { timeout: 120_000 }, async t => {
   const files = {}
   const mtime = Date.UTC(2024, 4, 1, 12, 0, 0, 123)
   for (let i = 0; i < 400; i++) {
@@ -58,7 +58,7 @@ test('a large download is written on the file-writing thread, exactly as the tre
   const { dir, site, tree } = await served(t, files)
   const dest = path.join(dir, 'copy')
   let r
-  const threads = await workersDuring(async () => { r = await getPath(tree, '/', dest) })
+  const threads = await workersDuring(async () => { r = await getPath(tree, '/', dest, { writerFrom: 0 }) })
   assert.equal(threads, 1, 'one file-writing thread for the download')
   assert.equal(r.files, 400)
   const got = await listing(dest)
@@ -70,7 +70,7 @@ test('a large download is written on the file-writing thread, exactly as the tre
   assert.deepEqual(await listing(dest), got)
 })
 
-test('a small download starts no thread', { timeout: 60_000 }, async t => {
+test('a download of fewer entries than the threshold (1,024) starts no thread', { timeout: 60_000 }, async t => {
   const { dir, site, tree } = await served(t, { 'a/x': 'x\n', 'a/y': prng(50_000, 'y'), z: 'z\n' })
   const dest = path.join(dir, 'copy')
   assert.equal(await workersDuring(() => getPath(tree, '/', dest)), 0)
