@@ -23,6 +23,7 @@
 //    bin/rotree.js, run beside it on every case in the same run, for a
 //    before/after table; or as figure P6 of bench/run.js; --save writes
 //    bench/results/P6.json)
+import './lib/env.js' // first: the environment the timed builds inherit
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import os from 'node:os'

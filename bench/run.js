@@ -8,6 +8,7 @@
 //   node bench/run.js --results DIR … results into DIR instead (implies --no-render)
 //   node bench/run.js --render-only   docs/BENCHMARKS.md and the charts from bench/results, nothing run
 // ROTREE_BENCH_CLIENT=DIR measures the client of another checkout (bench/lib/clients.js).
+import './lib/env.js' // first: the environment every figure's commands inherit
 import path from 'node:path'
 import { readFileSync } from 'node:fs'
 import { saveFigure, render, figureMarkdown, RESULTS } from './lib/report.js'
@@ -23,7 +24,9 @@ delay each way, one bandwidth cap for all its connections, and TCP's handshake, 
 start and receive window (bench/README.md). Regenerate with \`npm run bench\` (full:
 < 10 min, and ~6 min more for the network figures, \`npm run bench -- net\`) or
 \`npm run bench:quick\` (smoke); \`node bench/run.js --render-only\` renders this file
-from bench/results without running anything.`
+from bench/results without running anything. Timed commands run without this
+machine's NODE_EXTRA_CA_CERTS, which adds ~50 ms to every Node start-up here
+(bench/lib/env.js).`
 
 const FIGURES = {
   P1: './p1-server.js',
