@@ -83,7 +83,8 @@ export async function run ({ quick = false } = {}) {
           execFileSync('sync')
           cs.push(await curl({ url: link.origin + 'plain/doc.tar', http2: p.http2, cacert: ca, limitS }))
           // new folders for each run, nothing deleted until the end (see the note on recently deleted inodes)
-          const dest = path.join(dir, `get-${p.name.replace(/\W+/g, '')}-${i}`); const untar = path.join(dir, `untar-${p.name.replace(/\W+/g, '')}-${i}`)
+          const run = `${p.name.replace(/\W+/g, '')}-${i}`
+          const dest = path.join(dir, `get-${run}`); const untar = path.join(dir, `untar-${run}`)
           await fs.mkdir(untar)
           execFileSync('sync')
           cts.push(await curl({ url: link.origin + 'plain/doc.tar', http2: p.http2, cacert: ca, limitS, pipe: `tar -x -C '${untar}'` }))

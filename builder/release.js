@@ -21,7 +21,7 @@ import { parseObject, jsonText, object, hex64 } from 'rotree-client/src/format/s
 import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
 import { verifyFsinfoV2, singleKeyRoles, trustHash, validSigners, parseFragment } from 'rotree-client/src/trust/roles.js'
 import { checkFreshness, DEFAULT_SKEW_MS } from 'rotree-client/verify'
-import { nextSeq, publishSeq, publishFsinfo, readPublishedAny, writeUnsignedFile, removeUnsigned, UNSIGNED_FILE } from '../lib/published/publish.js'
+import { nextSeq, lastSeq, publishSeq, publishFsinfo, readPublishedAny, writeUnsignedFile, removeUnsigned, UNSIGNED_FILE } from '../lib/published/publish.js'
 import { walkLocal } from '../lib/published/pages.js'
 import { verifyRoot } from '../lib/published/signed-roots.js'
 import { trustInForce, addressOf, fragment } from './trust-publish.js'
@@ -387,7 +387,7 @@ export async function installSignedV2 (out, bytes, { now = Date.now(), fsync = t
     const currentBytes = await fs.readFile(path.join(out, 'fsinfo.json')).catch(() => null)
     const { info, blobs } = await checkPublishable(out, bytes, { anchor: signers.anchor, name, trust: signers.trust, now })
     if (currentBytes && Buffer.from(currentBytes).equals(Buffer.from(bytes))) return { seq: info.seq, root: info.release.root.hash, already: true, address: addressOf(signers.anchor, name, url ?? signers.url) }
-    const { last } = await nextSeq(out, 0)
+    const last = await lastSeq(out)
     if (info.seq <= last) throw new RollbackError(`this fsinfo.json has seq ${info.seq}, but ${out} already published ${last}; sign the release again (rotree sign picks a higher seq)`, { details: { seq: info.seq, seen: last } })
     await publishFsinfo(out, bytes, fsync)
     if (pending && pending.release.root.hash === info.release.root.hash && pending.release.seq <= info.release.seq) await removeUnsigned(out)
