@@ -5,11 +5,16 @@
 // serves one HTML page and the bundle), so both mirrors are cross-origin and
 // answer with CORS headers, as `rotree serve` and `rotree nginx-config` do.
 //
-// One Chromium for the whole run, started on first use; a fresh browser
-// context per read, so its IndexedDB (where the browser build keeps the
-// highest sequence seen per key) starts empty, unless the lie needs the newer
-// root seen first: then the page opens the tree against `seenAddr` in that
-// same context before the read.
+// One Chromium and one page for the whole run, started on first use. Every
+// read starts from nothing the page kept: its origin's storage is cleared
+// (Storage.clearDataForOrigin: IndexedDB, where the browser build keeps the
+// highest sequence seen per key) and the page is loaded again (no module or
+// memory state survives a navigation); the client never uses the HTTP cache
+// (cache: 'no-store', transport-web.js). A lie that needs the newer root seen
+// first has the page open the tree against `seenAddr` before the read. (A new
+// browser context per read gives the same, for a renderer process started
+// each time: 1-2 s a read on this project's 2-core machines, ~2 minutes of
+// the matrix.)
 import http from 'node:http'
 import fs from 'node:fs/promises'
 import { ensureBundle, launchChromium, BUNDLE } from '../browser/helpers.js'
@@ -38,7 +43,10 @@ function _start () {
       server.close()
       throw new Error(`cannot start Chromium (${toolPath('chromium') ?? '/usr/bin/chromium'}, Debian package "chromium"): ${err.message}`, { cause: err })
     }
-    return { browser, server, origin }
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    const cdp = await context.newCDPSession(page)
+    return { browser, server, origin, page, cdp }
   })()
   return started
 }
@@ -60,6 +68,9 @@ export async function closeBrowserReader () {
  * handed out, not a summary the page computed.
  */
 async function _readInPage ({ addr, mirrors, seenAddr, timeoutMs, path }) {
+  // what the reads before this one stored is gone (run() cleared it): checked, not assumed
+  const left = await indexedDB.databases()
+  if (left.length) return { ok: false, code: 'state left by an earlier read', message: left.map(d => d.name).join(', '), b64: '' }
   const { openTree } = await import('/rotree-client.js')
   if (seenAddr) (await openTree(seenAddr, { timeoutMs })).close()
   let bytes
@@ -82,15 +93,12 @@ async function _readInPage ({ addr, mirrors, seenAddr, timeoutMs, path }) {
 export const browserReader = {
   id: 'browser (Chromium)',
   async run ({ addr, mirrors, seenAddr, timeoutS, path }) {
-    const { browser, origin } = await _start()
-    const context = await browser.newContext()
-    try {
-      const page = await context.newPage()
-      await page.goto(origin)
-      const r = await page.evaluate(_readInPage, { addr, mirrors, seenAddr, timeoutMs: timeoutS * 1000, path })
-      return { ok: r.ok, code: r.code, message: r.message, out: Buffer.from(r.b64, 'base64') }
-    } finally {
-      await context.close()
-    }
+    const { origin, page, cdp } = await _start()
+    // leave the last read's document first, so nothing of it holds the database open
+    await page.goto('about:blank')
+    await cdp.send('Storage.clearDataForOrigin', { origin: origin.slice(0, -1), storageTypes: 'all' })
+    await page.goto(origin)
+    const r = await page.evaluate(_readInPage, { addr, mirrors, seenAddr, timeoutMs: timeoutS * 1000, path })
+    return { ok: r.ok, code: r.code, message: r.message, out: Buffer.from(r.b64, 'base64') }
   }
 }
