@@ -14,8 +14,8 @@
 // first has the page open the tree against `seenAddr` before the read. (A new
 // browser context per read gives the same, for a renderer process started
 // each time: ~1.2 s a read on a 2-core machine, 87 s of the matrix.) A read
-// that throws (a crashed or hung page) takes its context with it; the next
-// read starts in a new one.
+// holds the page until it ends: one that throws (a crashed page) closes its
+// context, and one that never ends keeps it, so the next read gets a new one.
 import http from 'node:http'
 import fs from 'node:fs/promises'
 import { ensureBundle, launchChromium, BUNDLE } from '../browser/helpers.js'
@@ -44,19 +44,19 @@ function _start () {
       server.close()
       throw new Error(`cannot start Chromium (${toolPath('chromium') ?? '/usr/bin/chromium'}, Debian package "chromium"): ${err.message}`, { cause: err })
     }
-    return { browser, server, origin, tab: null }
+    return { browser, server, origin, idle: null }
   })()
   return started
 }
 
-/** The page the reads share, made when there is none (first use, or after a read threw). */
-async function _tab (s) {
-  if (s.tab === null) {
-    const context = await s.browser.newContext()
-    const page = await context.newPage()
-    s.tab = { context, page, cdp: await context.newCDPSession(page) }
-  }
-  return s.tab
+/** The page the reads share, taken while one reads; a new one when none is idle. */
+async function _takeTab (s) {
+  const tab = s.idle
+  s.idle = null
+  if (tab !== null) return tab
+  const context = await s.browser.newContext()
+  const page = await context.newPage()
+  return { context, page, cdp: await context.newCDPSession(page) }
 }
 
 /** Close the browser and the page server if they were started. */
@@ -102,16 +102,17 @@ export const browserReader = {
   id: 'browser (Chromium)',
   async run ({ addr, mirrors, seenAddr, timeoutS, path }) {
     const s = await _start()
-    const { context, page, cdp } = await _tab(s)
+    const tab = await _takeTab(s)
+    const { context, page, cdp } = tab
     try {
       // leave the last read's document first, so nothing of it holds the database open
       await page.goto('about:blank')
       await cdp.send('Storage.clearDataForOrigin', { origin: s.origin.slice(0, -1), storageTypes: 'all' })
       await page.goto(s.origin)
       const r = await page.evaluate(_readInPage, { addr, mirrors, seenAddr, timeoutMs: timeoutS * 1000, path })
+      s.idle = tab
       return { ok: r.ok, code: r.code, message: r.message, out: Buffer.from(r.b64, 'base64') }
     } catch (err) {
-      s.tab = null
       await context.close().catch(() => {})
       throw err
     }
