@@ -92,7 +92,7 @@ import { MAX_DEPTH } from 'rotree-client/internal'
 import { fmtBytes } from './progress.js'
 import { ResumeState, RESUME_MIN } from './get-resume.js'
 import { verifiedPrefix, sameContent } from './chunk-check.js'
-import { abortable, userError, msOf, frame, join, key, lstatOrNull, lstatSyncOrNull, kindOf, obstacle, collision, fsTime, tempName } from './get-util.js'
+import { abortable, userError, msOf, frame, join, key, lstatOrNull, lstatSyncOrNull, kindOf, obstacle, collision, fsTime, tempName, O_TEMP } from './get-util.js'
 import { Lister, asDir } from './get-lister.js'
 import { Budget } from './get-budget.js'
 import { LinkPass } from './get-links.js'
@@ -103,7 +103,6 @@ export const DEFAULT_MAX_ENTRIES = 10_000_000
 
 const RECHECK_BYTES = 8 << 20 // statfs again after this many bytes of small files
 const BIG_FILE = 1 << 20 // statfs before every file at least this large
-const O_TEMP = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0)
 const MAX_FILES = 1024 // files in flight at most, whatever their size (the byte budget decides first)
 const MIN_BUDGET = 32 << 20 // bytes of files in flight allowed before the scheduler has measured more
 const NO_SCHED_BUDGET = 64 << 20 // a tree without a fetch scheduler

@@ -3,7 +3,7 @@
 // mtimes the way the builder does (and setting them), the walk's place in a
 // directory, and the refusals both passes raise.
 import fs from 'node:fs/promises'
-import { lstatSync } from 'node:fs'
+import { lstatSync, constants } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { AbortedError, BadPathError } from 'rotree-client/errors'
 
@@ -80,6 +80,9 @@ export function lstatSyncOrNull (p) {
 }
 
 let pool = Buffer.alloc(0); let at = 0
+
+/** How a temporary file (tempName) is opened: never an existing file, never through a link. */
+export const O_TEMP = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0)
 
 /**
  * `.rotree-<24 hex>.tmp`: random, so no tree entry can predict it (the

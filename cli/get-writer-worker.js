@@ -2,12 +2,11 @@
 // into directories the run made, and places its large files there, one
 // operation at a time, in the order they were sent. Each message is a batch
 // of files; the reply says, for each, that it is in place or why not.
-import fs, { constants } from 'node:fs'
+import fs from 'node:fs'
 import path from 'node:path'
 import { parentPort, workerData } from 'node:worker_threads'
-import { tempName } from './get-util.js'
+import { tempName, O_TEMP } from './get-util.js'
 
-const O_TEMP = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0)
 const ring = new Uint8Array(workerData.ring)
 
 parentPort.on('message', batch => {
