@@ -41,9 +41,8 @@ function small ({ dir, name, off, len, mode, time }) {
     fs.futimesSync(fd, time, time)
     fs.closeSync(fd); fd = null
     const r = place(tmp, path.join(dir, name))
-    if (r.collision) { fs.unlinkSync(tmp); tmp = null; return r }
-    tmp = null
-    return {}
+    if (!r.collision) tmp = null // in place; after a collision `finally` removes it
+    return r
   } catch (err) {
     if (tmp) err.tmp = tmp
     throw err
