@@ -24,6 +24,7 @@ import { MAX_TRUST_DOC } from './format/trust-doc.js'
 import { probeState } from '#state-probe'
 
 const RETRY_FOR_MS = 15_000
+const turns = new Map() // location → the end of the last open queued in this process (_withDb)
 
 // `level` (in Node a native addon and ~35 CommonJS modules, ~35 ms to load) is
 // imported when a store with a location is made, not with this module: a
@@ -81,7 +82,16 @@ export class SeqStore {
   async _withDb (fn) {
     const locks = globalThis.navigator?.locks
     if (locks) return locks.request('rotree-state:' + this.location, () => this._open(fn))
-    return this._open(fn)
+    // one open at a time per location in this process: a second would find
+    // LevelDB's lock taken by the first and back off (_open), where it can
+    // simply follow it
+    const prev = turns.get(this.location) ?? Promise.resolve()
+    const run = () => this._open(fn)
+    const p = prev.then(run, run)
+    const tail = p.catch(() => {})
+    turns.set(this.location, tail)
+    tail.then(() => { if (turns.get(this.location) === tail) turns.delete(this.location) })
+    return p
   }
 
   async _open (fn) {
