@@ -11,7 +11,7 @@
 // A mirror URL may carry `user:pass@`: requests use it as given, and
 // everything this module reports (health(), errors' `mirror`, messages)
 // shows it without them.
-import { MIRROR_FAULT_CODES } from './errors.js'
+import { MIRROR_FAULT_CODES, AbortedError } from './errors.js'
 import { FetchScheduler, DEFAULTS } from './sched.js'
 import { redactUrl } from './transport-url.js'
 
@@ -38,6 +38,7 @@ export class Mirrors {
     this.transport = transport
     this.timeoutMs = timeoutMs
     this.penaltyMs = penaltyMs
+    this.closed = false
     this.sched = new FetchScheduler(this.list, {
       transport,
       timeoutMs,
@@ -123,16 +124,28 @@ export class Mirrors {
     })
   }
 
+  /**
+   * The reader closed the tree: what is in flight, and every later fetch,
+   * fails with ROTREE_ABORTED, and no mirror is blamed for the transport
+   * closing under its requests.
+   */
+  close () {
+    this.closed = true
+    this.sched.close()
+  }
+
   /** One request to one mirror outside the window; its time still counts as a sample. */
   async _try (m, path, cap, check, signal) {
     const t0 = performance.now()
     try {
+      if (this.closed) throw new AbortedError('tree closed')
       const bytes = await this.transport.get(m.href + path, { cap, timeoutMs: this.timeoutMs, signal })
       m.win.sample(performance.now() - t0)
       const value = await check(bytes, m.url)
       m.ok++
       return { mirror: m.url, value }
     } catch (err) {
+      if (this.closed && err.code !== 'ROTREE_ABORTED') throw new AbortedError('tree closed', { cause: err })
       if (!MIRROR_FAULT_CODES.has(err.code)) throw err
       this.fault(m, err)
       return { mirror: m.url, error: { mirror: m.url, code: err.code, message: scrubMessage(err.message), err } }

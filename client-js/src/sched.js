@@ -72,6 +72,8 @@ export class FetchScheduler {
     this.inflightBytes = 0
     this.held = 0 // bytes readers have asked for ahead and not yet consumed (read-pipeline.js)
     this.stats = { hedges: 0, probes: 0, peakInflight: 0, peakInflightBytes: 0 }
+    this.jobs = new Set() // every job not finished, queued or in flight
+    this.closed = false
   }
 
   get maxInflightBytes () { return this.o.maxInflightBytes }
@@ -108,7 +110,9 @@ export class FetchScheduler {
   fetch (path, cap, check, signal, { urgent = false, pool = null } = {}) {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(new AbortedError('aborted'))
+      if (this.closed) return reject(new AbortedError('tree closed'))
       const job = { path, cap, check, signal, pool, tried: new Set(), errors: [], attempts: new Set(), done: false, resolve, reject }
+      this.jobs.add(job)
       if (signal) {
         job.onAbort = () => this._finish(job, new AbortedError('aborted'))
         signal.addEventListener('abort', job.onAbort, { once: true })
@@ -156,7 +160,19 @@ export class FetchScheduler {
     return m.win.rate() < bestRate / 2 || bestRate === 0
   }
 
+  /**
+   * The reader closed the tree: every job still queued or in flight fails
+   * with ROTREE_ABORTED, and so does every later fetch. Its requests are
+   * cancelled, and what they meet from here on (the transport closing
+   * under them) is no mirror's fault.
+   */
+  close () {
+    this.closed = true
+    for (const job of [...this.jobs]) this._finish(job, new AbortedError('tree closed'))
+  }
+
   _pump () {
+    if (this.closed) return
     for (;;) {
       const q = this.urgent.length ? this.urgent : this.queue
       if (q.length === 0) return
@@ -341,6 +357,7 @@ export class FetchScheduler {
   _finish (job, err, value) {
     if (job.done) return
     job.done = true
+    this.jobs.delete(job)
     if (job.onAbort) job.signal.removeEventListener('abort', job.onAbort)
     for (const a of [...job.attempts]) {
       a.cancelled = true

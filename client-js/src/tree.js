@@ -361,7 +361,11 @@ export class Tree {
   /** @deprecated the chunks overlapping [start, end); see read-pipeline.js chunkSpans */
   _spans (entry, start, end) { return chunkSpans(this._source, entry, start, end) }
 
-  close () { this.transport.close() }
+  /** Stop: reads still running, and any later one, fail with ROTREE_ABORTED; the connections close. */
+  close () {
+    this.mirrors.close()
+    this.transport.close()
+  }
 }
 
 function bsearch (arr, key, get) {

@@ -105,6 +105,25 @@ test('a stalled request is hedged to another mirror and the loser cancelled', { 
   assert.equal(h[liar.url].inflight, 0, 'its request was cancelled')
 })
 
+test('closing a tree: reads in flight and after fail with ROTREE_ABORTED, and no mirror is blamed', { timeout: 60_000 }, async t => {
+  // slow enough that the read is still fetching when the tree closes
+  const a = await mirror(t, { delayMs: 20, mbit: 80 })
+  const b = await mirror(t, { delayMs: 20, mbit: 80 })
+  const tree = await openTree(addr(a.url), { stateDir: null, mirrors: [b.url] })
+  let chunks = 0
+  const read = (async () => { for await (const c of tree.createReadStream('/big.bin')) { if (++chunks === 2) tree.close() } })()
+  await assert.rejects(read, e => e.code === 'ROTREE_ABORTED' && /tree closed/.test(e.message))
+  assert.equal(chunks, 2)
+  await assert.rejects(tree.readFile('/mid.bin'), e => e.code === 'ROTREE_ABORTED')
+  await assert.rejects(tree.refresh(), e => e.code === 'ROTREE_ABORTED')
+  await new Promise(resolve => setTimeout(resolve, 100)) // what the closed connections still report
+  for (const m of tree.stats.mirrors) {
+    assert.equal(m.failed, 0, `${m.url} was blamed: ${JSON.stringify(m.lastError)}`)
+    assert.equal(m.healthy, true)
+    assert.equal(m.inflight, 0)
+  }
+})
+
 test('fsinfo.json: a fast stale mirror does not win over a slower honest one whose usual time is known', { timeout: 60_000 }, async t => {
   const stale = await mirror(t, { fsinfoBody: fx.oldFsinfo })
   const honest = await mirror(t, { delayMs: 300 })
