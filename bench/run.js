@@ -17,12 +17,12 @@ const INTRO = `Every figure is measured against a baseline **in the same run on 
 and reported as a ratio; no absolute number stands alone. Servers run as their own
 processes on loopback; load comes from autocannon (programmatic API), h2load (P1h) or
 from the rotree client itself; each row is the median of several runs (one in quick
-mode, and one for the long transfers of the network figures). Server CPU time per
+mode, and one for P11's long transfers). Server CPU time per
 request is read from \`/proc/<pid>/stat\`. The network figures (P3w, P3t, P10, P11)
 put an emulated link between reader and server: a relay on loopback with a fixed
 delay each way, one bandwidth cap for all its connections, and TCP's handshake, slow
 start and receive window (bench/README.md). Regenerate with \`npm run bench\` (full:
-< 10 min, and ~6 min more for the network figures, \`npm run bench -- net\`) or
+< 10 min, and ~8 min more for the network figures, \`npm run bench -- net\`) or
 \`npm run bench:quick\` (smoke); \`node bench/run.js --render-only\` renders this file
 from bench/results without running anything. Timed commands run without this
 machine's NODE_EXTRA_CA_CERTS, which adds ~50 ms to every Node start-up here
