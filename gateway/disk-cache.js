@@ -32,7 +32,10 @@
 // later eviction of the same blob reach the disk in order) and is bounded in
 // bytes: when the disk falls behind, further blobs are not cached (counted as
 // `dropped`) rather than piling up in memory (docs/BENCHMARKS.md, P9). A blob waiting
-// in the queue is served from it.
+// in the queue is served from it. Puts that arrive while the queue is busy
+// wait as one batch: their files are written WRITERS at a time and their
+// records in one LevelDB batch (creating a file is the slow step, up to
+// several ms on a file system that has just deleted many).
 import fs from 'node:fs'
 import path from 'node:path'
 import { Level } from 'level'
@@ -40,6 +43,7 @@ import { StateError } from 'rotree-client/errors'
 
 const FLUSH_MS = 5000
 const MAX_PENDING_BYTES = 8 << 20
+const WRITERS = 4 // blob files written at once (libuv's default thread pool)
 const HEX64 = /^[0-9a-f]{64}$/
 const BLOBS = 'blobs'
 
@@ -61,6 +65,7 @@ export class DiskCache {
     this.pending = new Map() // hash → bytes queued for writing
     this.pendingBytes = 0
     this.chain = Promise.resolve() // the write queue
+    this.putBatch = null // puts queued together and not started yet (put, _writeBatch)
     this.timer = setInterval(() => { this._flush() }, FLUSH_MS)
     this.timer.unref()
     this.closed = false
@@ -182,33 +187,53 @@ export class DiskCache {
     this.bytes += e.size
     this.pending.set(hash, bytes)
     this.pendingBytes += e.size
-    this._queue(async () => {
-      let wrote = false
-      try {
-        await this._write(hash, bytes)
-        wrote = true
-      } catch (err) {
-        this._error('put', err)
-        if (this.index.get(hash) === e) this._forget(hash)
-      } finally {
-        this.pending.delete(hash)
-        this.pendingBytes -= e.size
-        done?.() // the bytes are in the file (or dropped): the buffer is free
-      }
-      if (!wrote) return
-      try {
-        await this.meta.put(hash, `${e.size} ${e.tick}`)
-        this.counts.puts++
-      } catch (err) {
-        // without its record the file is swept at the next open; this run still serves it
-        this._error('put', err)
-      }
-    })
+    // puts that arrive while the queue is busy wait together: their files are
+    // written side by side and their records in one batch, so the queue keeps
+    // up with a download instead of dropping what it cannot store
+    if (this.putBatch === null) {
+      const batch = []
+      this._queue(() => this._writeBatch(batch))
+      this.putBatch = batch
+    }
+    this.putBatch.push({ hash, bytes, e, done })
     this._evict()
+  }
+
+  /** One batch of puts: files written WRITERS at a time, then their records. */
+  async _writeBatch (batch) {
+    if (this.putBatch === batch) this.putBatch = null // later puts start a batch of their own
+    const written = []
+    let next = 0
+    const writer = async () => {
+      while (next < batch.length) {
+        const { hash, bytes, e, done } = batch[next++]
+        try {
+          await this._write(hash, bytes)
+          written.push({ type: 'put', key: hash, value: `${e.size} ${e.tick}` })
+        } catch (err) {
+          this._error('put', err)
+          if (this.index.get(hash) === e) this._forget(hash)
+        } finally {
+          this.pending.delete(hash)
+          this.pendingBytes -= e.size
+          done?.() // the bytes are in the file (or dropped): the buffer is free
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(WRITERS, batch.length) }, writer))
+    if (written.length === 0) return
+    try {
+      await this.meta.batch(written)
+      this.counts.puts += written.length
+    } catch (err) {
+      // without their records the files are swept at the next open; this run still serves them
+      this._error('put', err)
+    }
   }
 
   /** Run fn after every write queued before it. */
   _queue (fn) {
+    this.putBatch = null // what is queued after this must not join a batch queued before it
     const p = this.chain.then(fn)
     this.chain = p.catch(() => {})
     return p
