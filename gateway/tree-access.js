@@ -6,7 +6,7 @@
 // Every byte passes verify.js inside the Tree.
 import { createHash } from 'node:crypto'
 import { toStat } from 'rotree-client'
-import { checkFileHash } from 'rotree-client/verify'
+import { checkFileHash, fileHashImplied } from 'rotree-client/verify'
 import { BadFormatError } from 'rotree-client/errors'
 import { contentType } from './mime.js'
 import { treePath } from './paths.js'
@@ -86,7 +86,7 @@ const HASH_CHECKED = new WeakSet() // entries whose one chunk hashed to their si
  * 502, and never a complete body under a Repr-Digest it contradicts.
  */
 function checkWholeFile (entry, bytes) {
-  if (HASH_CHECKED.has(entry)) return
+  if (HASH_CHECKED.has(entry) || fileHashImplied(entry)) return
   checkFileHash(entry, sha(bytes))
   HASH_CHECKED.add(entry)
 }

@@ -95,8 +95,8 @@ export class FileHashVerdicts {
   /** @param {number} [max] entries remembered, oldest forgotten first */
   constructor (max = 10_000) { this.max = max; this.ok = new Set() }
 
-  /** Whether `entry`'s signed SHA-256 already matched its chunks. */
-  has (entry) { return this.ok.has(fileKey(entry)) }
+  /** Whether `entry`'s signed SHA-256 already matched its chunks, or its one chunk proves it (fileHashImplied). */
+  has (entry) { return fileHashImplied(entry) || this.ok.has(fileKey(entry)) }
 
   /** checkFileHash, remembered when it passes (a failed check throws and is never remembered). */
   check (entry, got, what) {
@@ -111,6 +111,22 @@ export class FileHashVerdicts {
     this.ok.add(k)
     if (this.ok.size > this.max) this.ok.delete(this.ok.values().next().value)
   }
+}
+
+/**
+ * FORMAT.md §12.7 without a second pass: a file that is one chunk, stored
+ * as it is (codec 'none'), whose handle is the SHA-256 its entry signs. The
+ * chunk verifies against its handle on every read (rule 3) and its bytes are
+ * the whole file, so they hash to the signed SHA-256 by that check alone.
+ * (A compressed chunk's handle is the hash of its stored bytes, not the
+ * file's: such a file is hashed as usual.)
+ * @param {{ sha256?: string|null, size: number, chunks?: object[] }} entry
+ */
+export function fileHashImplied (entry) {
+  const c = entry.chunks
+  if (c === undefined || c.length !== 1 || typeof entry.sha256 !== 'string') return false
+  const r = c[0]
+  return r.codec === 'none' && r.hash === entry.sha256 && r.size === entry.size && storedSizeOf(r) === entry.size
 }
 
 /** The signed SHA-256 and size, and every ref that fixes the bytes (hash, sizes, codec; an index's levels). */

@@ -67,6 +67,11 @@ export declare function verifyHistoryEntry (bytes: Uint8Array | string, opts: { 
 /** FORMAT.md §12.7: throws ROTREE_HASH_MISMATCH unless `got` (hex) is the SHA-256 the file's entry signs. */
 export declare function checkFileHash (entry: { sha256: string }, got: string, what?: string): void
 /**
+ * FORMAT.md §12.7 without a second pass: true when the file is one chunk stored as it is
+ * (codec 'none') whose handle is the signed SHA-256, so verifying that chunk proves it.
+ */
+export declare function fileHashImplied (entry: { sha256?: string | null, size: number, chunks?: object[] }): boolean
+/**
  * FORMAT.md §12.7, once per file: whole-file checks that passed, remembered for the entry's exact
  * signed hash, size and refs (bounded; a failed check is never remembered).
  */

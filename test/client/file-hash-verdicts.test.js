@@ -6,7 +6,7 @@
 // any ref, size, codec or signed hash is a different file.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { FileHashVerdicts } from 'rotree-client/src/verify.js'
+import { FileHashVerdicts, fileHashImplied } from 'rotree-client/src/verify.js'
 
 const h = c => c.repeat(64)
 const chunk = (c, o = {}) => ({ hash: h(c), size: 1000, storedSize: 400, codec: 'deflate', ...o })
@@ -34,4 +34,25 @@ test('the verdicts are bounded: the oldest is forgotten first, a repeated one co
   v.add(e(1)); v.add(e(2)); v.add(e(3)); v.add(e(1)); v.add(e(4))
   assert.equal(v.has(e(2)), false, 'the least recently added went')
   assert.ok(v.has(e(1)) && v.has(e(3)) && v.has(e(4)))
+})
+
+test('one chunk stored as it is, whose handle is the signed hash, proves the file hash without hashing again', () => {
+  const raw = (o = {}) => ({ hash: h('e'), size: 3000, storedSize: 3000, codec: 'none', ...o })
+  const one = (o = {}) => ({ type: 'file', size: 3000, sha256: h('e'), chunks: [raw()], ...o })
+  const v = new FileHashVerdicts()
+  assert.equal(fileHashImplied(one()), true)
+  assert.equal(v.has(one()), true, 'without any check remembered')
+  // anything else is hashed as before
+  const others = [
+    one({ sha256: h('f') }), // the publisher signed another hash: the read hashes, and fails
+    one({ chunks: [raw({ codec: 'deflate-raw', storedSize: 1200 })] }), // the handle names the stored bytes, not the file's
+    one({ chunks: [raw({ storedSize: 2999 })] }), one({ chunks: [raw({ size: 2999 })] }), one({ size: 3001 }),
+    one({ chunks: [raw(), raw()] }), // two chunks: the file is not the one blob
+    one({ sha256: null }), // inline: hashed from its bytes
+    { ...indexed(), sha256: h('4'), lead: chunk('4', { codec: 'none', storedSize: 1000 }) } // an index: the lead chunk is not the file
+  ]
+  for (const e of others) {
+    assert.equal(fileHashImplied(e), false, JSON.stringify(e))
+    assert.equal(v.has(e), false, JSON.stringify(e))
+  }
 })
