@@ -26,10 +26,14 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // stored-bytes accounting, isoString and the deferred import of `level`;
 // then to 139,800 / 47,400 (measured 139,175 / 47,149) for lent reads (the
 // scheduler's per-request buffer, blobs.js's claims; the pool itself is
-// Node only) and the whole-file SHA-256 verdicts (verify.js FileHashVerdicts).
+// Node only) and the whole-file SHA-256 verdicts (verify.js FileHashVerdicts);
+// then to 140,700 / 47,700 (measured 140,147 / 47,432, from 139,325 / 47,199)
+// for close() failing what is in flight with ROTREE_ABORTED (sched.js,
+// mirrors.js), the reader state read during the fsinfo.json fetch
+// (root-store.js, state.js) and verify.js fileHashImplied.
 // Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 139_800
-const BUDGET_GZIP_BYTES = 47_400
+const BUDGET_BYTES = 140_700
+const BUDGET_GZIP_BYTES = 47_700
 
 before(ensureBundle)
 
