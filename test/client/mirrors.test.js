@@ -110,10 +110,11 @@ test('closing a tree: reads in flight and after fail with ROTREE_ABORTED, and no
   const a = await mirror(t, { delayMs: 20, mbit: 80 })
   const b = await mirror(t, { delayMs: 20, mbit: 80 })
   const tree = await openTree(addr(a.url), { stateDir: null, mirrors: [b.url] })
-  let chunks = 0
-  const read = (async () => { for await (const c of tree.createReadStream('/big.bin')) { if (++chunks === 2) tree.close() } })()
+  let chunks = 0; let bytes = 0
+  const read = (async () => { for await (const c of tree.createReadStream('/big.bin')) { bytes += c.length; if (++chunks === 2) tree.close() } })()
   await assert.rejects(read, e => e.code === 'ROTREE_ABORTED' && /tree closed/.test(e.message))
-  assert.equal(chunks, 2)
+  // chunks already verified and waiting may still come out; the rest does not
+  assert.ok(chunks >= 2 && bytes < FILES['big.bin'].length, `${chunks} chunks, ${bytes} bytes`)
   await assert.rejects(tree.readFile('/mid.bin'), e => e.code === 'ROTREE_ABORTED')
   await assert.rejects(tree.refresh(), e => e.code === 'ROTREE_ABORTED')
   await new Promise(resolve => setTimeout(resolve, 100)) // what the closed connections still report
