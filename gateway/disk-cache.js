@@ -32,18 +32,20 @@
 // later eviction of the same blob reach the disk in order) and is bounded in
 // bytes: when the disk falls behind, further blobs are not cached (counted as
 // `dropped`) rather than piling up in memory (docs/BENCHMARKS.md, P9). A blob waiting
-// in the queue is served from it. Puts that arrive while the queue is busy
-// wait as one batch: their files are written WRITERS at a time and their
-// records in one LevelDB batch (creating a file is the slow step, up to
-// several ms on a file system that has just deleted many).
+// in the queue is served from it. The files are written by a thread of their
+// own (disk-cache-writer.js): put() copies the blob into its ring, which is
+// that bound, so a download's buffer is free at once and the writes do not
+// wait their turn behind the main thread's work. Puts that arrive while the
+// queue is busy go to the thread as one batch, their records as one LevelDB
+// batch.
 import fs from 'node:fs'
 import path from 'node:path'
 import { Level } from 'level'
 import { StateError } from 'rotree-client/errors'
+import { BlobFileWriter } from './disk-cache-writer.js'
 
 const FLUSH_MS = 5000
-const MAX_PENDING_BYTES = 8 << 20
-const WRITERS = 4 // blob files written at once (libuv's default thread pool)
+const MAX_PENDING_BYTES = 4 << 20 // blob bytes waiting to be written (the writing thread's ring)
 const HEX64 = /^[0-9a-f]{64}$/
 const BLOBS = 'blobs'
 
@@ -55,14 +57,14 @@ export class DiskCache {
     this.maxBytes = maxBytes
     this.log = log
     this.blobDir = path.join(dir, BLOBS)
-    this.subdirs = new Set() // blobs/<xx> folders known to exist
     this.meta = db.sublevel('m', { keyEncoding: 'utf8', valueEncoding: 'utf8' })
     this.index = new Map() // hash → { size, tick }; Map order = use order, oldest first
     this.bytes = 0
     this.tick = 0
     this.dirty = new Set() // hashes whose tick changed since the last flush
     this.counts = { hits: 0, misses: 0, puts: 0, dropped: 0, evictions: 0, errors: 0 }
-    this.pending = new Map() // hash → bytes queued for writing
+    this.files = new BlobFileWriter(MAX_PENDING_BYTES) // the blob files, written on a thread of their own
+    this.pending = new Map() // hash → its slot in files' ring, until written
     this.pendingBytes = 0
     this.chain = Promise.resolve() // the write queue
     this.putBatch = null // puts queued together and not started yet (put, _writeBatch)
@@ -104,7 +106,6 @@ export class DiskCache {
       const subdir = path.join(this.blobDir, sub)
       let names
       try { names = await fs.promises.readdir(subdir) } catch { continue } // not a folder
-      this.subdirs.add(subdir)
       for (const name of names) {
         if (!this.index.has(name) || name.slice(0, 2) !== sub) await fs.promises.rm(path.join(subdir, name), { force: true, recursive: true })
       }
@@ -131,21 +132,6 @@ export class DiskCache {
     })
   }
 
-  /** Write a blob's file: to <hash>.tmp, then renamed over <hash>. */
-  async _write (hash, bytes) {
-    const subdir = path.join(this.blobDir, hash.slice(0, 2))
-    if (!this.subdirs.has(subdir)) { await fs.promises.mkdir(subdir, { recursive: true }); this.subdirs.add(subdir) }
-    const file = path.join(subdir, hash)
-    try {
-      await fs.promises.writeFile(file + '.tmp', bytes)
-      await fs.promises.rename(file + '.tmp', file)
-    } catch (err) {
-      // a full disk (ENOSPC) must not leave a partial file eating the space (as BlobStore's _write)
-      await fs.promises.rm(file + '.tmp', { force: true }).catch(() => {})
-      throw err
-    }
-  }
-
   /**
    * @param {string} hash
    * @param {import('rotree-client/src/buffer-pool.js').BufferPool | null} [pool] read into a buffer
@@ -155,9 +141,9 @@ export class DiskCache {
   async get (hash, pool = null) {
     const e = this.index.get(hash)
     if (e === undefined || this.closed) { this.counts.misses++; return undefined }
-    // a copy of one still queued: its buffer goes back to the Tree's pool once written (put's done)
+    // one still waiting to be written: a copy of its bytes in the writer's ring
     const queued = this.pending.get(hash)
-    let bytes = queued === undefined ? undefined : Uint8Array.prototype.slice.call(queued) // a copy, also of a Buffer
+    let bytes = queued === undefined ? undefined : this.files.read(queued)
     if (bytes === undefined) bytes = await this._read(hash, e.size, pool)
     if (bytes === undefined) { // its file is gone or short: the record goes too
       this.counts.misses++
@@ -176,51 +162,45 @@ export class DiskCache {
 
   /**
    * Queue a verified blob for storing (the Tree calls this after verifying it); returns at once.
-   * done(), when given, runs once this cache no longer holds `bytes` (at once when it does not
-   * store them, else once they are written): the Tree may then read another chunk into that buffer.
+   * done(), when given, runs once this cache no longer holds `bytes`: at once, since they are
+   * copied into the writing thread's ring (or not stored); the Tree may then reuse that buffer.
    */
   put (hash, bytes, done) {
     if (this.closed || this.index.has(hash) || bytes.length > this.maxBytes || !HEX64.test(hash)) return done?.()
-    if (this.pendingBytes + bytes.length > MAX_PENDING_BYTES) { this.counts.dropped++; return done?.() }
+    const slot = this.files.take(bytes)
+    done?.()
+    if (slot === null) { this.counts.dropped++; return }
     const e = { size: bytes.length, tick: ++this.tick }
     this.index.set(hash, e) // claimed now, so a second put of the same blob is a no-op
     this.bytes += e.size
-    this.pending.set(hash, bytes)
+    this.pending.set(hash, slot)
     this.pendingBytes += e.size
-    // puts that arrive while the queue is busy wait together: their files are
-    // written side by side and their records in one batch, so the queue keeps
-    // up with a download instead of dropping what it cannot store
+    // puts that arrive while the queue is busy wait together: their files go
+    // to the writing thread in one message and their records in one batch
     if (this.putBatch === null) {
       const batch = []
       this._queue(() => this._writeBatch(batch))
       this.putBatch = batch
     }
-    this.putBatch.push({ hash, bytes, e, done })
+    this.putBatch.push({ hash, slot, e })
     this._evict()
   }
 
-  /** One batch of puts: files written WRITERS at a time, then their records. */
+  /** One batch of puts: their files written by the writing thread, then their records. */
   async _writeBatch (batch) {
     if (this.putBatch === batch) this.putBatch = null // later puts start a batch of their own
+    const errs = await this.files.write(batch.map(({ hash, slot }) => ({ file: this._path(hash), slot })))
     const written = []
-    let next = 0
-    const writer = async () => {
-      while (next < batch.length) {
-        const { hash, bytes, e, done } = batch[next++]
-        try {
-          await this._write(hash, bytes)
-          written.push({ type: 'put', key: hash, value: `${e.size} ${e.tick}` })
-        } catch (err) {
-          this._error('put', err)
-          if (this.index.get(hash) === e) this._forget(hash)
-        } finally {
-          this.pending.delete(hash)
-          this.pendingBytes -= e.size
-          done?.() // the bytes are in the file (or dropped): the buffer is free
-        }
+    for (let i = 0; i < batch.length; i++) {
+      const { hash, e } = batch[i]
+      this.pending.delete(hash)
+      this.pendingBytes -= e.size
+      if (errs[i] === null) written.push({ type: 'put', key: hash, value: `${e.size} ${e.tick}` })
+      else {
+        this._error('put', errs[i])
+        if (this.index.get(hash) === e) this._forget(hash)
       }
     }
-    await Promise.all(Array.from({ length: Math.min(WRITERS, batch.length) }, writer))
     if (written.length === 0) return
     try {
       await this.meta.batch(written)
@@ -312,6 +292,7 @@ export class DiskCache {
     await this._flush()
     await this.chain
     this.closed = true
+    await this.files.close()
     await this.db.close()
   }
 }
