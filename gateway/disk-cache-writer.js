@@ -31,7 +31,7 @@ export class BlobFileWriter {
 
   /**
    * A copy of `bytes` in the ring, or null when there is no room (or the
-   * thread is gone). Slots are given back in the order taken, once written.
+   * thread is gone). Slots are given back in the order taken (free()).
    * @returns {{ off: number, len: number, end: number } | null}
    */
   take (bytes) {
@@ -49,9 +49,13 @@ export class BlobFileWriter {
   /** A new buffer holding a slot's bytes (for a read while it waits to be written). */
   read (slot) { return Buffer.from(this.ring.subarray(slot.off, slot.off + slot.len)) }
 
+  /** Give back `slot` and every slot taken before it: nobody reads them any more. */
+  free (slot) { if (slot.end > this.tail) this.tail = slot.end }
+
   /**
    * Write each { file, slot } (taken in this order); resolves with one
-   * entry per item: null when its file is complete, else the error.
+   * entry per item: null when its file is complete, else the error. The
+   * slots stay taken until free().
    */
   write (items) {
     if (items.length === 0) return Promise.resolve([])
@@ -61,7 +65,7 @@ export class BlobFileWriter {
       let left = items.length
       const msgs = items.map((it, i) => {
         const id = this.ids++
-        this.sent.push({ id, end: it.slot.end, done: err => { results[i] = err; if (--left === 0) resolve(results) } })
+        this.sent.push({ id, done: err => { results[i] = err; if (--left === 0) resolve(results) } })
         return { id, file: it.file, off: it.slot.off, len: it.slot.len }
       })
       this.worker.ref()
@@ -73,7 +77,6 @@ export class BlobFileWriter {
     for (const m of replies) {
       const job = this.sent.shift()
       if (job?.id !== m.id) return this._fail(new Error('the disk cache\'s writing thread answered out of order'))
-      this.tail = job.end
       job.done(m.error ? Object.assign(new Error(m.error.message), { code: m.error.code }) : null)
     }
     if (this.sent.length === 0) this.worker.unref()

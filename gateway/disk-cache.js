@@ -201,6 +201,7 @@ export class DiskCache {
         if (this.index.get(hash) === e) this._forget(hash)
       }
     }
+    this.files.free(batch[batch.length - 1].slot) // no get() reads these slots any more
     if (written.length === 0) return
     try {
       await this.meta.batch(written)
