@@ -192,8 +192,8 @@ export class DiskCache {
     const errs = await this.files.write(batch.map(({ hash, slot }) => ({ file: this._path(hash), slot })))
     const written = []
     for (let i = 0; i < batch.length; i++) {
-      const { hash, e } = batch[i]
-      this.pending.delete(hash)
+      const { hash, e, slot } = batch[i]
+      if (this.pending.get(hash) === slot) this.pending.delete(hash) // not a later put of the same blob
       this.pendingBytes -= e.size
       if (errs[i] === null) written.push({ type: 'put', key: hash, value: `${e.size} ${e.tick}` })
       else {
