@@ -76,7 +76,11 @@ export class BlobFileWriter {
   _answer (replies) {
     for (const m of replies) {
       const job = this.sent.shift()
-      if (job?.id !== m.id) return this._fail(new Error('the disk cache\'s writing thread answered out of order'))
+      if (job?.id !== m.id) {
+        const err = new Error('the disk cache\'s writing thread answered out of order')
+        job?.done(err) // every write gets an answer: the cache's queue waits on them
+        return this._fail(err)
+      }
       job.done(m.error ? Object.assign(new Error(m.error.message), { code: m.error.code }) : null)
     }
     if (this.sent.length === 0) this.worker.unref()
