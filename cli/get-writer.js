@@ -13,21 +13,19 @@
 // rename: a directory is either written through this thread from the start
 // or not at all (Download.makeDir).
 import { Worker } from 'node:worker_threads'
+import { ByteRing } from '../lib/byte-ring.js'
 
 const RING = 4 << 20 // bytes of small files on their way to the thread; each is under 1 MiB (16 MiB went no faster)
 
 export class FileWriter {
   constructor () {
-    this.sab = new SharedArrayBuffer(RING)
-    this.ring = Buffer.from(this.sab) // Buffer#copy into it is a memcpy (TypedArray#set into shared memory is not)
-    this.head = 0 // bytes of the ring ever taken (a file's bytes never wrap: the end of the ring is skipped instead)
-    this.tail = 0 // bytes of the ring ever given back
+    this.ring = new ByteRing(RING) // given back as the thread answers, in the order sent
     this.sent = [] // jobs in the order sent, which is the order the thread answers them
     this.waiting = [] // callers waiting for room in the ring
     this.dead = null
     this.ids = 0
     this.batch = [] // messages not yet posted: sent together once this turn of the event loop is done
-    this.worker = new Worker(new URL('./get-writer-worker.js', import.meta.url), { workerData: { ring: this.sab } })
+    this.worker = new Worker(new URL('./get-writer-worker.js', import.meta.url), { workerData: { ring: this.ring.sab } })
     this.worker.on('message', m => this.answer(m))
     this.worker.on('error', err => this.fail(err))
     this.worker.on('exit', code => this.fail(new Error(`the file-writing thread exited (${code})`)))
@@ -44,15 +42,12 @@ export class FileWriter {
     if (n > RING / 4) throw new RangeError(`a file of ${n} bytes is not small`) // it could wait for room forever
     for (;;) {
       if (this.dead) throw this.dead
-      const at = this.head % RING
-      const skip = at + n > RING ? RING - at : 0
-      if (this.head + skip + n - this.tail <= RING) {
+      const slot = this.ring.take(n)
+      if (slot !== null) {
         // taken, filled and sent with nothing in between: jobs are sent in the order they take the ring
-        const off = skip ? 0 : at
-        let o = off
-        for (const b of bufs) o += copy(b, this.ring, o)
-        this.head += skip + n
-        return this.send({ op: 'small', dir, name, off, len: n, mode, time }, this.head)
+        let o = slot.off
+        for (const b of bufs) o += copy(b, this.ring.buf, o)
+        return this.send({ op: 'small', dir, name, off: slot.off, len: n, mode, time }, slot.end)
       }
       await new Promise(resolve => this.waiting.push(resolve))
     }
@@ -61,7 +56,7 @@ export class FileWriter {
   /** Rename the complete temporary file `tmp` onto `dest` if nothing is there: `{ collision: true }` if something is. */
   async place (tmp, dest) {
     if (this.dead) throw this.dead
-    return this.send({ op: 'place', tmp, dest }, this.head)
+    return this.send({ op: 'place', tmp, dest }, this.ring.head)
   }
 
   send (m, end) {
@@ -83,7 +78,7 @@ export class FileWriter {
     for (const m of replies) {
       const job = this.sent.shift()
       if (job?.id !== m.id) return this.fail(new Error('the file-writing thread answered out of order'))
-      this.tail = job.end
+      this.ring.free(job.end)
       if (m.error) job.reject(Object.assign(new Error(m.error.message), m.error))
       else job.resolve({ collision: !!m.collision })
     }

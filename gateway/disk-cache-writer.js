@@ -10,19 +10,16 @@
 // The ring is the cache's bound on bytes waiting to be written: a blob that
 // does not fit is not cached (take() says so), never waited for.
 import { Worker } from 'node:worker_threads'
+import { ByteRing } from '../lib/byte-ring.js'
 
 export class BlobFileWriter {
   /** @param {number} ringBytes at most this many bytes wait to be written */
   constructor (ringBytes) {
-    this.size = ringBytes
-    this.sab = new SharedArrayBuffer(ringBytes)
-    this.ring = Buffer.from(this.sab) // Buffer#copy into it is a memcpy
-    this.head = 0 // bytes of the ring ever taken (a blob never wraps: the end of the ring is skipped instead)
-    this.tail = 0 // bytes of the ring ever given back
+    this.ring = new ByteRing(ringBytes) // given back by free(), once nobody reads a slot
     this.sent = [] // writes in the order sent, which is the order the thread answers them
     this.dead = null
     this.ids = 0
-    this.worker = new Worker(new URL('./disk-cache-worker.js', import.meta.url), { workerData: { ring: this.sab } })
+    this.worker = new Worker(new URL('./disk-cache-worker.js', import.meta.url), { workerData: { ring: this.ring.sab } })
     this.worker.on('message', m => this._answer(m))
     this.worker.on('error', err => this._fail(err))
     this.worker.on('exit', code => this._fail(new Error(`the disk cache's writing thread exited (${code})`)))
@@ -36,21 +33,17 @@ export class BlobFileWriter {
    */
   take (bytes) {
     const n = bytes.length
-    if (this.dead || n > this.size) return null
-    const at = this.head % this.size
-    const skip = at + n > this.size ? this.size - at : 0
-    if (this.head + skip + n - this.tail > this.size) return null
-    const off = skip ? 0 : at
-    ;(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, n)).copy(this.ring, off)
-    this.head += skip + n
-    return { off, len: n, end: this.head }
+    const slot = this.dead ? null : this.ring.take(n)
+    if (slot === null) return null
+    ;(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, n)).copy(this.ring.buf, slot.off)
+    return { off: slot.off, len: n, end: slot.end }
   }
 
   /** A new buffer holding a slot's bytes (for a read while it waits to be written). */
-  read (slot) { return Buffer.from(this.ring.subarray(slot.off, slot.off + slot.len)) }
+  read (slot) { return Buffer.from(this.ring.buf.subarray(slot.off, slot.off + slot.len)) }
 
   /** Give back `slot` and every slot taken before it: nobody reads them any more. */
-  free (slot) { if (slot.end > this.tail) this.tail = slot.end }
+  free (slot) { this.ring.free(slot.end) }
 
   /**
    * Write each { file, slot } (taken in this order); resolves with one
