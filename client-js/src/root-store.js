@@ -91,9 +91,10 @@ export class RootStore {
     // the persisted trust document (version 2), read once per round and from
     // the start: the database opens while fsinfo.json is on its way, not
     // after it. Awaited only by a version-2 answer (_verifyV2), which fails
-    // with its error (a damaged state).
-    const round = { loaded: this.trust.load() }
-    round.loaded.catch(() => {})
+    // with its error (a damaged state). A tree whose accepted root is version
+    // 1 reads it only if a version-2 answer comes.
+    const round = { loaded: this.record?.version === 1 ? null : this.trust.load() }
+    round.loaded?.catch(() => {})
     const prefetched = new Set() // root pages asked for this round
     // Every good answer goes through here, including those that arrive after
     // the settle window closed (Mirrors.fetchAll keeps the other requests
@@ -146,7 +147,7 @@ export class RootStore {
   async _verifyV2 (bytes, now, round) {
     const info = decodeFsinfoV2(bytes)
     checkTreeName(info, this.name)
-    await round.loaded
+    await (round.loaded ??= this.trust.load())
     if (info.trust !== null && info.trust.seq > (this.trust.doc?.seq ?? 0)) {
       try {
         await this.trust.reach(info.trust.seq)
