@@ -28,7 +28,7 @@ export class Lister {
   /**
    * @param {{ entriesOf(dir: object): AsyncIterable<object> }} tree
    * @param {object} [o]
-   * @param {number} [o.breadth=48] listings in flight at once (the walk's own requests come on top)
+   * @param {number} [o.breadth=48] listings in flight at once (rotree get: 128) (the walk's own requests come on top)
    * @param {number} [o.aheadBytes=16 MiB] estimated size of the listings held before no more are started
    * @param {number} [o.bigDir=16384] directories with more entries are streamed, not held
    * @param {number} [o.maxDepth] directories deeper than this are never listed ahead

@@ -50,6 +50,11 @@ export default {
       ac.abort()
     }
     process.on('SIGINT', stop); process.on('SIGTERM', stop)
+    // a directory of many small files is bound by requests per round trip,
+    // not bytes: twice a reader's default in flight (16 pipelined answers on
+    // each of 8 connections over HTTP/1.1); the fetch window still decides
+    // how many a big file uses, and the byte budget bounds them all
+    target.reader = { concurrency: 128, pipeline: 16, ...target.reader }
     try {
       await withTree(target, v, async tree => {
         const bar = progressBar({ label: 'get', stream: io.stderr })
