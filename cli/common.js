@@ -17,6 +17,15 @@ export const READER_OPTIONS = {
   'allow-redirect': { type: 'string', multiple: true, arg: 'ORIGIN', help: 'let mirrors redirect to ORIGIN (scheme://host:port); by default only to their own origin' }
 }
 
+/**
+ * openTree() options for a command that reads many small things (rotree get
+ * of a directory, rotree ls -R): bound by requests per round trip, not by
+ * bytes, so twice a reader's default in flight (16 pipelined answers on each
+ * of 8 connections over HTTP/1.1). The fetch window still decides how many a
+ * big file uses, and the byte budget bounds them all.
+ */
+export const MANY_REQUESTS = Object.freeze({ concurrency: 128, pipeline: 16 })
+
 export function positiveInt (v, name) {
   const n = Number(v)
   if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer`)

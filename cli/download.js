@@ -45,7 +45,7 @@
 // * Streaming. The walk is depth first, at most MAX_DEPTH directories deep,
 //   and holds nothing for the whole tree. At a distance every listing and
 //   every file is a round trip, so the walk does not wait on them one at a
-//   time: directory listings are asked for ahead of it, `breadth` at a time
+//   time: directory listings are asked for ahead of it, 128 at a time
 //   in the order it will reach them (get-lister.js; the listings it has not
 //   reached yet are bounded in memory), and files are fetched while it goes
 //   on, as many as fit in a byte budget read from the tree's fetch scheduler
@@ -106,7 +106,6 @@ const BIG_FILE = 1 << 20 // statfs before every file at least this large
 const MAX_FILES = 1024 // files in flight at most, whatever their size (the byte budget decides first)
 const MIN_BUDGET = 32 << 20 // bytes of files in flight allowed before the scheduler has measured more
 const NO_SCHED_BUDGET = 64 << 20 // a tree without a fetch scheduler
-const BREADTH = 128 // directory listings asked for ahead of the walk at once (with 128 requests out, cmd/get.js: /usr/share/doc at RTT 50 ms in 2.40-2.51 s against 2.65-2.80 s with 48 and 64)
 const BIG_DIR = 16384 // entries: a larger directory is streamed, not held
 // entries counted before directories made from then on are written by a thread of their own: below
 // this a thread costs more than it saves (`rotree get` on loopback: 1,000 files about even, 2,000
@@ -225,7 +224,7 @@ class Download {
     await this.linkPass.run(top, root)
   }
 
-  lister () { return new Lister(this.tree, { breadth: BREADTH, bigDir: BIG_DIR, maxDepth: MAX_DEPTH - 1 }) }
+  lister () { return new Lister(this.tree, { bigDir: BIG_DIR, maxDepth: MAX_DEPTH - 1 }) }
 
   /** A single file: DEST may be absent or a regular file (replaced); anything else is refused. */
   async single (top) {

@@ -1,10 +1,11 @@
-// Directory listings for `rotree get` (cli/download.js), asked for ahead of
-// the walk that uses them. The walk goes depth first, one directory after
-// another; at a distance each listing is a round trip, so listing them in
-// turn makes the round trips, not the bytes, set the time. Here listings run
-// `breadth` at a time, in the order the walk will want them (depth-first
-// pre-order, the order of a directory's entries), so the walk usually finds
-// its next directory's entries already verified and in hand.
+// Directory listings for `rotree get` (cli/download.js) and `rotree ls -R`,
+// asked for ahead of the walk that uses them. The walk goes depth first, one
+// directory after another; at a distance each listing is a round trip, so
+// listing them in turn makes the round trips, not the bytes, set the time.
+// Here listings run `breadth` at a time, in the order the walk will want
+// them (depth-first pre-order, the order of a directory's entries), so the
+// walk usually finds its next directory's entries already verified and in
+// hand.
 //
 // Nothing here decides anything about the entries: listings come from the
 // Tree (every page verified and placed by it, docs/TRUST.md rules 3 and 5),
@@ -22,19 +23,23 @@
 // pop starts one listing and moves that cursor one subdirectory on.
 
 const ENTRY_COST = 256 // an entry held in a listing, roughly (object, name, fields)
+// listings in flight: with 128 requests out (MANY_REQUESTS, common.js), a `get` of
+// /usr/share/doc at RTT 50 ms took 2.40-2.51 s against 2.65-2.80 s with 48 listings
+// and 64 requests (BENCHMARKS.md P10); its `ls -R` 1.4 s against 42 s one at a time
+const BREADTH = 128
 const RELEASED = Promise.resolve(null)
 
 export class Lister {
   /**
    * @param {{ entriesOf(dir: object): AsyncIterable<object> }} tree
    * @param {object} [o]
-   * @param {number} [o.breadth=48] listings in flight at once (rotree get: 128) (the walk's own requests come on top)
+   * @param {number} [o.breadth=128] listings in flight at once (the walk's own requests come on top)
    * @param {number} [o.aheadBytes=16 MiB] estimated size of the listings held before no more are started
    * @param {number} [o.bigDir=16384] directories with more entries are streamed, not held
    * @param {number} [o.maxDepth] directories deeper than this are never listed ahead
    * @param {(err: Error) => void} [o.onError] a listing failed (the walk gets the same error when it takes it)
    */
-  constructor (tree, { breadth = 48, aheadBytes = 16 << 20, bigDir = 16384, maxDepth = Infinity, onError = () => {} } = {}) {
+  constructor (tree, { breadth = BREADTH, aheadBytes = 16 << 20, bigDir = 16384, maxDepth = Infinity, onError = () => {} } = {}) {
     Object.assign(this, { tree, breadth, aheadBytes, bigDir, maxDepth, onError })
     this.heap = []
     this.inflight = 0

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { UsageError } from 'rotree-client/errors'
 import { getPath, DEFAULT_MAX_ENTRIES } from '../download.js'
 import { progressBar, fmtBytes } from '../progress.js'
-import { READER_OPTIONS, withTree, treeTarget, positiveInt, stateDirOf, writeFile } from '../common.js'
+import { READER_OPTIONS, MANY_REQUESTS, withTree, treeTarget, positiveInt, stateDirOf, writeFile } from '../common.js'
 import { escapeText } from '../escape.js'
 
 const SHOWN = 20 // skipped symlinks and deletions named one per line; the rest are counted
@@ -50,11 +50,7 @@ export default {
       ac.abort()
     }
     process.on('SIGINT', stop); process.on('SIGTERM', stop)
-    // a directory of many small files is bound by requests per round trip,
-    // not bytes: twice a reader's default in flight (16 pipelined answers on
-    // each of 8 connections over HTTP/1.1); the fetch window still decides
-    // how many a big file uses, and the byte budget bounds them all
-    target.reader = { concurrency: 128, pipeline: 16, ...target.reader }
+    target.reader = { ...MANY_REQUESTS, ...target.reader }
     try {
       await withTree(target, v, async tree => {
         const bar = progressBar({ label: 'get', stream: io.stderr })

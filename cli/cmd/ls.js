@@ -1,7 +1,10 @@
 // rotree ls
 import { TooLargeError, BadPathError } from 'rotree-client/errors'
 import { MAX_DEPTH } from 'rotree-client/internal'
-import { READER_OPTIONS, withTree, treeTarget, modeString, fmtTime, publicStat, positiveInt } from '../common.js'
+import { toStat } from 'rotree-client'
+import { READER_OPTIONS, MANY_REQUESTS, withTree, treeTarget, modeString, fmtTime, publicStat, positiveInt } from '../common.js'
+import { Lister, asDir } from '../get-lister.js'
+import { frame } from '../get-util.js'
 import { escapeText } from '../escape.js'
 import { fmtBytes } from '../progress.js'
 import { DEFAULT_MAX_ENTRIES } from '../download.js'
@@ -20,6 +23,7 @@ export default {
   },
   async run ([addr, p], v, io) {
     const target = await treeTarget(addr, p, v)
+    if (v.recursive) target.reader = { ...MANY_REQUESTS, ...target.reader }
     const max = v['max-entries'] === undefined ? DEFAULT_MAX_ENTRIES : positiveInt(v['max-entries'], 'max-entries')
     await withTree(target, v, async t => {
       const tree = t.snapshot() // one root for the whole listing (docs/TRUST.md rule 6)
@@ -30,26 +34,36 @@ export default {
         for await (const e of tree.list(top)) print(io, v, e, null)
         return
       }
-      // depth first with one open listing per level: nothing is held for the whole tree
-      const base = top.replace(/\/+$/, '')
-      const stack = [{ rel: '', it: tree.list(top)[Symbol.asyncIterator]() }]
+      // depth first, in name order; at a distance each listing is a round
+      // trip, so listings are asked for ahead of the walk, in the order it
+      // will want them (get-lister.js, bounded in memory as for rotree get)
+      const lister = new Lister(tree, { maxDepth: MAX_DEPTH - 1 })
+      const root = Object.assign(lister.root(await tree.resolve(top), s.entries), { rel: '' })
+      const stack = []
       let n = 0
       try {
+        stack.push(frame(tree, root, await lister.take(root)))
         while (stack.length) {
           const f = stack.at(-1)
-          const r = await f.it.next()
-          if (r.done) { stack.pop(); continue }
-          const e = r.value
+          const e = await f.next()
+          if (e === undefined) {
+            stack.pop()
+            await f.close()
+            lister.release(f.dir)
+            continue
+          }
           if (++n > max) throw new TooLargeError(`more than ${max} entries below ${top}; see --max-entries`)
-          const rel = f.rel + e.name
-          print(io, v, e, rel)
+          const rel = f.dir.rel + e.name
+          print(io, v, toStat(e), rel)
           if (e.type === 'dir') {
             if (stack.length >= MAX_DEPTH) throw new BadPathError(`${rel} is more than ${MAX_DEPTH} directories deep`)
-            stack.push({ rel: rel + '/', it: tree.list(`${base}/${rel}`)[Symbol.asyncIterator]() })
+            const d = Object.assign(lister.child(f.dir, f.sub++, asDir(e)), { rel: rel + '/' })
+            stack.push(frame(tree, d, await lister.take(d)))
           }
         }
       } finally {
-        for (const f of stack) await f.it.return?.().catch(() => {})
+        for (const f of stack) await f.close()
+        lister.close()
       }
     }, { warn: m => io.stderr.write(m + '\n') })
   }
