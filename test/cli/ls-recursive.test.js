@@ -2,12 +2,16 @@
 // so its order must still be exactly depth first, in the tree's name order,
 // whatever order the listings come back in; --max-entries still stops it at
 // the Nth entry. Checked against a walk of the source folder, over a real
-// server, with enough directories that many listings are out at once.
+// server, with enough directories that many listings are out at once; and a
+// hostile tree of 4,096³ paths from three shared pages is listed ahead in
+// bounded memory, stopped by the entry cap.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { rotree, servedHere } from './helpers.js'
+import { tmpdir, makeKey, serve, address } from '../helpers/fixtures.js'
+import { SignedTree } from '../helpers/signed-tree.js'
 
 /** Paths below `dir`, depth first, each directory's names in byte order (a directory marked with '/'). */
 async function depthFirst (dir, rel = '') {
@@ -54,4 +58,24 @@ test('ls -R: depth first in name order, with listings ahead; --max-entries stops
   assert.equal(capped.code, 1)
   assert.match(capped.err, /ROTREE_TOO_LARGE: more than 100 entries/)
   assert.deepEqual(capped.out.trimEnd().split('\n'), want.slice(0, 100))
+})
+
+test('ls -R of 4,096³ paths from three shared pages: listed ahead in little memory, stopped at --max-entries', { timeout: 120_000 }, async t => {
+  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const st = new SignedTree(path.join(dir, 'out'))
+  const key = makeKey()
+  const name = i => String(i).padStart(5, '0')
+  const leaf = await st.dir(Array.from({ length: 4096 }, (_, i) => ({ name: `f${name(i)}`, file: '' })))
+  const mid = await st.dir(Array.from({ length: 4096 }, (_, i) => ({ name: `d${name(i)}`, dir: leaf })))
+  await st.sign(key, Array.from({ length: 4096 }, (_, i) => ({ name: `d${name(i)}`, dir: mid })))
+  const srv = await serve(path.join(dir, 'out')); t.after(srv.close)
+  // a heap far too small to hold what the tree claims, or many of its 4,096-entry listings at once
+  const r = await rotree(['ls', '-R', address(srv.url, key.publicKey), '/', '--max-entries', '20000'],
+    { env: { ROTREE_STATE: path.join(dir, 'state'), NODE_OPTIONS: '--max-old-space-size=64' } })
+  assert.equal(r.code, 1, r.err)
+  assert.match(r.err, /ROTREE_TOO_LARGE: more than 20000 entries/)
+  const lines = r.out.trimEnd().split('\n')
+  assert.equal(lines.length, 20000)
+  assert.deepEqual(lines.slice(0, 3), ['d00000/', 'd00000/d00000/', 'd00000/d00000/f00000'])
+  assert.equal(lines[4098], 'd00000/d00001/')
 })
