@@ -1,7 +1,7 @@
 // rotree diff
 import { UsageError } from 'rotree-client/errors'
 import { openHistoric } from 'rotree-client/src/history.js'
-import { READER_OPTIONS, treeAddress, withTree } from '../common.js'
+import { READER_OPTIONS, MANY_REQUESTS, treeAddress, withTree } from '../common.js'
 import { diffTrees } from '../tree-diff.js'
 import { escapeText } from '../escape.js'
 
@@ -15,6 +15,7 @@ export default {
   async run ([addr, s1, s2], v, io) {
     for (const s of [s1, s2]) if (s !== undefined && !SEQ.test(s)) throw new UsageError(`${s}: a sequence number, as rotree log lists them`)
     const target = await treeAddress(addr, v)
+    target.reader = { ...MANY_REQUESTS, ...target.reader } // directory pages asked for ahead (tree-diff.js)
     await withTree(target, v, async tree => {
       const a = await openHistoric(tree, Number(s1))
       const b = s2 === undefined ? tree.snapshot() : await openHistoric(tree, Number(s2))

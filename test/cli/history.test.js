@@ -142,3 +142,61 @@ test('rotree log and ADDR@SEQ on a format-2 tree of roles: entries under each tr
   const j2 = JSON.parse(await ok('log', addr, '--state-dir', state, '--json'))
   assert.deepEqual(j2.entries.map(e => [e.ok, e.code ?? null]), [[true, null], [false, 'ROTREE_THRESHOLD']])
 })
+
+/** What diff should print from folder `a` to folder `b`: depth first, names in byte order. */
+async function folderDiff (a, b, rel = '') {
+  const names = async d => new Set(await fs.readdir(d).catch(() => []))
+  const na = await names(path.join(a, rel)); const nb = await names(path.join(b, rel))
+  const all = [...new Set([...na, ...nb])].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)))
+  const out = []
+  for (const n of all) {
+    const p = rel + '/' + n
+    const sa = na.has(n) ? await fs.lstat(path.join(a, p)) : null
+    const sb = nb.has(n) ? await fs.lstat(path.join(b, p)) : null
+    const shown = s => p + (s.isDirectory() ? '/' : '')
+    if (!sb) out.push('- ' + shown(sa))
+    else if (!sa) out.push('+ ' + shown(sb))
+    else if (sa.isDirectory() !== sb.isDirectory()) out.push('- ' + shown(sa), '+ ' + shown(sb))
+    else if (sa.isDirectory()) out.push(...await folderDiff(a, b, p))
+    else if (!(await fs.readFile(path.join(a, p))).equals(await fs.readFile(path.join(b, p))) || (sa.mode & 0o111) !== (sb.mode & 0o111)) out.push('M ' + p)
+  }
+  return out
+}
+
+test('rotree diff over hundreds of changed directories, their pages asked for ahead, prints what a walk of the two folders finds', { timeout: 120_000 }, async t => {
+  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const out = path.join(dir, 'out'); const key = path.join(dir, 'k'); const state = path.join(dir, 'state')
+  const write = async (root, rel, text) => { await fs.mkdir(path.dirname(path.join(root, rel)), { recursive: true }); await fs.writeFile(path.join(root, rel), text) }
+  const a = path.join(dir, 'a'); const b = path.join(dir, 'b')
+  const tops = ['B', 'a', 'a-b', 'a.b', 'a0', 'aa', 'b', 'z', 'ä', 'Z9', 'm', 'n', 'q', 'r']
+  for (const [i, top] of tops.entries()) {
+    for (let j = 0; j < 6; j++) {
+      for (let k = 0; k < 3; k++) {
+        const rel = `${top}/s${j}/t${k}/x.txt`
+        await write(a, rel, `${i}.${j}.${k}\n`)
+        // most leaves change; some directories are left alone (never entered), some gain or lose a file
+        if ((i + j + k) % 5 !== 0) await write(b, rel, `${i}.${j}.${k} changed\n`)
+        else await write(b, rel, `${i}.${j}.${k}\n`)
+        if (k === 1 && j % 2) await write(b, `${top}/s${j}/t${k}/new.txt`, 'new\n')
+        if (k === 2 && j === 3) await write(a, `${top}/s${j}/t${k}/gone.txt`, 'gone\n')
+      }
+    }
+    if (i % 4 === 0) await write(a, `${top}/only-a/f`, 'a\n')
+    if (i % 4 === 1) await write(b, `${top}/only-b/f`, 'b\n')
+  }
+  const pub = (await rotree(['keygen', key])).out.trim()
+  assert.equal((await rotree(['build', a, out, '--key', key, '--no-fsync'])).code, 0)
+  const seq1 = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8')).seq
+  assert.equal((await rotree(['build', b, out, '--key', key, '--no-fsync'])).code, 0)
+  const seq2 = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8')).seq
+  const srv = await serve(out); t.after(() => srv.close())
+  const addr = `${srv.url}#${pub}`
+
+  const want = await folderDiff(a, b)
+  assert.ok(want.length > 200)
+  const d = await rotree(['diff', addr, String(seq1), String(seq2), '--state-dir', state])
+  assert.equal(d.code, 0, d.err)
+  assert.deepEqual(d.out.trimEnd().split('\n'), want)
+  const back = await rotree(['diff', addr, String(seq2), String(seq1), '--state-dir', state])
+  assert.deepEqual(back.out.trimEnd().split('\n'), await folderDiff(b, a))
+})
