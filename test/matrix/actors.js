@@ -17,7 +17,7 @@ export const ACTORS = [
     can: 'sign any names, symlink targets, sizes and shapes the format allows; sign a tree that changes, shrinks or disappears; rotate, retire or lose its keys',
     cannot: 'make `rotree get` or `pull` write, chmod or follow anything outside their destination; make one request do unbounded work (symlink walks, listings, decoded-page memory, walk breadth and depth, file sizes beyond the disk); make a reader hand out more bytes than an entry holds; make a gateway write past its Content-Length',
     rules: [3, 8, 9],
-    tests: ['test/cli/get-confinement.test.js', 'test/fuzz/get-confinement.test.js', 'test/client/publisher-tricks.test.js', 'test/gateway/hostile-tree.test.js', 'test/mirror/hostile-tree.test.js']
+    tests: ['test/cli/get-confinement.test.js', 'test/cli/ls-recursive.test.js', 'test/fuzz/get-confinement.test.js', 'test/client/publisher-tricks.test.js', 'test/gateway/hostile-tree.test.js', 'test/mirror/hostile-tree.test.js']
   },
   {
     id: 'key-holder',
