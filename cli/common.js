@@ -19,12 +19,13 @@ export const READER_OPTIONS = {
 
 /**
  * openTree() options for a command that reads many small things (rotree get
- * of a directory, rotree ls -R): bound by requests per round trip, not by
+ * of a directory, ls -R, diff): bound by requests per round trip, not by
  * bytes, so twice a reader's default in flight (16 pipelined answers on each
- * of 8 connections over HTTP/1.1). The fetch window still decides how many a
- * big file uses, and the byte budget bounds them all.
+ * of 8 connections over HTTP/1.1). A mirror that cannot be pipelined to still
+ * gets at most the default's 64 connections. The fetch window still decides
+ * how many a big file uses, and the byte budget bounds them all.
  */
-export const MANY_REQUESTS = Object.freeze({ concurrency: 128, pipeline: 16 })
+export const MANY_REQUESTS = Object.freeze({ concurrency: 128, pipeline: 16, connections: 64 })
 
 export function positiveInt (v, name) {
   const n = Number(v)

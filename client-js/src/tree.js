@@ -26,6 +26,7 @@ import { sha256Hex, sha256HexSync, createSha256 } from '#sha256'
  * @param {string|null} [opts.stateDir] where the highest sequence per key persists; null: memory only
  * @param {number} [opts.timeoutMs=30000] per request
  * @param {number} [opts.concurrency=64] the most requests in flight to one mirror (its HTTP/1.1 connections); the window (window.js) decides how many are used
+ * @param {number} [opts.connections] Node: the most HTTP/1.1 connections to one mirror (default: concurrency); requests beyond them are pipelined, or wait
  * @param {number} [opts.readAhead=8] chunks a stream always keeps requested ahead, and requests always allowed to one mirror
  * @param {number} [opts.maxInflightBytes=67108864] bytes in flight plus bytes read ahead, all reads of the tree together
  * @param {number} [opts.cacheBytes=33554432] verified-blob cache
@@ -56,7 +57,7 @@ export class Tree {
     this.opts = { timeoutMs: 30_000, concurrency: 64, readAhead: 8, maxInflightBytes: 64 << 20, cacheBytes: 32 << 20, skewMs: DEFAULT_SKEW_MS, graceMs: 0, fsinfoSettleMs: 2000, now: Date.now, ...opts }
     // a redirect may leave the mirror's origin only where the reader allows it (docs/TRUST.md rule 4)
     this.transport = opts.transport ?? createTransport({
-      maxSockets: this.opts.concurrency, ca: opts.ca, http2: opts.http2, pipelineDepth: opts.pipeline,
+      maxSockets: opts.connections ?? this.opts.concurrency, ca: opts.ca, http2: opts.http2, pipelineDepth: opts.pipeline,
       allowRedirectOrigins: opts.allowRedirectOrigins, crossOriginRedirects: opts.crossOriginRedirects
     })
     const urls = [...new Set([url, ...(opts.mirrors ?? []).map(mirrorUrl)])]

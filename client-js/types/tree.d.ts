@@ -60,6 +60,8 @@ export interface TreeOptions {
   maxInflightBytes?: number
   /** Node: answers one HTTP/1.1 connection to an http: mirror may have outstanding once the mirror kept a connection alive (default 8); 1 turns pipelining off */
   pipeline?: number
+  /** Node: the most HTTP/1.1 connections to one http: mirror (default: concurrency); requests beyond them are pipelined, or wait for one */
+  connections?: number
   /** Node: offer HTTP/2 to https: mirrors (default true) */
   http2?: boolean
   /** Node: PEM certificates trusted for https: mirrors, besides the usual ones */
