@@ -6,6 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { parentPort, workerData } from 'node:worker_threads'
 import { tempName, O_TEMP } from './get-util.js'
+import { writeSlotSync } from '../lib/byte-ring.js'
 
 const ring = new Uint8Array(workerData.ring)
 
@@ -32,11 +33,7 @@ function small ({ dir, name, off, len, mode, time }) {
       tmp = path.join(dir, tempName())
       try { fd = fs.openSync(tmp, O_TEMP, mode) } catch (err) { tmp = null; if (err.code !== 'EEXIST' || i > 3) throw err }
     }
-    for (let o = 0; o < len;) {
-      const n = fs.writeSync(fd, ring, off + o, len - o, o)
-      if (n === 0) throw new Error('write wrote nothing')
-      o += n
-    }
+    writeSlotSync(fd, ring, off, len)
     fs.fchmodSync(fd, mode) // exact mode whatever the umask
     fs.futimesSync(fd, time, time)
     fs.closeSync(fd); fd = null

@@ -6,6 +6,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { parentPort, workerData } from 'node:worker_threads'
+import { writeSlotSync } from '../lib/byte-ring.js'
 
 const ring = new Uint8Array(workerData.ring)
 const made = new Set() // blobs/<xx> folders known to exist
@@ -31,11 +32,7 @@ function write ({ file, off, len }) {
   let fd = null
   try {
     fd = fs.openSync(tmp, 'w')
-    for (let o = 0; o < len;) {
-      const n = fs.writeSync(fd, ring, off + o, len - o, o)
-      if (n === 0) throw new Error('write wrote nothing')
-      o += n
-    }
+    writeSlotSync(fd, ring, off, len)
     fs.closeSync(fd)
     fd = null
     fs.renameSync(tmp, file)

@@ -4,6 +4,8 @@
 // Space is taken in order and given back in order: a slot never wraps (the
 // end of the ring is skipped instead), and giving back a slot gives back
 // every slot taken before it.
+import fs from 'node:fs'
+
 export class ByteRing {
   /** @param {number} size bytes */
   constructor (size) {
@@ -28,4 +30,13 @@ export class ByteRing {
 
   /** Give back the slot that ended at `end`, and every slot before it. */
   free (end) { if (end > this.tail) this.tail = end }
+}
+
+/** On the writing thread: ring[off, off + len) as the start of the open file `fd` (every byte, or an error). */
+export function writeSlotSync (fd, ring, off, len) {
+  for (let o = 0; o < len;) {
+    const n = fs.writeSync(fd, ring, off + o, len - o, o)
+    if (n === 0) throw new Error('write wrote nothing')
+    o += n
+  }
 }
