@@ -95,7 +95,7 @@ export class Lister {
       let cost = 0
       const subdirs = []
       for (const e of list) {
-        cost += ENTRY_COST + (e.inline?.length ?? 0)
+        cost += entryCost(e)
         if (e.type === 'dir') subdirs.push(e)
       }
       this.held += cost - n.held
@@ -162,6 +162,9 @@ export class Lister {
     return top
   }
 }
+
+/** What an entry held in memory costs, roughly: the object, its name and fields, and its inline bytes. */
+export function entryCost (e) { return ENTRY_COST + (e.inline?.length ?? 0) }
 
 /** A directory entry from a page, in the shape entriesOf() takes (its count checked against its pages). */
 export function asDir (e) { return { ...e, entries: e.size } }

@@ -7,6 +7,7 @@
 // mtime alone is not a change, as in git. Every page comes through the
 // trees' verified reads.
 import { Buffer } from 'node:buffer'
+import { entryCost } from './get-lister.js'
 
 /**
  * @param {import('rotree-client').Tree} a the older view @param {import('rotree-client').Tree} b
@@ -33,7 +34,6 @@ const AHEAD = 256
 const PRIMED = 512
 const OUT = 64
 const HELD = 8 << 20
-const ENTRY_COST = 256 // an entry held, roughly (object, name, fields), beside its inline bytes
 
 async function diffDirs (a, da, b, db, dir, emit, ahead) {
   if (same(da, db)) return
@@ -79,7 +79,7 @@ class Side {
     while (!this.done && this.buf.length < AHEAD && this.ahead.held < HELD) await this.read()
     const e = this.buf.shift()
     if (e === undefined) return null
-    this.ahead.held -= cost(e)
+    this.ahead.held -= entryCost(e)
     if (e.type === 'dir') this.dirs.delete(e.name)
     return e
   }
@@ -90,7 +90,7 @@ class Side {
     if (r.done) { this.done = true; return }
     const e = r.value
     this.buf.push(e)
-    this.ahead.held += cost(e)
+    this.ahead.held += entryCost(e)
     if (e.type !== 'dir') return
     const twin = this.other.dirs.get(e.name)
     if (twin === undefined) { this.dirs.set(e.name, e); return }
@@ -99,7 +99,7 @@ class Side {
   }
 
   close () {
-    for (const e of this.buf) this.ahead.held -= cost(e)
+    for (const e of this.buf) this.ahead.held -= entryCost(e)
     this.buf.length = 0
     this.it.return().catch(() => {})
   }
@@ -150,8 +150,6 @@ async function firstDirs (tree, e) {
 
 const same = (x, y) => x.dir.hash === y.dir.hash && x.dir.size === y.dir.size
 const pairKey = (x, y) => x.dir.hash + ' ' + y.dir.hash
-
-const cost = e => ENTRY_COST + (e.inline?.length ?? 0)
 
 /** What a file's or a symlink's content is, as text: equal keys, equal content and mode. */
 function contentKey (e) {
