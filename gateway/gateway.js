@@ -37,7 +37,7 @@ const WELL_KNOWN = ['.well-known', 'rotree'] // + 'status' or 'metrics'
  * @param {string[]} [opts.mirrors] more mirrors of opts.tree (address form)
  * @param {string|null} [opts.stateDir] reader state (rollback protection); default as the CLI's
  * @param {number} [opts.timeoutMs=30000] per upstream request
- * @param {number} [opts.concurrency=16] upstream blob fetches at once, per tree
+ * @param {number} [opts.concurrency=64] upstream blob fetches at once, per tree (the client library's default)
  * @param {number} [opts.mirrorPenaltyMs=30000] how long a failed mirror is asked last
  * @param {number} [opts.cacheBytes=67108864] verified blobs kept in memory, per tree
  * @param {string|null} [opts.cacheDir=null] on-disk verified-blob cache (level); null: none
@@ -64,7 +64,7 @@ export function gateway (opts) {
 
 export class Gateway {
   constructor ({
-    tree, trees = {}, mirrors = [], stateDir, timeoutMs, mirrorPenaltyMs, concurrency = 16, cacheBytes = 64 << 20,
+    tree, trees = {}, mirrors = [], stateDir, timeoutMs, mirrorPenaltyMs, concurrency = 64, cacheBytes = 64 << 20,
     cacheDir = null, cacheSize = 1 << 30, refreshSeconds = 60, maxAge, index = true, sandbox = true, allowHosts = null,
     treeOptions = {}, log = null, accessLog = null
   } = {}) {

@@ -17,7 +17,7 @@ export default {
     'cache-dir': { type: 'string', arg: 'DIR', help: 'verified-blob cache on disk (default <state-dir>/gateway-cache-<port>)' },
     'cache-size': { type: 'string', arg: 'BYTES', help: 'disk cache limit, e.g. 2G or 500M (default 1G; 0 disables the disk cache)' },
     'memory-cache': { type: 'string', arg: 'BYTES', help: 'verified blobs kept in memory per tree (default 64M)' },
-    concurrency: { type: 'string', arg: 'N', help: 'upstream blob fetches at once, per tree (default 16)' },
+    concurrency: { type: 'string', arg: 'N', help: 'upstream blob fetches at once, per tree (default 64)' },
     'mirror-penalty': { type: 'string', arg: 'SECONDS', help: 'a mirror that failed is asked last for this long (default 30)' },
     'no-index': { type: 'boolean', help: 'list directories even when they hold an index.html' },
     'allow-host': { type: 'string', multiple: true, arg: 'NAME', help: 'also answer for Host NAME (or NAME:PORT) on a loopback bind; * answers any (docs/GATEWAY.md)' },
