@@ -18,37 +18,16 @@ import fs from 'node:fs/promises'
 import { createWriteStream } from 'node:fs'
 import path from 'node:path'
 import http from 'node:http'
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { startNginx, freePort } from './lib/servers.js'
+import { startNginx, startGateway } from './lib/servers.js'
 import { load } from './lib/load.js'
 import { cpuOf, median } from './lib/proc.js'
 import { getBytes } from './lib/http.js'
 import { libraryRead } from './lib/clients.js'
 import { tmpdir, makeKey, buildTree, prng } from '../test/helpers/fixtures.js'
 
-const ROOT = new URL('../', import.meta.url).pathname
-const BIN = path.join(ROOT, 'bin/rotree.js')
 const MB = 1e6
 const MAX_FILLS = 12 // downloads to fill the gateway's disk cache before the warm rows
-
-/** `rotree gateway ADDR` in its own process; resolves when it answers. */
-async function startGateway (addr, dir, extra = [], env = {}) {
-  const port = await freePort()
-  const proc = spawn(process.execPath, [BIN, 'gateway', addr, '--port', String(port), '--state-dir', path.join(dir, 'state'), ...extra], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
-  let out = ''
-  proc.stdout.on('data', b => { out += b })
-  const deadline = Date.now() + 30_000
-  while (!out.includes('listening at')) {
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`gateway did not start: ${out}`)
-    await new Promise(resolve => setTimeout(resolve, 50))
-  }
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    pid: proc.pid,
-    stop: async () => { if (proc.exitCode === null) { proc.kill('SIGTERM'); await once(proc, 'exit') } }
-  }
-}
 
 /** Memory of a process from /proc: VmRSS, RssAnon, RssFile in bytes. */
 async function memOf (pid) {
@@ -207,7 +186,7 @@ export async function runP9 ({ quick = false } = {}) {
     raw.push({ label: 'client library, lent read', before: lent.mem.before, peak: lent.mem.peak, seconds: lent.totalMs / 1000, mbps: size / MB / (lent.totalMs / 1000) })
     for (const [label, extra, env] of [['disk cache off', cacheOff], ['disk cache on (2 GiB)', cacheOn], ['disk cache off, glibc tuned', cacheOff, GLIBC], ['disk cache on (2 GiB), glibc tuned', cacheOn, GLIBC]]) {
       await fs.rm(path.join(dir, 'cache'), { recursive: true, force: true })
-      const gw = await startGateway(`${mirror.url}#${key.publicKey}`, dir, extra, env)
+      const gw = await startGateway(`${mirror.url}#${key.publicKey}`, dir, extra, { env })
       try {
         await getBytes(gw.url + '.well-known/rotree/status')
         const before = await memOf(gw.pid)

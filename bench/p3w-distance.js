@@ -1,5 +1,6 @@
 // P3w: P3 at a distance. The same verified read (createReadStream through the
-// library, and `rotree cat`) of one large file, through an emulated link
+// library, `rotree cat`, and curl through `rotree gateway` in front of the
+// link) of one large file, through an emulated link
 // (bench/lib/link.js: 1 Gbit/s shared by every connection, RTT 10, 50 and
 // 100 ms, and an uncapped row), against curl downloading the same bytes as one
 // file over one connection through the same link, in the same run. Over
@@ -8,7 +9,7 @@
 // limit; a row that hit it is marked and its rate is over the bytes read.
 import { missing, skipped } from './lib/need.js'
 import { bigFileTree, linkTo, PROTOCOLS, runContext, wireSummary, relayNote } from './lib/netfix.js'
-import { libraryRead, rotreeCat, curl } from './lib/clients.js'
+import { libraryRead, rotreeCat, gatewayRead, curl } from './lib/clients.js'
 import { cpuSeconds } from './lib/proc.js'
 import { fmtRate, DEFAULT_WINDOW } from './lib/link.js'
 
@@ -39,8 +40,8 @@ export async function run ({ quick = false } = {}) {
       const link = await linkTo({ nginx: f.nginx, tls: p.tls, ...l })
       const ca = p.tls ? f.cert.cert : null
       const addr = f.addr(link.origin)
-      let c, lib, cat, wire, relay, relayCpu
-      const libRuns = []; const catRuns = []
+      let c, lib, cat, gw, wire, relay, relayCpu
+      const libRuns = []; const catRuns = []; const gwRuns = []
       try {
         // the baseline is cheap: the median of a few, so one slow start does not set the ratio
         const cs = []
@@ -59,20 +60,27 @@ export async function run ({ quick = false } = {}) {
         for (let i = 0; i < reps; i++) {
           if (i > 0) libRuns.push(await libraryRead({ addr, file: '/big.bin', ca, limitS }))
           catRuns.push(await rotreeCat({ addr, file: '/big.bin', size, ca, limitS, stateDir: f.stateDir }))
+          gwRuns.push(await gatewayRead({ addr, file: '/big.bin', ca, limitS, dir: f.t.dir }))
         }
         lib = medianRun(libRuns, r => mbps(r.bytes, r.totalMs))
         cat = medianRun(catRuns, r => mbps(r.bytes, r.ms))
+        gw = medianRun(gwRuns, r => mbps(r.bytes, r.ms))
       } finally { await link.stop() }
       const base = mbps(c.bytes, c.ms)
       const cut = r => !r.truncated ? '' : Number.isFinite(r.bytes) ? `(limit: first ${Math.round(r.bytes / 2 ** 20)} MiB in ${limitS} s)` : `(not done in ${limitS} s)`
       const baselineLabel = `curl, one file, one connection, HTTP/${c.httpVersion}`
       rows.push({ label: `${p.name}, ${linkName(l)}: createReadStream`, value: mbps(lib.bytes, lib.totalMs), baseline: base, baselineLabel, unit: 'MB/s', note: cut(lib) })
       rows.push({ label: `${p.name}, ${linkName(l)}: rotree cat`, value: mbps(cat.bytes, cat.ms), baseline: base, baselineLabel, unit: 'MB/s', note: cut(cat) })
-      raw.push({ protocol: p.name, ...l, curl: c, library: lib, cat, runs: { library: libRuns.map(r => mbps(r.bytes, r.totalMs)), cat: catRuns.map(r => mbps(r.bytes, r.ms)) }, wire, relay: { ...relay, cpuShare: relayCpu } })
+      rows.push({ label: `${p.name}, ${linkName(l)}: curl through rotree gateway`, value: mbps(gw.bytes, gw.ms), baseline: base, baselineLabel, unit: 'MB/s', note: cut(gw) })
+      raw.push({ protocol: p.name, ...l, curl: c, library: lib, cat, gateway: gw, runs: { library: libRuns.map(r => mbps(r.bytes, r.totalMs)), cat: catRuns.map(r => mbps(r.bytes, r.ms)), gateway: gwRuns.map(r => mbps(r.bytes, r.ms)) }, wire, relay: { ...relay, cpuShare: relayCpu } })
     }
   }
   // the target is about the link: the uncapped rows are the reader's own ceiling (P3 judges loopback)
-  const judged = raw.filter(r => r.mbit).map(r => ({ link: `${r.protocol}, ${linkName(r)}`, ratio: mbps(r.library.bytes, r.library.totalMs) / mbps(r.curl.bytes, r.curl.ms) }))
+  // judged: the library's own read and the gateway in front of the link (a reader's two ways to a distant mirror)
+  const judged = raw.filter(r => r.mbit).flatMap(r => [
+    { link: `${r.protocol}, ${linkName(r)}, createReadStream`, ratio: mbps(r.library.bytes, r.library.totalMs) / mbps(r.curl.bytes, r.curl.ms) },
+    { link: `${r.protocol}, ${linkName(r)}, gateway`, ratio: mbps(r.gateway.bytes, r.gateway.ms) / mbps(r.curl.bytes, r.curl.ms) }
+  ])
   const worst = Math.min(...judged.map(j => j.ratio))
   const short = judged.filter(j => j.ratio < TARGET).map(j => `${j.link} (${j.ratio.toFixed(2)}×)`)
   const far = raw.filter(r => r.rttMs > 0)
@@ -89,7 +97,8 @@ export async function run ({ quick = false } = {}) {
     rows,
     raw,
     notes: [
-      'The target is judged on the createReadStream rows over the capped link (RTT 10, 50 and 100 ms); the uncapped rows, nginx through the relay with no delay and no cap, show the reader\'s own ceiling, which P3 judges on loopback.',
+      'The target is judged on the createReadStream rows and the gateway rows over the capped link (RTT 10, 50 and 100 ms); the uncapped rows, nginx through the relay with no delay and no cap, show the reader\'s own ceiling, which P3 judges on loopback.',
+      `The gateway rows: \`rotree gateway ADDR --cache-size 0\` (its defaults otherwise), started for each run on loopback beside curl, with the mirror behind the link; curl downloads the file from it over HTTP/1.1. Its time is curl's, from connecting to the gateway to the last byte: the gateway had opened the tree (fsinfo.json) when it started, as a running gateway has, and every chunk comes from the mirror, verified, as it is sent (no disk cache). Until 2026-11-28 the gateway asked a tree's mirrors for at most 16 blobs at once (its --concurrency default), ~4 MiB of chunks per round trip whatever the window said: through this link, alternated with curl direct in one session, it ran at 0.77-0.83× of curl over HTTP/1.1 and 0.73-0.77× over HTTPS + HTTP/2 at RTT 50 ms, and 0.79-0.84× and 0.78-0.80× at RTT 100 ms (3 runs each), against 0.98-1.08× and 0.94-1.01× at RTT 50 ms and 1.58-1.84× and 1.01-1.03× at RTT 100 ms with 64, the library's default, which it now uses; on loopback the change moved neither P2 nor P9 (the window, not the count, bounds what is in flight there).`,
       `${reps > 1 ? `The median of ${reps} runs per row, each with a time limit of ${limitS} s (every run's rate is in the raw results)` : `One run per row, with a time limit of ${limitS} s`}, against the median of ${curlReps} curl run${curlReps > 1 ? 's' : ''}; nginx's log and the relay's figures below are of each row's first library run. The link (bench/lib/link.js) is a relay process on loopback: a fixed delay each way, one token bucket shared by all its connections, and TCP's sender behaviour (a handshake RTT, slow start from 10 segments, a receive window of at most ${DEFAULT_WINDOW / 2 ** 20} MiB per connection: Linux's default tcp_rmem maximum). nginx from \`rotree nginx-config\` serves the tree and the plain file on one port, and again with TLS 1.3 and HTTP/2 on a second port (added by the bench). Rates include connecting and, for the library, openTree(); \`rotree cat\` includes Node's start-up and writes to /dev/null.`,
       `The baseline's use of the link: ${far.map(r => `${r.protocol}, RTT ${r.rttMs} ms: ${(100 * curlUse(r)).toFixed(0)}%`).join('; ')} of the cap (a single TCP connection slow-starts and is capped by its window at ${DEFAULT_WINDOW / 2 ** 20} MiB per RTT).`,
       `The library's use of the link: ${far.map(r => `${r.protocol}, RTT ${r.rttMs} ms: ${(100 * mbps(r.library.bytes, r.library.totalMs) * 8 / r.mbit).toFixed(0)}%`).join('; ')} of the cap.`,

@@ -67,6 +67,13 @@ function clientPrefix () {
 }
 
 const args = process.argv.slice(2)
+const FLAGS = ['--quick', '--results', '--no-render', '--render-only']
+if (args.includes('--help') || args.includes('-h')) {
+  process.stdout.write(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1).filter((l, i, all) => all.slice(0, i + 1).every(x => x.startsWith('//'))).map(l => l.replace(/^\/\/ ?/, '')).join('\n') + '\n')
+  process.exit(0)
+}
+const bad = args.find(a => a.startsWith('-') && !FLAGS.includes(a))
+if (bad) { console.error(`bench/run.js: unknown option ${bad}; known: ${FLAGS.join(', ')} (--help)`); process.exit(2) }
 const quick = args.includes('--quick')
 const at = args.indexOf('--results')
 const resultsDir = at >= 0 ? path.resolve(args[at + 1]) : RESULTS

@@ -1,6 +1,6 @@
 // The readers the network figures time, each in its own process and each with
 // a time limit: the client library (bench/lib/reader.js), `rotree cat`,
-// `rotree get`, and curl as the baseline.
+// `rotree get`, curl through `rotree gateway`, and curl as the baseline.
 //
 // Which rotree client is measured: this checkout, or the one named by
 // ROTREE_BENCH_CLIENT=DIR (a checkout with node_modules), so a before/after
@@ -12,6 +12,7 @@ import { openSync, closeSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { startGateway } from './servers.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
 const READER = new URL('./reader.js', import.meta.url).pathname
@@ -23,12 +24,12 @@ export function clientLabel () {
   let rev = ''
   try { rev = execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() } catch {}
   if (!rev) { try { rev = (execFileSync('cat', [path.join(dir, '.bench-ref')], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim()) } catch {} }
-  const dirty = dir === path.resolve(ROOT) && gitDirty() ? ' + uncommitted changes in client-js/ or cli/' : ''
+  const dirty = dir === path.resolve(ROOT) && gitDirty() ? ' + uncommitted changes in client-js/, cli/ or gateway/' : ''
   return `${dir === path.resolve(ROOT) ? 'this checkout' : dir}${rev ? ` (${rev}${dirty})` : dirty}`
 }
 
 function gitDirty () {
-  try { return execFileSync('git', ['-C', ROOT, 'status', '--porcelain', '--', 'client-js', 'cli'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() !== '' } catch { return false }
+  try { return execFileSync('git', ['-C', ROOT, 'status', '--porcelain', '--', 'client-js', 'cli', 'gateway'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() !== '' } catch { return false }
 }
 
 const envWith = ca => ca ? { ...process.env, NODE_EXTRA_CA_CERTS: ca } : process.env
@@ -94,6 +95,26 @@ export async function rotreeGet ({ addr, from = '/', dest, mirrors = [], ca = nu
   if (jobs) args.push('--jobs', String(jobs))
   const r = await runChild(process.execPath, args, { env: envWith(ca), limitS })
   return { ms: r.ms, truncated: r.truncated }
+}
+
+/**
+ * curl of FILE through a `rotree gateway ADDR` started for this one download
+ * (no disk cache, so every chunk comes from the mirror, verified, as it is
+ * sent); the gateway is on loopback with curl, the mirror behind the link.
+ * The time is curl's, from connecting to the gateway to the last byte; the
+ * gateway has opened the tree (fsinfo.json) before it.
+ * @returns {Promise<{ ms: number, bytes: number, truncated: boolean }>}
+ */
+export async function gatewayRead ({ addr, file, ca = null, limitS = 60, dir }) {
+  const state = await fs.mkdtemp(path.join(dir, 'gw-'))
+  const gw = await startGateway(addr, state, ['--cache-size', '0', ...(ca ? ['--ca', ca] : [])], { bin: path.join(clientDir(), 'bin/rotree.js') })
+  try {
+    const r = await curl({ url: gw.url + file.replace(/^\//, ''), limitS })
+    return { ms: r.ms, bytes: r.bytes, truncated: r.truncated }
+  } finally {
+    await gw.stop()
+    await fs.rm(state, { recursive: true, force: true })
+  }
 }
 
 /**

@@ -1,11 +1,13 @@
 // The servers a benchmark compares, each started as its own process on a
 // loopback port so its CPU can be read from /proc: the embedded server
-// (`rotree serve`), nginx from `rotree nginx-config`, and express.static.
+// (`rotree serve`), nginx from `rotree nginx-config`, express.static, and
+// `rotree gateway` in front of a mirror.
 import { spawn, execFileSync } from 'node:child_process'
 import fs from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import os from 'node:os'
+import { once } from 'node:events'
 
 const ROOT = new URL('../../', import.meta.url).pathname
 const BIN = path.join(ROOT, 'bin/rotree.js')
@@ -61,6 +63,34 @@ function spawnOn (cpu, cmd, args, opts) {
 }
 
 /** `rotree serve DIR` in its own process. */
+/**
+ * `rotree gateway ADDR` in its own process; resolves when it answers.
+ * dir: its state goes in dir/state. o.bin: the rotree to run (another
+ * checkout's bin/rotree.js, for an A/B); o.env: added to its environment.
+ */
+export async function startGateway (addr, dir, extra = [], { env = {}, bin = BIN } = {}) {
+  const port = await freePort()
+  const proc = spawn(process.execPath, [bin, 'gateway', addr, '--port', String(port), '--state-dir', path.join(dir, 'state'), ...extra], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
+  let out = ''
+  proc.stdout.on('data', b => { out += b })
+  // its log (a line per root change) stays out of the figure's output; the tail explains a failed start
+  let log = ''
+  proc.stderr.on('data', b => { log = (log + b).slice(-8192) })
+  const deadline = Date.now() + 30_000
+  while (!out.includes('listening at')) {
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      if (proc.exitCode === null) proc.kill('SIGKILL')
+      throw new Error(`gateway did not start: ${out}${log}`)
+    }
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    pid: proc.pid,
+    stop: async () => { if (proc.exitCode === null) { proc.kill('SIGTERM'); await once(proc, 'exit') } }
+  }
+}
+
 export async function startRotreeServe (dir, { cpu = null } = {}) {
   const port = await freePort()
   const proc = spawnOn(cpu, process.execPath, [BIN, 'serve', dir, '--port', String(port)], { stdio: 'ignore' })
