@@ -45,6 +45,8 @@ const WELL_KNOWN = ['.well-known', 'rotree'] // + 'status' or 'metrics'
  * @param {number} [opts.refreshSeconds=60] re-check fsinfo.json this often (0: only on expiry)
  * @param {number} [opts.maxAge] upper bound of Cache-Control max-age (default refreshSeconds, at least 1)
  * @param {boolean} [opts.index=true] serve a directory's index.html instead of its listing
+ * @param {boolean} [opts.prefetch=true] after a listing, fetch what a client walking the listings asks for next
+ *   (the directory's small files and next directories, readahead.js)
  * @param {boolean} [opts.sandbox=true] send HTML, SVG and XML with CSP sandbox (sandbox.js)
  * @param {string[]|null} [opts.allowHosts=null] Host names served besides the loopback ones (host-check.js); ['*']: any
  * @param {object} [opts.treeOptions] anything else for new Tree() (graceMs, skewMs, readAhead, …)
@@ -66,7 +68,7 @@ export class Gateway {
   constructor ({
     tree, trees = {}, mirrors = [], stateDir, timeoutMs, mirrorPenaltyMs, concurrency = 64, cacheBytes = 64 << 20,
     cacheDir = null, cacheSize = 1 << 30, refreshSeconds = 60, maxAge, index = true, sandbox = true, allowHosts = null,
-    treeOptions = {}, log = null, accessLog = null
+    treeOptions = {}, log = null, accessLog = null, prefetch = true
   } = {}) {
     if (tree === undefined && Object.keys(trees).length === 0) throw new TypeError('gateway: give a tree (opts.tree) or named trees (opts.trees)')
     this.log = redactingLog(log)
@@ -78,7 +80,7 @@ export class Gateway {
     this.startedAt = new Date()
     this.disk = null
     const tOpts = this._treeOptions({ timeoutMs, mirrorPenaltyMs, concurrency, cacheBytes, stateDir, useDisk: cacheDir !== null, treeOptions })
-    const mountOpts = { treeOptions: tOpts, refreshMs: refreshSeconds * 1000, maxAgeS: Math.max(1, maxAge ?? refreshSeconds), log: this.log, metrics: this.metrics }
+    const mountOpts = { treeOptions: tOpts, refreshMs: refreshSeconds * 1000, maxAgeS: Math.max(1, maxAge ?? refreshSeconds), log: this.log, metrics: this.metrics, prefetch }
     this.root = tree === undefined ? null : new Mount('', tree, { ...mountOpts, mirrors })
     this.named = new Map()
     for (const [name, t] of Object.entries(trees)) {

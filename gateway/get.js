@@ -9,6 +9,7 @@ import { sendFile } from './files.js'
 import { sendGenerated } from './body.js'
 import { wantsJson, htmlListing, jsonListing } from './listing.js'
 import { withTargets } from './targets.js'
+import { tapListing } from './readahead.js'
 import { sandboxHeaders } from './sandbox.js'
 
 const HTML = 'text/html; charset=utf-8'
@@ -59,8 +60,8 @@ function listing (gw, ctx, pin, entry, json) {
   if (inm !== undefined && etagMatches(inm, etag)) { res.writeHead(304, headers.slice(2)); return res.end() }
   const title = titleOf(ctx)
   const pieces = json
-    ? jsonListing(title, withTargets(pin, rel, entry, { links: false })) // JSON names a symlink's target, it does not follow it
-    : htmlListing(title, ctx.segs.length > 0 || ctx.base !== '', withTargets(pin, rel, entry))
+    ? jsonListing(title, tapListing(ctx.mount.readAhead, pin, rel, withTargets(pin, rel, entry, { links: false }))) // JSON names a symlink's target, it does not follow it
+    : htmlListing(title, ctx.segs.length > 0 || ctx.base !== '', tapListing(ctx.mount.readAhead, pin, rel, withTargets(pin, rel, entry)))
   return sendGenerated(req, res, 200, headers, pieces, { errorHeaders: pin.headers, log: gw.log })
 }
 

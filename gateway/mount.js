@@ -7,6 +7,7 @@
 // per-request view.
 import { Tree } from 'rotree-client'
 import { rootRecord, isFresh } from './tree-access.js'
+import { ReadAhead } from './readahead.js'
 
 const RETRY_OPEN_MS = 1000 // a tree that failed to open is retried at most this often
 const FAULT_WATCH_MS = 1000
@@ -32,8 +33,9 @@ export class Mount {
    * @param {number} o.maxAgeS upper bound of Cache-Control max-age
    * @param {{ info?: Function, error?: Function } | null} [o.log]
    */
-  constructor (name, tree, { mirrors = [], treeOptions = {}, refreshMs, maxAgeS, log = null, metrics = null }) {
+  constructor (name, tree, { mirrors = [], treeOptions = {}, refreshMs, maxAgeS, log = null, metrics = null, prefetch = true }) {
     this.name = name
+    this.readAhead = prefetch ? new ReadAhead() : null // what a client walking the listings asks for next (readahead.js)
     this.metrics = metrics
     this.seenFailed = new Map() // mirror url → its `failed` count when last looked at (watchFaults)
     this.owned = !(tree instanceof Tree)

@@ -9,6 +9,7 @@ import { sendError, sendText } from './http-status.js'
 import { resolve, fileMeta, dirEtag } from './tree-access.js'
 import { notADir } from './paths.js'
 import { withTargets } from './targets.js'
+import { tapListing } from './readahead.js'
 import { readBody, parsePropfind, DAV } from './propfind-body.js'
 
 export const DAV_ALLOW = 'OPTIONS, GET, HEAD, PROPFIND'
@@ -81,7 +82,7 @@ async function propfindTree (gw, ctx, depth, want) {
     yield davResponse(gw.href(ctx, names, isDir), davResource(entry, ctx.segs.at(-1) ?? ''), want)
     if (isDir && depth === '1') {
       const dirHref = gw.href(ctx, names, true)
-      for await (const { entry: e, target: t } of withTargets(pin, rel, entry)) {
+      for await (const { entry: e, target: t } of tapListing(ctx.mount.readAhead, pin, rel, withTargets(pin, rel, entry))) {
         if (t === null || t === undefined) continue // WebDAV has no symlinks: leave out one that leads nowhere (or was not resolved)
         yield davResponse(dirHref + encodeURIComponent(e.name) + (t.type === 'dir' ? '/' : ''), davResource(t, e.name), want)
       }

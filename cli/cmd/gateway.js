@@ -20,6 +20,7 @@ export default {
     concurrency: { type: 'string', arg: 'N', help: 'upstream blob fetches at once, per tree (default 64)' },
     'mirror-penalty': { type: 'string', arg: 'SECONDS', help: 'a mirror that failed is asked last for this long (default 30)' },
     'no-index': { type: 'boolean', help: 'list directories even when they hold an index.html' },
+    'no-prefetch': { type: 'boolean', help: 'do not fetch ahead what a client walking the listings (wget -r, rclone, davfs2) asks for next' },
     'allow-host': { type: 'string', multiple: true, arg: 'NAME', help: 'also answer for Host NAME (or NAME:PORT) on a loopback bind; * answers any (docs/GATEWAY.md)' },
     'no-sandbox': { type: 'boolean', help: 'send HTML/SVG/XML without the CSP sandbox: tree pages then run with this host\'s origin' },
     'access-log': { type: 'string', arg: 'FILE', help: 'one line per request to FILE (- for stderr)' }
@@ -57,6 +58,7 @@ export default {
       cacheDir,
       cacheSize: cacheSize || undefined,
       index: !v['no-index'],
+      prefetch: !v['no-prefetch'],
       allowHosts: v['allow-host'] ?? null,
       sandbox: !v['no-sandbox'],
       ...(v['access-log'] !== undefined ? { accessLog: v['access-log'] } : {}),

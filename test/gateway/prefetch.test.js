@@ -1,0 +1,123 @@
+// Directory read-ahead (gateway/readahead.js): after a listing, the gateway
+// fetches what a client walking the listings asks for next, so that client's
+// next requests are answered from the gateway's cache, not from the mirror;
+// and what it fetches ahead is bounded, whatever the tree.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import http from 'node:http'
+import { makeFixture, startGateway, curl, address, prng, entryOf, publishedRoot } from './helpers.js'
+import { AHEAD, BYTES, FILE_MAX } from '../../gateway/readahead.js'
+
+const DIRS = 48 // more than 2 × AHEAD: some are never reached by one listing's read-ahead
+const name = i => 'd' + String(i).padStart(2, '0')
+let fx, mirror
+
+before(async () => {
+  const files = { 'top.bin': prng(40 * 1024, 'top') }
+  for (let i = 0; i < DIRS; i++) {
+    files[`${name(i)}/f.bin`] = prng(20 * 1024, `f${i}`) // one chunk: a blob of its own
+    files[`${name(i)}/note.txt`] = `note ${i}\n` // inline: nothing to fetch
+  }
+  // more small files than one listing's byte budget
+  for (let i = 0; i < Math.ceil(BYTES / FILE_MAX) + 4; i++) files[`fat/${String(i).padStart(2, '0')}.bin`] = prng(FILE_MAX, `fat${i}`)
+  fx = await makeFixture(files)
+  // the mirror: the published folder, every request counted by path
+  const seen = new Map()
+  const server = http.createServer(async (req, res) => {
+    const p = req.url.startsWith('/h/') ? 'h/' + req.url.slice(3).replace(/[^0-9a-f]/g, '') : 'fsinfo.json'
+    seen.set(p, (seen.get(p) ?? 0) + 1)
+    try {
+      const body = await fs.readFile(path.join(fx.out, p))
+      res.writeHead(200, { 'content-length': body.length }).end(body)
+    } catch { res.writeHead(404).end() }
+  })
+  await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+  mirror = { server, seen, url: `http://127.0.0.1:${server.address().port}/`, asked: hash => seen.get('h/' + hash) ?? 0 }
+})
+
+after(async () => {
+  mirror.server.closeAllConnections()
+  await new Promise(resolve => mirror.server.close(resolve))
+  await fx.cleanup()
+})
+
+const pageOf = async i => (await entryOf(fx.out, name(i))).dir.hash
+const fileOf = async i => (await entryOf(fx.out, `${name(i)}/f.bin`)).chunks[0].hash
+
+async function gateway (t, opts = {}) {
+  const gw = await startGateway(t, { tree: address(mirror.url, fx.pk), cacheDir: null, ...opts })
+  return { ...gw, ra: gw.gateway.gateway.root.readAhead }
+}
+
+test('a listing warms the directory\'s small files and its first directories; a listing of one of them, the next ones', async t => {
+  const gw = await gateway(t)
+  assert.equal((await curl(gw.url)).status, 200)
+  await gw.ra.idle()
+  const top = (await entryOf(fx.out, 'top.bin')).chunks[0].hash
+  assert.equal(mirror.asked(top), 1, 'the listed directory\'s small file was fetched ahead')
+  for (let i = 0; i < AHEAD; i++) {
+    assert.equal(mirror.asked(await pageOf(i)), 1, `${name(i)}'s page was fetched ahead`)
+    assert.equal(mirror.asked(await fileOf(i)), 1, `${name(i)}/f.bin was fetched ahead`)
+  }
+  for (let i = AHEAD; i < DIRS; i++) assert.equal(mirror.asked(await pageOf(i)), 0, `${name(i)} is past the read-ahead`)
+
+  // a client lists d00/, then reads what it found, then lists d01/ …
+  assert.equal((await curl(gw.url + name(0) + '/')).status, 200)
+  await gw.ra.idle()
+  assert.equal(mirror.asked(await pageOf(AHEAD)), 1, 'the next directory after d00 in its parent\'s listing was fetched ahead')
+  assert.equal(mirror.asked(await fileOf(AHEAD)), 1)
+  assert.equal(mirror.asked(await pageOf(AHEAD + 1)), 0, 'and no further')
+
+  // what was fetched ahead answers the client's requests: the mirror is not asked again
+  const listing = await curl(gw.url + name(5) + '/')
+  const file = await curl(gw.url + name(5) + '/f.bin')
+  assert.equal(listing.status, 200)
+  assert.ok(listing.body.toString().includes('f.bin'))
+  assert.equal(file.status, 200)
+  assert.ok(file.body.equals(prng(20 * 1024, 'f5')), 'the verified bytes')
+  assert.equal(mirror.asked(await pageOf(5)), 1, 'd05/ was listed from the page fetched ahead')
+  assert.equal(mirror.asked(await fileOf(5)), 1, 'd05/f.bin was answered from the chunk fetched ahead')
+  await gw.ra.idle()
+})
+
+test('a WebDAV listing (PROPFIND, Depth 1) fetches ahead the same way', async t => {
+  const gw = await gateway(t)
+  const before = mirror.asked(await fileOf(30))
+  for (const dir of ['', name(29) + '/']) {
+    const r = await curl(gw.url + dir, ['-X', 'PROPFIND', '-H', 'Depth: 1'])
+    assert.equal(r.status, 207)
+    await gw.ra.idle()
+  }
+  assert.equal(mirror.asked(await fileOf(30)), before + 1, 'the next directory\'s small file was fetched ahead')
+})
+
+test('one listing fetches at most its byte budget of files ahead', async t => {
+  const gw = await gateway(t)
+  assert.equal((await curl(gw.url + 'fat/')).status, 200)
+  await gw.ra.idle()
+  let bytes = 0; let files = 0
+  const all = (await fs.readdir(path.join(fx.src, 'fat'))).sort()
+  for (const f of all) {
+    const e = await entryOf(fx.out, `fat/${f}`)
+    const n = e.chunks.filter(c => mirror.asked(c.hash) > 0).reduce((s, c) => s + (c.storedSize ?? c.size), 0)
+    if (n > 0) files++
+    bytes += n
+  }
+  assert.ok(files > 0, 'some were fetched ahead')
+  assert.ok(files < all.length, `not all ${all.length}: ${files}`)
+  assert.ok(bytes <= BYTES, `${bytes} bytes fetched ahead, budget ${BYTES}`)
+})
+
+test('--no-prefetch: a listing fetches nothing ahead', async t => {
+  const gw = await gateway(t, { prefetch: false })
+  assert.equal(gw.ra, null)
+  const before = new Map(mirror.seen)
+  assert.equal((await curl(gw.url)).status, 200)
+  // the listing needed the root page only; give a read-ahead, were there one, time to show
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const fetched = [...mirror.seen].filter(([p, n]) => p.startsWith('h/') && n > (before.get(p) ?? 0)).map(([p]) => p)
+  const rootHash = (await publishedRoot(fx.out)).root.hash
+  assert.deepEqual(fetched.filter(p => p !== 'h/' + rootHash), [], 'nothing but the root page')
+})
