@@ -35,11 +35,11 @@ function gitDirty () {
 const envWith = ca => ca ? { ...process.env, NODE_EXTRA_CA_CERTS: ca } : process.env
 
 /** Run a child; resolve { code, signal, ms, stdout (unless counted), bytes, truncated } with a hard time limit. */
-function runChild (cmd, args, { env, limitS, devNull = false, killAtLimit = true }) {
+function runChild (cmd, args, { env, limitS, devNull = false, killAtLimit = true, okCodes = [0], cwd }) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now()
     const nul = devNull ? openSync('/dev/null', 'w') : null
-    const p = spawn(cmd, args, { env, stdio: ['ignore', devNull ? nul : 'pipe', 'pipe'] })
+    const p = spawn(cmd, args, { env, cwd, stdio: ['ignore', devNull ? nul : 'pipe', 'pipe'] })
     if (nul !== null) closeSync(nul)
     let out = ''; let err = ''; let truncated = false
     p.stdout?.on('data', b => { out += b })
@@ -49,7 +49,7 @@ function runChild (cmd, args, { env, limitS, devNull = false, killAtLimit = true
     p.on('close', (code, signal) => {
       clearTimeout(timer)
       const ms = performance.now() - t0
-      if (code !== 0 && !truncated) return reject(new Error(`${path.basename(cmd)} ${args.slice(0, 3).join(' ')} … exited with ${code ?? signal}: ${err.trim().slice(-500)}`))
+      if (!okCodes.includes(code) && !truncated) return reject(new Error(`${path.basename(cmd)} ${args.slice(0, 3).join(' ')} … exited with ${code ?? signal}: ${err.trim().slice(-500)}`))
       resolve({ code, signal, ms, stdout: out, stderr: err, truncated })
     })
   })
@@ -111,6 +111,28 @@ export async function gatewayRead ({ addr, file, ca = null, limitS = 60, dir }) 
   try {
     const r = await curl({ url: gw.url + file.replace(/^\//, ''), limitS })
     return { ms: r.ms, bytes: r.bytes, truncated: r.truncated }
+  } finally {
+    await gw.stop()
+    await fs.rm(state, { recursive: true, force: true })
+  }
+}
+
+/**
+ * `wget -r -np` of a whole tree through a `rotree gateway ADDR` started for
+ * this run, with its disk cache in `dir` (the default setup) and `extra`
+ * flags (--no-prefetch): the way a plain HTTP client mirrors a tree through
+ * the gateway, one listing or file at a time. wget's exit code 8 (some
+ * answer was an error: a symlink that leads nowhere is a 404) is expected.
+ * @returns {Promise<{ ms: number, files: number, truncated: boolean }>} files: counted in dest
+ */
+export async function wgetThroughGateway ({ addr, dir, dest, extra = [], limitS = 300 }) {
+  const state = await fs.mkdtemp(path.join(dir, 'gw-'))
+  const gw = await startGateway(addr, state, ['--cache-dir', path.join(state, 'cache'), ...extra], { bin: path.join(clientDir(), 'bin/rotree.js') })
+  try {
+    await fs.mkdir(dest, { recursive: true })
+    const r = await runChild('wget', ['-r', '-np', '-nH', '-q', '-e', 'robots=off', gw.url], { env: process.env, limitS, okCodes: [0, 8], cwd: dest })
+    const files = Number(execFileSync('sh', ['-c', `find '${dest}' -type f | wc -l`]).toString())
+    return { ms: r.ms, files, truncated: r.truncated }
   } finally {
     await gw.stop()
     await fs.rm(state, { recursive: true, force: true })

@@ -9,6 +9,7 @@ const PACKAGES = {
   openssl: { probe: ['openssl', 'version'], pkg: 'openssl' },
   taskset: { probe: ['taskset', '--version'], pkg: 'util-linux' },
   tar: { probe: ['tar', '--version'], pkg: 'tar' },
+  wget: { probe: ['wget', '--version'], pkg: 'wget' },
   chromium: { probe: ['/usr/bin/chromium', '--version'], pkg: 'chromium' }
 }
 
