@@ -22,9 +22,10 @@
 // Bounded, whatever the tree (docs/TRUST.md rule 9): per listing, at most
 // 2 × AHEAD directories and BYTES of blobs; per tree, JOBS fetches at once
 // (half the tree's default request cap, so clients' own requests keep the
-// rest) and QUEUE waiting (more are dropped: read-ahead is a hint); REMEMBER
-// listings of at most REMEMBER_ENTRIES names each; a warmed directory is
-// looked at for its first DIR_ENTRIES entries only. Errors are dropped: a
+// rest) and QUEUE waiting (more are dropped: read-ahead is a hint); the
+// directories of REMEMBER listings of at most REMEMBER_ENTRIES entries each
+// (a longer one is not remembered); a warmed directory is looked at for its
+// first DIR_ENTRIES entries only. Errors are dropped: a
 // failure shows when the client asks for the thing itself.
 import { entriesOf } from './tree-access.js'
 
@@ -34,13 +35,13 @@ export const BYTES = 16 << 20
 export const DIR_ENTRIES = 256
 export const JOBS = 32
 export const QUEUE = 4096
-export const REMEMBER = 16
-export const REMEMBER_ENTRIES = 10_000
+export const REMEMBER = 8
+export const REMEMBER_ENTRIES = 4096
 const WARMED = 65_536 // handles remembered as asked for already
 
 export class ReadAhead {
   constructor () {
-    this.lists = new Map() // root hash + path → Map(name → index), and the listed entries
+    this.lists = new Map() // root hash + path → { dirs: the listing's directory entries, index: name → position }
     this.warmed = new Set() // dir and chunk handles already asked for (insertion order: oldest first)
     this.queue = []
     this.running = 0
@@ -69,7 +70,7 @@ export class ReadAhead {
     this.lists.delete(key) // the most recently used listing is the last to be forgotten
     this.lists.set(key, parent)
     const at = parent.index.get(rel.at(-1))
-    if (at !== undefined) this._dirs(pin, parent.entries, at + 1, budget)
+    if (at !== undefined) this._dirs(pin, parent.dirs, at + 1, budget)
   }
 
   /** Resolves when no read-ahead is running or waiting (tests; a gateway's shutdown). */
@@ -78,12 +79,14 @@ export class ReadAhead {
     return new Promise(resolve => this.idleWaiters.push(resolve))
   }
 
+  /** Keep a listing's directories (only they are read ahead from it), by name. */
   _remember (key, entries) {
     if (this.lists.has(key)) return
     if (this.lists.size >= REMEMBER) this.lists.delete(this.lists.keys().next().value)
+    const dirs = entries.filter(e => e.type === 'dir')
     const index = new Map()
-    entries.forEach((e, i) => index.set(e.name, i))
-    this.lists.set(key, { entries, index })
+    dirs.forEach((e, i) => index.set(e.name, i))
+    this.lists.set(key, { dirs, index })
   }
 
   /** The first AHEAD directories of `entries` from `from` on: each one's first page, then its small files. */
