@@ -13,9 +13,10 @@
 //   - its first AHEAD subdirectories: their first directory page, and their
 //     own small files;
 //   - when the listing of its parent was sent too (and is remembered), the
-//     AHEAD directories after it in that listing, the same way. A client
-//     that lists the children of a directory in order (breadth-first, as
-//     wget does, or depth-first, as cp -r does) finds each next one warm.
+//     next AHEAD directories after it in that listing not fetched yet (round
+//     to the start), the same way. A client going through a directory's
+//     children, breadth-first (wget) or depth-first (cp -r over davfs2), in
+//     the listing's order or another, finds the next ones warm.
 // Only fetches: every blob is verified by the Tree, and a blob named by one
 // root is fetched under that root's pinned view, as a request would.
 //
@@ -70,7 +71,7 @@ export class ReadAhead {
     this.lists.delete(key) // the most recently used listing is the last to be forgotten
     this.lists.set(key, parent)
     const at = parent.index.get(rel.at(-1))
-    if (at !== undefined) this._dirs(pin, parent.dirs, at + 1, budget)
+    if (at !== undefined) this._dirs(pin, parent.dirs, at + 1, budget, true)
   }
 
   /** Resolves when no read-ahead is running or waiting (tests; a gateway's shutdown). */
@@ -89,14 +90,20 @@ export class ReadAhead {
     this.lists.set(key, { dirs, index })
   }
 
-  /** The first AHEAD directories of `entries` from `from` on: each one's first page, then its small files. */
-  _dirs (pin, entries, from, budget) {
+  /**
+   * Up to AHEAD directories of `entries` not asked for yet, from `from` on
+   * (wrapping round to the start when `wrap`): each one's first page, then
+   * its small files. Skipping those asked for already keeps a client that
+   * goes through the directories in another order than the listing's (davfs2
+   * hands them to `cp -r` in its own order) ahead of the read-ahead too.
+   */
+  _dirs (pin, entries, from, budget, wrap = false) {
     let n = 0
-    for (let i = from; i < entries.length && n < AHEAD; i++) {
-      const e = entries[i]
-      if (e.type !== 'dir') continue
+    const len = entries.length
+    for (let k = 0; k < (wrap ? len : len - from) && n < AHEAD; k++) {
+      const e = entries[(from + k) % len]
+      if (e.type !== 'dir' || !this._first(e.dir.hash)) continue
       n++
-      if (!this._first(e.dir.hash)) continue
       this._run(e.dir.hash, async () => {
         this.counts.dirs++
         const seen = []

@@ -10,7 +10,7 @@ import http from 'node:http'
 import { makeFixture, startGateway, curl, address, prng, entryOf, publishedRoot } from './helpers.js'
 import { AHEAD, BYTES, FILE_MAX } from '../../gateway/readahead.js'
 
-const DIRS = 48 // more than 2 × AHEAD: some are never reached by one listing's read-ahead
+const DIRS = 3 * AHEAD // the root listing reads ahead the first AHEAD, d00's listing the next AHEAD, d05's the last
 const name = i => 'd' + String(i).padStart(2, '0')
 let fx, mirror
 
@@ -66,9 +66,11 @@ test('a listing warms the directory\'s small files and its first directories; a 
   // a client lists d00/, then reads what it found, then lists d01/ …
   assert.equal((await curl(gw.url + name(0) + '/')).status, 200)
   await gw.ra.idle()
-  assert.equal(mirror.asked(await pageOf(AHEAD)), 1, 'the next directory after d00 in its parent\'s listing was fetched ahead')
-  assert.equal(mirror.asked(await fileOf(AHEAD)), 1)
-  assert.equal(mirror.asked(await pageOf(AHEAD + 1)), 0, 'and no further')
+  for (let i = AHEAD; i < 2 * AHEAD; i++) {
+    assert.equal(mirror.asked(await pageOf(i)), 1, `${name(i)}: the next directories after d00 in its parent's listing not fetched yet were fetched ahead`)
+    assert.equal(mirror.asked(await fileOf(i)), 1)
+  }
+  assert.equal(mirror.asked(await pageOf(2 * AHEAD)), 0, 'and no further')
 
   // what was fetched ahead answers the client's requests: the mirror is not asked again
   const listing = await curl(gw.url + name(5) + '/')
@@ -80,6 +82,19 @@ test('a listing warms the directory\'s small files and its first directories; a 
   assert.equal(mirror.asked(await pageOf(5)), 1, 'd05/ was listed from the page fetched ahead')
   assert.equal(mirror.asked(await fileOf(5)), 1, 'd05/f.bin was answered from the chunk fetched ahead')
   await gw.ra.idle()
+})
+
+test('a client that goes through the directories in another order (davfs2 under cp -r) is kept ahead of too', async t => {
+  const gw = await gateway(t)
+  const page20 = mirror.asked(await pageOf(20))
+  const page39 = mirror.asked(await pageOf(39))
+  for (const dir of ['', name(40) + '/']) {
+    assert.equal((await curl(gw.url + dir)).status, 200)
+    await gw.ra.idle()
+  }
+  // after d40 come d41…d47, then round to the start: d00…d15 are fetched already, so d16 on
+  assert.equal(mirror.asked(await pageOf(20)), page20 + 1, 'd20, before d40 in the listing, was fetched ahead')
+  assert.equal(mirror.asked(await pageOf(39)), page39, 'but not more than AHEAD new directories')
 })
 
 test('a WebDAV listing (PROPFIND, Depth 1) fetches ahead the same way', async t => {
