@@ -143,7 +143,9 @@ export class Mount {
       mirrors: s.mirrors,
       upstream: { requests: s.requests, bytes: s.bytes },
       memoryCache: s.cache,
-      localFaults: this.localFaults()
+      localFaults: this.localFaults(),
+      // the read-ahead after listings (readahead.js): listings seen, directories and blobs fetched ahead, jobs dropped
+      prefetch: this.readAhead === null ? null : { ...this.readAhead.counts }
     }
   }
 

@@ -74,7 +74,7 @@ export class ReadAhead {
     if (at !== undefined) this._dirs(pin, parent.dirs, at + 1, budget, true)
   }
 
-  /** Resolves when no read-ahead is running or waiting (tests; a gateway's shutdown). */
+  /** Resolves when no read-ahead is running or waiting (for tests). */
   idle () {
     if (this.running === 0 && this.queue.length === 0) return Promise.resolve()
     return new Promise(resolve => this.idleWaiters.push(resolve))

@@ -82,6 +82,11 @@ test('a listing warms the directory\'s small files and its first directories; a 
   assert.equal(mirror.asked(await pageOf(5)), 1, 'd05/ was listed from the page fetched ahead')
   assert.equal(mirror.asked(await fileOf(5)), 1, 'd05/f.bin was answered from the chunk fetched ahead')
   await gw.ra.idle()
+  const status = await curl(gw.url + '.well-known/rotree/status')
+  const p = JSON.parse(status.body).trees[0].prefetch
+  assert.equal(p.listings, 3)
+  assert.equal(p.dirs, 3 * AHEAD, 'the status counts the directories fetched ahead')
+  assert.ok(p.blobs >= 3 * AHEAD + 1, `and the blobs: ${p.blobs}`)
 })
 
 test('a client that goes through the directories in another order (davfs2 under cp -r) is kept ahead of too', async t => {
