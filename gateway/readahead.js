@@ -38,7 +38,7 @@ export const JOBS = 32
 export const QUEUE = 4096
 export const REMEMBER = 8
 export const REMEMBER_ENTRIES = 4096
-const WARMED = 65_536 // handles remembered as asked for already
+const WARMED = 16_384 // handles remembered as asked for already (~2 MB); one forgotten and asked for again is most likely a cache hit
 
 export class ReadAhead {
   constructor () {
