@@ -4,7 +4,8 @@
 // the same files from the same nginx over the same link, in the same run; and
 // against curl piped into `tar -x`, which also writes the files. Over the
 // HTTP/1.1 link also `wget -r` through `rotree gateway` (its directory
-// read-ahead on, and off), the way a plain HTTP client mirrors the tree.
+// read-ahead on, and off), the way a plain HTTP client mirrors the tree, and
+// `cp -r` out of a davfs2 mount of it (when this machine can mount one).
 // P10_FORMAT=1 builds the tree in format 1 instead of the default (format 2),
 // for a same-session comparison of the two formats' request counts.
 import fs from 'node:fs/promises'
@@ -13,7 +14,7 @@ import { execFileSync } from 'node:child_process'
 import { missing, skipped } from './lib/need.js'
 import { startNginxTree, makeCert } from './lib/nginx.js'
 import { linkTo, PROTOCOLS, runContext, wireSummary, relayNote, tmpdir } from './lib/netfix.js'
-import { rotreeGet, curl, wgetThroughGateway } from './lib/clients.js'
+import { rotreeGet, curl, wgetThroughGateway, davfsCopyThroughGateway, davfsMissing } from './lib/clients.js'
 import { fmtRate } from './lib/link.js'
 import { median } from './lib/proc.js'
 
@@ -135,6 +136,19 @@ export async function run ({ quick = false } = {}) {
           rows.push({ label: `${h1.protocol}: wget -r through \`rotree gateway\`, ${label}`, value: median(w[k].map(r => r.ms)) / 1000, baseline: h1.curlMs / 1000, baselineLabel: 'curl, one tar, HTTP/1.1, to /dev/null', unit: 's', higherIsBetter: false, note: wcut(w[k]) })
         }
         wget = { curlMs: h1.curlMs, ...w }
+        // a file manager's copy over WebDAV: cp -r out of a davfs2 mount, depth-first in davfs2's order
+        const whyNotDav = quick ? 'not in the quick run' : davfsMissing()
+        if (whyNotDav === null) {
+          const d = { on: [], off: [], local: [] }
+          for (const [k, a, extra] of [['on', addr, []], ['off', addr, ['--no-prefetch']], ['local', `http://127.0.0.1:${nginx.port}/#${pubkey}`, []]]) {
+            execFileSync('sync')
+            d[k].push(await davfsCopyThroughGateway({ addr: a, dest: path.join(dir, `dav-${k}`), extra, limitS: 200 }))
+          }
+          for (const [k, label] of [['on', 'directory read-ahead on (the default)'], ['off', '--no-prefetch']]) {
+            rows.push({ label: `${h1.protocol}: cp -r out of a davfs2 mount of \`rotree gateway\`, ${label}`, value: d[k][0].ms / 1000, baseline: h1.curlMs / 1000, baselineLabel: 'curl, one tar, HTTP/1.1, to /dev/null', unit: 's', higherIsBetter: false, note: wcut(d[k]) })
+          }
+          wget.davfs = d
+        } else wget.davfs = { skipped: whyNotDav }
       } finally { await link.stop() }
     }
   } finally {
@@ -156,6 +170,7 @@ export async function run ({ quick = false } = {}) {
       `${quick ? 'One run per row' : 'The median of 5 runs per row, alternated (each run\'s times in the raw results)'}. The tree: ${src0.files.toLocaleString('en-US')} files in ${src0.dirs.toLocaleString('en-US')} directories, ${(src0.bytes / 1e6).toFixed(0)} MB (\`rotree build --skip-bad\` of ${quick ? `a ~8 MB part of ${DOC}` : DOC}, format ${format}), ${blobs.toLocaleString('en-US')} blobs of ${(blobBytes / 1e6).toFixed(0)} MB${format === 2 ? ' (compressed where it pays)' : ''}; the tar of the same folder is ${(tarBytes / 1e6).toFixed(0)} MB. Both are served by one nginx from \`rotree nginx-config\` (the tar from a location the bench adds) through bench/lib/link.js at ${fmtRate(LINK.mbit)}, RTT ${LINK.rttMs} ms, TCP windows as in P3w. \`rotree get\` (default --jobs) writes every file, symlink, mode and mtime, and includes Node's start-up; curl's time is its own time_total.`,
       'Each run writes into new folders, after a sync (so no run shares the disk with the writeback of the files written before it), and nothing is deleted until the figure ends: ext4 without a journal (this machine\'s root file system) skips, at every file it creates, each inode deleted in the last minute or more (recently_deleted() in fs/ext4/ialloc.c), so files created right after thousands were deleted cost several times more kernel time, for `tar -x` and `rotree get` alike (2026-11-27: `tar -x` of /usr/share/doc took 0.18 s of system time on a quiet file system, 0.76 s two seconds after a `rm -rf` of two copies of it, and 0.46 s in the next run).',
       ...(wget ? [`The wget rows (HTTP/1.1 only; informative, not judged): \`wget -r -np\` of the tree through a \`rotree gateway\` started for each run on loopback beside wget, with a disk cache in a new folder (the default setup) and this figure's nginx behind the link as its mirror. wget asks for one listing or file at a time, and saves every listing as index.html besides the files (${wget.on.map(r => r.files.toLocaleString('en-US')).join(', ')} files written). With the gateway's directory read-ahead (docs/GATEWAY.md: after a listing, the directory's small files and the next directories are fetched before the client asks) it took ${wget.on.map(r => (r.ms / 1000).toFixed(1) + ' s').join(', ')}${wget.off.length ? `; without it (\`--no-prefetch\`), where every directory page and file blob wget reaches costs a round trip to the mirror in sequence, ${wget.off.map(r => (r.ms / 1000).toFixed(1) + ' s').join(', ')}` : ''}${wget.local.length ? `. What is left is mostly wget's own pace, one request at a time: through a gateway whose mirror is on loopback (no link) the same \`wget -r\` took ${wget.local.map(r => (r.ms / 1000).toFixed(1) + ' s').join(', ')}` : ''}.`] : []),
+      ...(wget?.davfs?.on ? [`The davfs2 rows: \`mount -t davfs\` of such a gateway (read-only, davfs2's own cache new each run), then \`cp -r\` of the whole mount: a file manager's copy over WebDAV, depth-first, one PROPFIND or GET at a time, in davfs2's order of the entries rather than the listing's (${wget.davfs.on[0].files.toLocaleString('en-US')} files written). It took ${(wget.davfs.on[0].ms / 1000).toFixed(1)} s with the read-ahead, ${(wget.davfs.off[0].ms / 1000).toFixed(1)} s without it, and ${(wget.davfs.local[0].ms / 1000).toFixed(1)} s through a gateway whose mirror is on loopback (davfs2's own pace). One run each.`] : wget?.davfs?.skipped ? [`No davfs2 rows: ${wget.davfs.skipped}.`] : []),
       'What `rotree get` put on the wire: ' + raw.map(r => `${r.protocol}: ${wireSummary(r.wire)}`).join('; ') + '.',
       relayNote(relay),
       runContext()

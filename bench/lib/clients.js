@@ -8,9 +8,10 @@
 //   node bench/lib/clients.js export HEAD /tmp/rotree-before   # git archive of a ref, node_modules linked
 //   ROTREE_BENCH_CLIENT=/tmp/rotree-before node bench/run.js --results /tmp/before P3w
 import { spawn, execFileSync } from 'node:child_process'
-import { openSync, closeSync } from 'node:fs'
+import { openSync, closeSync, existsSync, readFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import os from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { startGateway } from './servers.js'
 
@@ -136,6 +137,52 @@ export async function wgetThroughGateway ({ addr, dir, dest, extra = [], limitS 
   } finally {
     await gw.stop()
     await fs.rm(state, { recursive: true, force: true })
+  }
+}
+
+/** Why `mount -t davfs` cannot run here (a line to print), or null. */
+export function davfsMissing () {
+  if (process.platform !== 'linux') return 'davfs2 mounts need Linux'
+  try { execFileSync('sh', ['-c', 'command -v mount.davfs'], { stdio: 'ignore' }) } catch { return 'mount.davfs not found (Debian package: davfs2)' }
+  if (process.getuid?.() !== 0) return 'mounting davfs2 needs root'
+  if (!existsSync('/dev/fuse')) return 'no /dev/fuse in this machine or container'
+  const eff = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]
+  if (eff === undefined || !(BigInt('0x' + eff) & (1n << 21n))) return 'no CAP_SYS_ADMIN: the kernel will not mount here'
+  return null
+}
+
+/**
+ * `cp -r` of a whole tree out of a davfs2 mount of a `rotree gateway ADDR`
+ * started for this run (its disk cache in `dir`, `extra` flags): a file
+ * manager's copy over WebDAV, depth-first in davfs2's own order, one
+ * PROPFIND or GET at a time. davfs2's own cache is new each run; `dir` is
+ * not used (davfs2 runs as its own user and could not reach a folder there).
+ * @returns {Promise<{ ms: number, files: number, truncated: boolean }>}
+ */
+export async function davfsCopyThroughGateway ({ addr, dest, extra = [], limitS = 300 }) {
+  // in the system's temp folder, not under `dir`: davfs2 runs as its own user and must reach its cache folder
+  const work = await fs.mkdtemp(path.join(os.tmpdir(), 'rotree-bench-dav-'))
+  const gw = await startGateway(addr, work, ['--cache-dir', path.join(work, 'gw-cache'), ...extra], { bin: path.join(clientDir(), 'bin/rotree.js') })
+  const mnt = path.join(work, 'mnt'); const cache = path.join(work, 'cache'); const secrets = path.join(work, 'secrets')
+  let mounted = false
+  try {
+    await fs.mkdir(mnt); await fs.mkdir(cache)
+    // davfs2 makes its cache folder as its own unprivileged user (davfs2): let its group write
+    const gid = /^davfs2:[^:]*:(\d+):/m.exec(await fs.readFile('/etc/group', 'utf8').catch(() => ''))?.[1]
+    if (gid !== undefined) { await fs.chown(cache, 0, Number(gid)); await fs.chmod(cache, 0o775) }
+    await fs.writeFile(secrets, '', { mode: 0o600 })
+    await fs.chmod(work, 0o755)
+    const conf = path.join(work, 'davfs2.conf')
+    await fs.writeFile(conf, `use_locks 0\nask_auth 0\nbuf_size 64\ncache_dir ${cache}\nsecrets ${secrets}\n`)
+    await runChild('mount', ['-t', 'davfs', '-o', `ro,conf=${conf}`, gw.url, mnt], { env: process.env, limitS: 60 })
+    mounted = true
+    const r = await runChild('cp', ['-r', mnt + '/.', dest], { env: process.env, limitS })
+    const files = Number(execFileSync('sh', ['-c', `find '${dest}' -type f | wc -l`]).toString())
+    return { ms: r.ms, files, truncated: r.truncated }
+  } finally {
+    if (mounted) await runChild('umount', [mnt], { env: process.env, limitS: 60 }).catch(() => {})
+    await gw.stop()
+    await fs.rm(work, { recursive: true, force: true })
   }
 }
 
