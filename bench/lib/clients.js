@@ -153,10 +153,11 @@ export function davfsMissing () {
 
 /**
  * `cp -r` of a whole tree out of a davfs2 mount of a `rotree gateway ADDR`
- * started for this run (its disk cache in `dir`, `extra` flags): a file
- * manager's copy over WebDAV, depth-first in davfs2's own order, one
- * PROPFIND or GET at a time. davfs2's own cache is new each run; `dir` is
- * not used (davfs2 runs as its own user and could not reach a folder there).
+ * started for this run (with a disk cache, and `extra` flags) into `dest`: a
+ * file manager's copy over WebDAV, depth-first in davfs2's own order, one
+ * PROPFIND or GET at a time. The gateway's and davfs2's caches and the mount
+ * point are in a new folder of the system's temp folder, which davfs2's own
+ * user can reach.
  * @returns {Promise<{ ms: number, files: number, truncated: boolean }>}
  */
 export async function davfsCopyThroughGateway ({ addr, dest, extra = [], limitS = 300 }) {
