@@ -22,7 +22,7 @@ request is read from \`/proc/<pid>/stat\`. The network figures (P3w, P3t, P10, P
 put an emulated link between reader and server: a relay on loopback with a fixed
 delay each way, one bandwidth cap for all its connections, and TCP's handshake, slow
 start and receive window (bench/README.md). Regenerate with \`npm run bench\` (full:
-< 10 min, and ~12 min more for the network figures, \`npm run bench -- net\`) or
+< 10 min, and ~14 min more for the network figures, \`npm run bench -- net\`) or
 \`npm run bench:quick\` (smoke); \`node bench/run.js --render-only\` renders this file
 from bench/results without running anything. Timed commands run without this
 machine's NODE_EXTRA_CA_CERTS, which adds ~50 ms to every Node start-up here
