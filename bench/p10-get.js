@@ -14,7 +14,8 @@ import { execFileSync } from 'node:child_process'
 import { missing, skipped } from './lib/need.js'
 import { startNginxTree, makeCert } from './lib/nginx.js'
 import { linkTo, PROTOCOLS, runContext, wireSummary, relayNote, tmpdir } from './lib/netfix.js'
-import { rotreeGet, curl, wgetThroughGateway, davfsCopyThroughGateway, davfsMissing } from './lib/clients.js'
+import { rotreeGet, curl, wgetThroughGateway, davfsCopyThroughGateway, countFiles } from './lib/clients.js'
+import { davfsMissing } from '../test/helpers/davfs.js'
 import { fmtRate } from './lib/link.js'
 import { median } from './lib/proc.js'
 
@@ -96,8 +97,7 @@ export async function run ({ quick = false } = {}) {
           const g = await rotreeGet({ addr: `${link.origin}#${pubkey}`, dest, ca, limitS, stateDir: path.join(dir, 'state') })
           wire ??= await nginx.logSince(mark)
           gs.push(g)
-          // every file there? (find, not a recursive readdir: one count that cannot miss a level)
-          files.push(g.truncated ? null : Number(execFileSync('sh', ['-c', `find '${dest}' -type f | wc -l`]).toString()))
+          files.push(g.truncated ? null : countFiles(dest)) // every file there?
         }
         const truncated = gs.some(g => g.truncated)
         const got = files.includes(null) ? null : Math.min(...files)
@@ -138,7 +138,7 @@ export async function run ({ quick = false } = {}) {
         wget = { curlMs: h1.curlMs, ...w }
         // a file manager's copy over WebDAV: cp -r out of a davfs2 mount, depth-first in davfs2's order
         const whyNotDav = quick ? 'not in the quick run' : davfsMissing()
-        if (whyNotDav === null) {
+        if (!whyNotDav) {
           const d = { on: [], off: [], local: [] }
           for (const [k, a, extra] of [['on', addr, []], ['off', addr, ['--no-prefetch']], ['local', `http://127.0.0.1:${nginx.port}/#${pubkey}`, []]]) {
             execFileSync('sync')

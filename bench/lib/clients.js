@@ -8,12 +8,13 @@
 //   node bench/lib/clients.js export HEAD /tmp/rotree-before   # git archive of a ref, node_modules linked
 //   ROTREE_BENCH_CLIENT=/tmp/rotree-before node bench/run.js --results /tmp/before P3w
 import { spawn, execFileSync } from 'node:child_process'
-import { openSync, closeSync, existsSync, readFileSync } from 'node:fs'
+import { openSync, closeSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import os from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { startGateway } from './servers.js'
+import { davfsConfig } from '../../test/helpers/davfs.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
 const READER = new URL('./reader.js', import.meta.url).pathname
@@ -99,92 +100,77 @@ export async function rotreeGet ({ addr, from = '/', dest, mirrors = [], ca = nu
 }
 
 /**
- * curl of FILE through a `rotree gateway ADDR` started for this one download
+ * `rotree gateway ADDR` (this checkout's, or ROTREE_BENCH_CLIENT's) started
+ * for one run in a new folder below `parent`, with `flags(folder)`; then
+ * `run(gateway, folder)`; then the gateway stopped and the folder removed.
+ */
+async function throughGateway (addr, parent, flags, run) {
+  const folder = await fs.mkdtemp(path.join(parent, 'rotree-gw-'))
+  try {
+    const gw = await startGateway(addr, folder, flags(folder), { bin: path.join(clientDir(), 'bin/rotree.js') })
+    try { return await run(gw, folder) } finally { await gw.stop() }
+  } finally {
+    await fs.rm(folder, { recursive: true, force: true })
+  }
+}
+
+/** Regular files below `dir` (find, not a recursive readdir: one count that cannot miss a level). */
+export function countFiles (dir) { return Number(execFileSync('sh', ['-c', `find '${dir}' -type f | wc -l`]).toString()) }
+
+/**
+ * curl of FILE through a `rotree gateway` started for this one download
  * (no disk cache, so every chunk comes from the mirror, verified, as it is
  * sent); the gateway is on loopback with curl, the mirror behind the link.
  * The time is curl's, from connecting to the gateway to the last byte; the
  * gateway has opened the tree (fsinfo.json) before it.
  * @returns {Promise<{ ms: number, bytes: number, truncated: boolean }>}
  */
-export async function gatewayRead ({ addr, file, ca = null, limitS = 60, dir }) {
-  const state = await fs.mkdtemp(path.join(dir, 'gw-'))
-  const gw = await startGateway(addr, state, ['--cache-size', '0', ...(ca ? ['--ca', ca] : [])], { bin: path.join(clientDir(), 'bin/rotree.js') })
-  try {
+export function gatewayRead ({ addr, file, ca = null, limitS = 60, dir }) {
+  return throughGateway(addr, dir, () => ['--cache-size', '0', ...(ca ? ['--ca', ca] : [])], async gw => {
     const r = await curl({ url: gw.url + file.replace(/^\//, ''), limitS })
     return { ms: r.ms, bytes: r.bytes, truncated: r.truncated }
-  } finally {
-    await gw.stop()
-    await fs.rm(state, { recursive: true, force: true })
-  }
+  })
 }
 
 /**
- * `wget -r -np` of a whole tree through a `rotree gateway ADDR` started for
- * this run, with its disk cache in `dir` (the default setup) and `extra`
+ * `wget -r -np` of a whole tree into `dest` through a `rotree gateway`
+ * started for this run, with a disk cache (the default setup) and `extra`
  * flags (--no-prefetch): the way a plain HTTP client mirrors a tree through
  * the gateway, one listing or file at a time. wget's exit code 8 (some
  * answer was an error: a symlink that leads nowhere is a 404) is expected.
  * @returns {Promise<{ ms: number, files: number, truncated: boolean }>} files: counted in dest
  */
-export async function wgetThroughGateway ({ addr, dir, dest, extra = [], limitS = 300 }) {
-  const state = await fs.mkdtemp(path.join(dir, 'gw-'))
-  const gw = await startGateway(addr, state, ['--cache-dir', path.join(state, 'cache'), ...extra], { bin: path.join(clientDir(), 'bin/rotree.js') })
-  try {
+export function wgetThroughGateway ({ addr, dir, dest, extra = [], limitS = 300 }) {
+  return throughGateway(addr, dir, folder => ['--cache-dir', path.join(folder, 'gw-cache'), ...extra], async gw => {
     await fs.mkdir(dest, { recursive: true })
     const r = await runChild('wget', ['-r', '-np', '-nH', '-q', '-e', 'robots=off', gw.url], { env: process.env, limitS, okCodes: [0, 8], cwd: dest })
-    const files = Number(execFileSync('sh', ['-c', `find '${dest}' -type f | wc -l`]).toString())
-    return { ms: r.ms, files, truncated: r.truncated }
-  } finally {
-    await gw.stop()
-    await fs.rm(state, { recursive: true, force: true })
-  }
-}
-
-/** Why `mount -t davfs` cannot run here (a line to print), or null. */
-export function davfsMissing () {
-  if (process.platform !== 'linux') return 'davfs2 mounts need Linux'
-  try { execFileSync('sh', ['-c', 'command -v mount.davfs'], { stdio: 'ignore' }) } catch { return 'mount.davfs not found (Debian package: davfs2)' }
-  if (process.getuid?.() !== 0) return 'mounting davfs2 needs root'
-  if (!existsSync('/dev/fuse')) return 'no /dev/fuse in this machine or container'
-  const eff = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]
-  if (eff === undefined || !(BigInt('0x' + eff) & (1n << 21n))) return 'no CAP_SYS_ADMIN: the kernel will not mount here'
-  return null
+    return { ms: r.ms, files: countFiles(dest), truncated: r.truncated }
+  })
 }
 
 /**
- * `cp -r` of a whole tree out of a davfs2 mount of a `rotree gateway ADDR`
- * started for this run (with a disk cache, and `extra` flags) into `dest`: a
+ * `cp -r` of a whole tree into `dest` out of a davfs2 mount of a `rotree
+ * gateway` started for this run (with a disk cache, and `extra` flags): a
  * file manager's copy over WebDAV, depth-first in davfs2's own order, one
  * PROPFIND or GET at a time. The gateway's and davfs2's caches and the mount
  * point are in a new folder of the system's temp folder, which davfs2's own
- * user can reach.
+ * user can reach (test/helpers/davfs.js: davfsMissing() says whether this
+ * machine can mount).
  * @returns {Promise<{ ms: number, files: number, truncated: boolean }>}
  */
-export async function davfsCopyThroughGateway ({ addr, dest, extra = [], limitS = 300 }) {
-  // in the system's temp folder, not under `dir`: davfs2 runs as its own user and must reach its cache folder
-  const work = await fs.mkdtemp(path.join(os.tmpdir(), 'rotree-bench-dav-'))
-  const gw = await startGateway(addr, work, ['--cache-dir', path.join(work, 'gw-cache'), ...extra], { bin: path.join(clientDir(), 'bin/rotree.js') })
-  const mnt = path.join(work, 'mnt'); const cache = path.join(work, 'cache'); const secrets = path.join(work, 'secrets')
-  let mounted = false
-  try {
-    await fs.mkdir(mnt); await fs.mkdir(cache)
-    // davfs2 makes its cache folder as its own unprivileged user (davfs2): let its group write
-    const gid = /^davfs2:[^:]*:(\d+):/m.exec(await fs.readFile('/etc/group', 'utf8').catch(() => ''))?.[1]
-    if (gid !== undefined) { await fs.chown(cache, 0, Number(gid)); await fs.chmod(cache, 0o775) }
-    await fs.writeFile(secrets, '', { mode: 0o600 })
-    await fs.chmod(work, 0o755)
-    const conf = path.join(work, 'davfs2.conf')
-    await fs.writeFile(conf, `use_locks 0\nask_auth 0\nbuf_size 64\ncache_dir ${cache}\nsecrets ${secrets}\n`)
+export function davfsCopyThroughGateway ({ addr, dest, extra = [], limitS = 300 }) {
+  return throughGateway(addr, os.tmpdir(), folder => ['--cache-dir', path.join(folder, 'gw-cache'), ...extra], async (gw, folder) => {
+    const mnt = path.join(folder, 'mnt')
+    await fs.mkdir(mnt)
+    const conf = await davfsConfig(folder)
     await runChild('mount', ['-t', 'davfs', '-o', `ro,conf=${conf}`, gw.url, mnt], { env: process.env, limitS: 60 })
-    mounted = true
-    const r = await runChild('cp', ['-r', mnt + '/.', dest], { env: process.env, limitS })
-    const files = Number(execFileSync('sh', ['-c', `find '${dest}' -type f | wc -l`]).toString())
-    return { ms: r.ms, files, truncated: r.truncated }
-  } finally {
-    if (mounted) await runChild('umount', [mnt], { env: process.env, limitS: 60 }).catch(() => {})
-    await gw.stop()
-    await fs.rm(work, { recursive: true, force: true })
-  }
+    try {
+      const r = await runChild('cp', ['-r', mnt + '/.', dest], { env: process.env, limitS })
+      return { ms: r.ms, files: countFiles(dest), truncated: r.truncated }
+    } finally {
+      await runChild('umount', [mnt], { env: process.env, limitS: 60 }).catch(() => {})
+    }
+  })
 }
 
 /**

@@ -7,24 +7,12 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
-import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { serve } from '../helpers/fixtures.js'
+import { davfsMissing, davfsConfig } from '../helpers/davfs.js'
 import { makeFixture, fixtureFiles, startGateway, run, readAll, tmpdir, address } from '../gateway/helpers.js'
 
-import { needs } from '../helpers/tools.js'
-
-function whyNot () {
-  if (process.platform !== 'linux') return 'davfs2 mounts need Linux'
-  const tool = needs('mount.davfs')
-  if (tool) return tool
-  if (process.getuid?.() !== 0) return 'mounting needs root'
-  if (!existsSync('/dev/fuse')) return 'no /dev/fuse in this machine or container'
-  const eff = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]
-  if (eff === undefined || !(BigInt('0x' + eff) & (1n << 21n))) return 'no CAP_SYS_ADMIN: the kernel will not mount here'
-  return false
-}
-const skip = whyNot()
+const skip = davfsMissing()
 
 const fx = {}
 before(async () => {
@@ -40,27 +28,6 @@ after(async () => {
   await fx.gw?.close(); await fx.mirror?.close(); await fx.cleanup?.()
   if (fx.work) await fs.rm(fx.work, { recursive: true, force: true })
 })
-
-/**
- * A davfs2 user configuration of our own (conf=), so neither /etc/davfs2 nor
- * the secrets there are used: no locks (the gateway is class 1), never ask
- * for credentials, a cache in the temp dir, and buf_size 64 (KiB): davfs2
- * 1.6's default of 16 is smaller than the readdir buffer recent kernels
- * ask for, and every readdir would fail with EINVAL.
- */
-async function davfsConfig (dir) {
-  const cache = path.join(dir, 'cache')
-  await fs.mkdir(cache)
-  // davfs2 makes its cache folder as its own unprivileged user (davfs2 by default): let its group write
-  const gid = /^davfs2:[^:]*:(\d+):/m.exec(await fs.readFile('/etc/group', 'utf8').catch(() => ''))?.[1]
-  if (gid !== undefined) { await fs.chown(cache, 0, Number(gid)); await fs.chmod(cache, 0o775) }
-  const secrets = path.join(dir, 'secrets')
-  await fs.writeFile(secrets, '', { mode: 0o600 })
-  const conf = path.join(dir, 'davfs2.conf')
-  await fs.writeFile(conf, `use_locks 0\nask_auth 0\nbuf_size 64\ncache_dir ${cache}\nsecrets ${secrets}\n`)
-  await fs.chmod(dir, 0o755)
-  return conf
-}
 
 test('mount -t davfs: find, cat and cmp read the whole tree as the source has it', { skip, timeout: 120_000 }, async () => {
   const conf = await davfsConfig(fx.work)
