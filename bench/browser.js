@@ -28,6 +28,7 @@ import { missing, skipped } from './lib/need.js'
 import { makeCert, startNginxTree } from './lib/nginx.js'
 
 export const id = 'P8'
+const TARGET = '≥ 70% of plain fetch over HTTPS + HTTP/2, ≥ 50% over plain HTTP/1.1 (WebCrypto, secure origin)'
 
 const PAGE = '<!doctype html><meta charset="utf-8"><title>P8</title><p>P8 bench page</p>\n'
 
@@ -132,6 +133,9 @@ export async function run ({ quick = false } = {}) {
     await t.cleanup()
   }
   const main = rows[0]
+  // judged: the secure plain-HTTP/1.1 origin at 0.5x, and HTTPS + HTTP/2 (when nginx and openssl are here) at 0.7x
+  const h2 = rows.find(r => r.label.includes('HTTPS + HTTP/2') && r.label.startsWith('verified'))
+  const met = main.value / main.baseline >= 0.5 && (h2 === undefined || h2.value / h2.baseline >= 0.7)
   const tlsNote = nginx
     ? `The HTTPS + HTTP/2 rows: nginx (1 worker) from \`rotree nginx-config\` with a TLS 1.3 / HTTP/2 listener and the page's folder added by the bench, a certificate made at bench time (the browser context has ignoreHTTPSErrors; crypto.subtle is available, the origin is https). All ${wire ? wire.requests.toLocaleString('en-US') : '?'} requests of the measured runs: ${wire ? Object.entries(wire.protocols).map(([p, n]) => `${p} ×${n}`).join(', ') : '?'} on ${wire?.connections ?? '?'} connection(s).`
     : `No HTTPS + HTTP/2 rows: ${noTls}.`
@@ -139,11 +143,11 @@ export async function run ({ quick = false } = {}) {
     id,
     title: `Chromium, verified download of ${Math.round(size / 1e6)} MB`,
     command: `node bench/browser.js${quick ? ' --quick' : ''}`,
-    target: '≥ 50% of plain fetch (secure origin, WebCrypto)',
-    met: main.value / main.baseline >= 0.5,
+    target: TARGET,
+    met,
     rows,
     notes: [`Median of ${reps} alternating runs each, headless Chromium (${await browserVersion()}), rotree serve on loopback. The verified read fetches ~256 KiB chunks with 8 in flight and hashes each before it is yielded; the plain fetch reads one 50 MB body. The noble row is the floor for pages on plain http:// (pure-JS SHA-256 on the main thread).`, tlsNote],
-    gap: `Each chunk is one fetch() and one crypto.subtle.digest(), both asynchronous hops between the page and the browser process. In this run, fetching the same ${hashes.length} chunk blobs without verifying them reaches only ${(rows[1].baseline / main.baseline).toFixed(2)}× of one plain fetch of the whole file, and verifying them lowers that by a further ${(100 * (1 - main.value / rows[1].baseline)).toFixed(0)}%: most of the gap is per request, not hashing: with 32 blob fetches in flight instead of 8 the same blobs came at 74-90 MB/s against 64-77 MB/s (one session, 2026-11-24), so it is not requests in flight either, but Chromium's cost per fetch() here, ~2.9 ms of its processes' time on these 2 cores for a 256 KiB body (the plain row's 50 MB in one body pays it once). The HTTPS + HTTP/2 rows, one connection for every request, show the same ratio. What would close it: fewer requests per byte (a larger chunk size for large files, traded against dedup and random-read cost as FORMAT.md §11 measures), or HTTP/2 from a CDN, which multiplexes every chunk request over one connection.`
+    gap: `Each chunk is one fetch() and one crypto.subtle.digest(), both asynchronous hops between the page and the browser process. In this run, fetching the same ${hashes.length} chunk blobs without verifying them reaches only ${(rows[1].baseline / main.baseline).toFixed(2)}× of one plain fetch of the whole file, and verifying them lowers that by a further ${(100 * (1 - main.value / rows[1].baseline)).toFixed(0)}%: most of the gap is per request, not hashing: with 32 blob fetches in flight instead of 8 the same blobs came at 74-90 MB/s against 64-77 MB/s (one session, 2026-11-24), so it is not requests in flight either, nor reading each body through its stream in JavaScript (res.arrayBuffer() for the same blobs, 8 in flight, alternated with the stream reader in one page: 29.8, 32.3 and 34.0 MB/s against 28.9, 33.4 and 33.0 MB/s, medians of 5, 2026-11-28, a day this machine's Chromium 156.0.8078.108 read the plain file at only 69-83 MB/s), but Chromium's cost per fetch() here, ~2.9 ms of its processes' time on these 2 cores for a 256 KiB body (the plain row's 50 MB in one body pays it once). The HTTPS + HTTP/2 rows, one connection for every request, show the same ratio. What would close it: fewer requests per byte (a larger chunk size for large files, traded against dedup and random-read cost as FORMAT.md §11 measures), or HTTP/2 from a CDN, which multiplexes every chunk request over one connection.`
   }
 }
 
