@@ -7,7 +7,7 @@
 // per-request view.
 import { Tree } from 'rotree-client'
 import { rootRecord, isFresh } from './tree-access.js'
-import { ReadAhead } from './readahead.js'
+import { ReadAhead, listingBudget } from './readahead.js'
 
 const RETRY_OPEN_MS = 1000 // a tree that failed to open is retried at most this often
 const FAULT_WATCH_MS = 1000
@@ -35,11 +35,12 @@ export class Mount {
    */
   constructor (name, tree, { mirrors = [], treeOptions = {}, refreshMs, maxAgeS, log = null, metrics = null, prefetch = true }) {
     this.name = name
-    this.readAhead = prefetch ? new ReadAhead() : null // what a client walking the listings asks for next (readahead.js)
     this.metrics = metrics
     this.seenFailed = new Map() // mirror url → its `failed` count when last looked at (watchFaults)
     this.owned = !(tree instanceof Tree)
     this.tree = this.owned ? new Tree(tree, { ...treeOptions, mirrors }) : tree
+    // what a client walking the listings asks for next (readahead.js), as much as the tree's caches can keep
+    this.readAhead = prefetch ? new ReadAhead({ bytes: listingBudget({ disk: this.tree.blobs.local !== undefined, memoryBytes: this.tree.opts.cacheBytes }) }) : null
     this.maxAgeS = maxAgeS
     this.log = log
     this.pin = null

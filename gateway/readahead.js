@@ -21,7 +21,8 @@
 // root is fetched under that root's pinned view, as a request would.
 //
 // Bounded, whatever the tree (docs/TRUST.md rule 9): per listing, at most
-// 2 × AHEAD directories and BYTES of blobs; per tree, JOBS fetches at once
+// 2 × AHEAD directories and BYTES of blobs (listingBudget: less when only the
+// memory cache holds them); per tree, JOBS fetches at once
 // (half the tree's default request cap, so clients' own requests keep the
 // rest) and QUEUE waiting (more are dropped: read-ahead is a hint); the
 // directories of REMEMBER listings of at most REMEMBER_ENTRIES entries each
@@ -38,10 +39,26 @@ export const JOBS = 32
 export const QUEUE = 4096
 export const REMEMBER = 8
 export const REMEMBER_ENTRIES = 4096
+// Without a disk cache what is fetched ahead waits in the tree's memory cache,
+// where a walk that lists many directories before it reads their files (wget's
+// breadth-first order) evicts it before it is asked for: each listing then
+// fetches at most this share of that cache ahead.
+export const MEMORY_SHARE = 16
 const WARMED = 16_384 // handles remembered as asked for already (~2 MB); one forgotten and asked for again is most likely a cache hit
 
+/**
+ * The bytes one listing fetches ahead: BYTES with a disk cache, else a
+ * MEMORY_SHARE-th of the memory cache (at least one FILE_MAX, at most BYTES).
+ * @param {{ disk: boolean, memoryBytes: number }} o
+ */
+export function listingBudget ({ disk, memoryBytes }) {
+  return disk ? BYTES : Math.max(FILE_MAX, Math.min(BYTES, Math.floor(memoryBytes / MEMORY_SHARE)))
+}
+
 export class ReadAhead {
-  constructor () {
+  /** @param {{ bytes?: number }} [o] bytes: what one listing fetches ahead (listingBudget) */
+  constructor ({ bytes = BYTES } = {}) {
+    this.bytes = bytes
     this.lists = new Map() // root hash + path → { dirs: the listing's directory entries, index: name → position }
     this.warmed = new Set() // dir and chunk handles already asked for (insertion order: oldest first)
     this.queue = []
@@ -61,7 +78,7 @@ export class ReadAhead {
     this.counts.listings++
     const root = pin.root.root.hash
     if (complete && entries.length <= REMEMBER_ENTRIES) this._remember(root + '/' + rel.join('/'), entries)
-    const budget = { bytes: BYTES }
+    const budget = { bytes: this.bytes }
     this._files(pin, entries, budget)
     this._dirs(pin, entries, 0, budget)
     if (rel.length === 0) return

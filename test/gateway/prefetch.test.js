@@ -5,10 +5,11 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import http from 'node:http'
 import { makeFixture, startGateway, curl, address, prng, entryOf, publishedRoot } from './helpers.js'
-import { AHEAD, BYTES, FILE_MAX } from '../../gateway/readahead.js'
+import { AHEAD, BYTES, FILE_MAX, listingBudget } from '../../gateway/readahead.js'
 
 const DIRS = 3 * AHEAD // the root listing reads ahead the first AHEAD, d00's listing the next AHEAD, d05's the last
 const name = i => 'd' + String(i).padStart(2, '0')
@@ -114,7 +115,9 @@ test('a WebDAV listing (PROPFIND, Depth 1) fetches ahead the same way', async t 
 })
 
 test('one listing fetches at most its byte budget of files ahead', async t => {
+  // a memory cache of 64 MiB and no disk cache: a budget of 4 MiB
   const gw = await gateway(t)
+  assert.equal(gw.ra.bytes, 4 << 20)
   assert.equal((await curl(gw.url + 'fat/')).status, 200)
   await gw.ra.idle()
   let bytes = 0; let files = 0
@@ -127,7 +130,20 @@ test('one listing fetches at most its byte budget of files ahead', async t => {
   }
   assert.ok(files > 0, 'some were fetched ahead')
   assert.ok(files < all.length, `not all ${all.length}: ${files}`)
-  assert.ok(bytes <= BYTES, `${bytes} bytes fetched ahead, budget ${BYTES}`)
+  assert.ok(bytes <= gw.ra.bytes, `${bytes} bytes fetched ahead, budget ${gw.ra.bytes}`)
+})
+
+test('the byte budget is what the caches can keep: all of it with a disk cache, a share of the memory cache without', async t => {
+  assert.equal(listingBudget({ disk: true, memoryBytes: 1 << 20 }), BYTES)
+  assert.equal(listingBudget({ disk: false, memoryBytes: 64 << 20 }), 4 << 20)
+  assert.equal(listingBudget({ disk: false, memoryBytes: 1 << 30 }), BYTES, 'never more than with a disk cache')
+  assert.equal(listingBudget({ disk: false, memoryBytes: 0 }), FILE_MAX, 'at least one small file')
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rotree-ra-cache-'))
+  t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const disk = await gateway(t, { cacheDir: dir })
+  assert.equal(disk.ra.bytes, BYTES)
+  const big = await gateway(t, { cacheBytes: 512 << 20 })
+  assert.equal(big.ra.bytes, BYTES)
 })
 
 test('--no-prefetch: a listing fetches nothing ahead', async t => {
