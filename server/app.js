@@ -17,7 +17,7 @@ const ALLOW = 'GET, HEAD, OPTIONS'
 // origin per site"): its bootstrap and the Service Worker with its imports.
 // Not the app, not site.html: nothing there may act on another key's behalf.
 const SITE_ORIGIN_FILES = new Set(['/site-boot.html', '/site-boot.js', '/register.js', '/sw.js', '/rotree-client.js',
-  '/origins.js', '/mime.js', '/explain.js', '/range.js', '/redirects.js', '/style.css', '/site.css', '/favicon.svg'])
+  '/origins.js', '/mime.js', '/explain.js', '/redirects.js', '/style.css', '/site.css', '/favicon.svg'])
 
 /**
  * @param {{ webRoot?: string | null, log?: { error?: Function } | null }} [opts]

@@ -19,11 +19,10 @@
 //   subresources would otherwise reach the network unverified.
 //
 // A module worker (Chromium 91+, Safari 15+, Firefox 147+): static imports only.
-import { openTree, BadAddressError, BadPathError, ABSENT_CODES } from './rotree-client.js'
+import { openTree, BadAddressError, BadPathError, ABSENT_CODES, parseRange } from './rotree-client.js'
 import { contentType } from './mime.js'
 import { explain } from './explain.js'
 import { KEY_RE, keyOfHost, appOriginOf } from './origins.js'
-import { parseRange } from './range.js'
 import { REDIRECTS_PATH, MAX_BYTES as REDIRECTS_MAX, parseRedirects, matchRedirect } from './redirects.js'
 
 const HERE = new URL(self.location.href)
@@ -222,7 +221,7 @@ async function respond (view, req, path, st, status) {
   let start = 0
   let end = st.size - 1
   // one range (media elements ask for them), as `rotree serve` and the gateway
-  // answer it (range.js): an invalid one is ignored, an unsatisfiable one is a 416
+  // answer it (rotree-client's parseRange): an invalid one is ignored, an unsatisfiable one is a 416
   const range = status === 200 ? parseRange(req.headers.get('range'), st.size) : null
   if (range === 'unsatisfiable') {
     return new Response(null, { status: 416, headers: { 'content-range': `bytes */${st.size}`, 'accept-ranges': 'bytes', 'cache-control': 'no-cache', 'content-security-policy': CSP } })

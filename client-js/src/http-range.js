@@ -1,6 +1,7 @@
 // Range requests and validators (RFC 9110 §13, §14) for every place rotree
 // answers HTTP itself: `rotree serve` (server/blob-route.js), the gateway
-// (gateway/files.js) and the Service Worker (web/sw.js). One module, so a
+// (gateway/files.js) and the Service Worker (web/sw.js, through the browser
+// bundle, which exports parseRange). One module, so a
 // malformed Range gets the same answer from all three. No I/O and no `node:`
 // imports: browsers load this file as it is.
 //

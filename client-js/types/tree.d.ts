@@ -243,6 +243,13 @@ export declare function parseAddress (address: string): {
 /** Normalise a mirror base URL: http(s) only, no query or fragment, trailing '/'. */
 export declare function mirrorUrl (s: string): string
 
+/**
+ * The one byte range a Range header asks for (RFC 9110 §14.2), as `rotree serve`,
+ * the gateway and the web app's Service Worker answer it: null to ignore the header
+ * (send the whole representation, 200), 'unsatisfiable' for a 416, else the inclusive range.
+ */
+export declare function parseRange (header: string | null | undefined, size: number): { start: number, end: number } | 'unsatisfiable' | null
+
 /** The public shape of a decoded entry. */
 export declare function toStat (e: Entry): Stat
 

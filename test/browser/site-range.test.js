@@ -3,7 +3,7 @@
 // the chunks that cover the range (counted on the mirror); the response
 // starts before the rest of the range has verified (a video starts at once);
 // an <audio> element plays and seeks through it; a malformed Range is
-// answered as `rotree serve` answers it (web/range.js: ignored → 200,
+// answered as `rotree serve` answers it (the same parseRange: ignored → 200,
 // unsatisfiable → 416).
 import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'

@@ -1,16 +1,19 @@
-// The pure modules of web/ (no DOM), in Node: the Service Worker's Range
-// parser agrees with rotree-client's on every row (they are one table, kept
-// in two files until the bundle exports it), the _redirects parser and
-// matcher, expiry in words, and what the key field makes of a pasted address.
+// The pure modules of web/ (no DOM), in Node: the Range parser the Service
+// Worker imports from the browser bundle is rotree-client's, the _redirects
+// parser and matcher, expiry in words, and what the key field makes of a
+// pasted address.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { parseRange as sharedParseRange } from 'rotree-client/http'
-import { parseRange } from '../../web/range.js'
+import { ensureBundle, WEB_BUNDLE } from './helpers.js'
 import { parseRedirects, matchRedirect, MAX_RULES, MAX_BYTES } from '../../web/redirects.js'
 import { expiry, untilText } from '../../web/dates.js'
 import { parseFragment, parseKeyInput } from '../../web/address.js'
 
-test('web/range.js answers every Range header as the shared parser does', () => {
+test('the Service Worker\'s parseRange (the browser bundle\'s) answers every Range header as rotree serve and the gateway do', async () => {
+  await ensureBundle()
+  const { parseRange } = await import(WEB_BUNDLE)
+  assert.equal(typeof parseRange, 'function', 'the bundle exports parseRange (web/sw.js imports it)')
   const headers = [
     undefined, null, '', 'bytes=0-0', 'bytes=0-', 'bytes=5-3', 'bytes=-0', 'bytes=-5', 'bytes=-500',
     'bytes=99-', 'bytes=100-', 'bytes=100-200', 'bytes=0-999999999999999999999999999999', 'bytes=999999999999999999999999999999-',
