@@ -27,6 +27,14 @@ export const READER_OPTIONS = {
  */
 export const MANY_REQUESTS = Object.freeze({ concurrency: 128, pipeline: 16, connections: 64 })
 
+/** Resolves at the first SIGINT or SIGTERM: where a serving command stops and closes. */
+export function untilSignal () {
+  return new Promise(resolve => {
+    const stop = () => { process.off('SIGINT', stop); process.off('SIGTERM', stop); resolve() }
+    process.on('SIGINT', stop); process.on('SIGTERM', stop)
+  })
+}
+
 export function positiveInt (v, name) {
   const n = Number(v)
   if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer`)

@@ -1,7 +1,7 @@
 // rotree gateway
 import path from 'node:path'
 import { UsageError } from 'rotree-client/errors'
-import { READER_OPTIONS, positiveInt, parseDuration, stateDirOf, treeAddress, readerOptions } from '../common.js'
+import { READER_OPTIONS, positiveInt, parseDuration, stateDirOf, treeAddress, readerOptions, untilSignal } from '../common.js'
 import { expiryWarning } from '../expiry.js'
 
 export default {
@@ -87,10 +87,7 @@ export default {
     checkExpiry()
     const timer = setInterval(() => checkExpiry(), refreshSeconds * 1000)
     timer.unref()
-    await new Promise(resolve => {
-      const stop = () => { process.off('SIGINT', stop); process.off('SIGTERM', stop); resolve() }
-      process.on('SIGINT', stop); process.on('SIGTERM', stop)
-    })
+    await untilSignal()
     clearInterval(timer)
     await srv.close({ timeoutMs: 5000 })
   }

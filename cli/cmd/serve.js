@@ -4,6 +4,7 @@ import path from 'node:path'
 import { UsageError, BadPathError } from 'rotree-client/errors'
 import { decodeRoot } from '../../lib/published/signed-roots.js'
 import { expiryWarning } from '../expiry.js'
+import { untilSignal } from '../common.js'
 
 const RECHECK_MS = 60_000 // how often fsinfo.json is re-read for the expiry warning (serve picks up rebuilds)
 
@@ -38,10 +39,7 @@ export default {
     }
     const timer = setInterval(() => watch.check(), RECHECK_MS)
     timer.unref()
-    await new Promise(resolve => {
-      const stop = () => { process.off('SIGINT', stop); process.off('SIGTERM', stop); resolve() }
-      process.on('SIGINT', stop); process.on('SIGTERM', stop)
-    })
+    await untilSignal()
     clearInterval(timer)
     await srv.close({ timeoutMs: 5000 })
   }
