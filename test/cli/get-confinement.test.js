@@ -11,6 +11,7 @@ import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { tmpdir, makeKey, serve, address } from '../helpers/fixtures.js'
 import { SignedTree } from '../helpers/signed-tree.js'
+import { snapshot, exists } from './helpers.js'
 
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 
@@ -39,23 +40,6 @@ async function hostile (t, specs) {
   return { dir, out, st, addr: address(srv.url, key.publicKey), get: (...args) => rotree(['get', address(srv.url, key.publicKey), ...args], { env }) }
 }
 
-/** Everything under dir: relative path → 'dir' | 'file:<content>' | 'link:<target>'. */
-async function snapshot (dir) {
-  const out = {}
-  async function walk (rel) {
-    for (const n of (await fs.readdir(path.join(dir, rel))).sort()) {
-      const r = rel ? rel + '/' + n : n
-      const p = path.join(dir, r)
-      const s = await fs.lstat(p)
-      if (s.isSymbolicLink()) out[r] = 'link:' + await fs.readlink(p)
-      else if (s.isDirectory()) { out[r] = 'dir'; await walk(r) } else out[r] = 'file:' + await fs.readFile(p, 'utf8')
-    }
-  }
-  await walk('')
-  return out
-}
-
-const exists = p => fs.lstat(p).then(() => true, () => false)
 const failedWith = (r, code) => {
   assert.equal(r.code, 1, `exit ${r.code} ${r.signal ?? ''}\n${r.stderr}`)
   assert.match(r.stderr, new RegExp(`^rotree: ${code}: `), r.stderr)

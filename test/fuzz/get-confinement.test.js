@@ -18,6 +18,7 @@ import { openTree } from 'rotree-client'
 import { getPath } from '../../cli/download.js'
 import { tmpdir, makeKey, serve, address } from '../helpers/fixtures.js'
 import { SignedTree } from '../helpers/signed-tree.js'
+import { snapshot, exists } from '../cli/helpers.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS || 30)
 
@@ -164,20 +165,3 @@ async function checkCopy (dest, specs, opts, ctx, rel = '') {
   }
 }
 
-/** relative path → 'dir' | 'file:<content>' | 'link:<target>', for everything under dir. */
-async function snapshot (dir) {
-  const out = {}
-  async function walk (rel) {
-    for (const n of (await fs.readdir(path.join(dir, rel))).sort()) {
-      const r = rel ? rel + '/' + n : n
-      const p = path.join(dir, r)
-      const s = await fs.lstat(p)
-      if (s.isSymbolicLink()) out[r] = 'link:' + await fs.readlink(p)
-      else if (s.isDirectory()) { out[r] = 'dir'; await walk(r) } else out[r] = 'file:' + await fs.readFile(p, 'utf8')
-    }
-  }
-  await walk('')
-  return out
-}
-
-const exists = p => fs.lstat(p).then(() => true, () => false)
