@@ -30,10 +30,12 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // then to 140,700 / 47,700 (measured 140,147 / 47,432, from 139,325 / 47,199)
 // for close() failing what is in flight with ROTREE_ABORTED (sched.js,
 // mirrors.js), the reader state read during the fsinfo.json fetch
-// (root-store.js, state.js) and verify.js fileHashImplied.
+// (root-store.js, state.js) and verify.js fileHashImplied; then to 141,500 /
+// 48,000 (measured 140,879 / 47,740, from 140,214 / 47,455) for parseRange,
+// which web/sw.js imports from the bundle instead of its own copy.
 // Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 140_700
-const BUDGET_GZIP_BYTES = 47_700
+const BUDGET_BYTES = 141_500
+const BUDGET_GZIP_BYTES = 48_000
 
 before(ensureBundle)
 
