@@ -62,7 +62,6 @@ function spawnOn (cpu, cmd, args, opts) {
   return cpu ? spawn('taskset', ['-c', cpu, cmd, ...args], opts) : spawn(cmd, args, opts)
 }
 
-/** `rotree serve DIR` in its own process. */
 /**
  * `rotree gateway ADDR` in its own process; resolves when it answers.
  * dir: its state goes in dir/state. o.bin: the rotree to run (another
@@ -91,6 +90,7 @@ export async function startGateway (addr, dir, extra = [], { env = {}, bin = BIN
   }
 }
 
+/** `rotree serve DIR` in its own process. */
 export async function startRotreeServe (dir, { cpu = null } = {}) {
   const port = await freePort()
   const proc = spawnOn(cpu, process.execPath, [BIN, 'serve', dir, '--port', String(port)], { stdio: 'ignore' })
