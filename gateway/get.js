@@ -59,9 +59,9 @@ function listing (gw, ctx, pin, entry, json) {
   const inm = req.headers['if-none-match']
   if (inm !== undefined && etagMatches(inm, etag)) { res.writeHead(304, headers.slice(2)); return res.end() }
   const title = titleOf(ctx)
-  const pieces = json
-    ? jsonListing(title, tapListing(ctx.mount.readAhead, pin, rel, withTargets(pin, rel, entry, { links: false }))) // JSON names a symlink's target, it does not follow it
-    : htmlListing(title, ctx.segs.length > 0 || ctx.base !== '', tapListing(ctx.mount.readAhead, pin, rel, withTargets(pin, rel, entry)))
+  // JSON names a symlink's target, it does not follow it
+  const items = tapListing(ctx.mount.readAhead, pin, rel, withTargets(pin, rel, entry, { links: !json }))
+  const pieces = json ? jsonListing(title, items) : htmlListing(title, ctx.segs.length > 0 || ctx.base !== '', items)
   return sendGenerated(req, res, 200, headers, pieces, { errorHeaders: pin.headers, log: gw.log })
 }
 
