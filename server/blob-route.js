@@ -6,18 +6,15 @@
 // response headers precomputed, so a hit is one Map lookup and one writeHead.
 
 import { createHash } from 'node:crypto'
-import { constants as C } from 'node:fs'
-import { open } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream'
 // Range and If-None-Match: the one reading every rotree server shares (an
 // invalid Range is ignored with a 200, an unsatisfiable one is a 416).
 import { parseRange, etagMatches, ifRangeHolds, contentRange, unsatisfiedRange } from 'rotree-client/http'
+import { openRegular } from './open-file.js'
 
 const BLOB_PATH = /^\/h\/[0-9a-f]{64}$/
 export const SMALL_MAX = 1 << 20 // blobs up to 1 MiB are cacheable; bigger ones stream
-// ELOOP: h/<hex> is a symlink (O_NOFOLLOW); ENOTDIR: h is not a folder.
-const MISSING = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR'])
 
 // Headers every response from a hot route carries. CORS so browsers on other
 // origins can read blobs (and see a 404 as a 404, not an opaque network error).
@@ -83,25 +80,12 @@ export function createBlobRoute ({ dir, cacheBytes, log = null }) {
     }
   }
 
-  // Open without following a symlink at h/<hex>: the builder writes regular
-  // files, and the regex already keeps the name inside h/. → { fh, size } or null.
+  // Only a regular file at h/<hex> (open-file.js: never through a symlink,
+  // never blocking on a FIFO); the regex already keeps the name inside h/.
+  // → { fh, size } or null.
   async function _open (hex) {
-    let fh
-    try {
-      fh = await open(hdir + hex, C.O_RDONLY | C.O_NOFOLLOW)
-    } catch (err) {
-      if (MISSING.has(err.code)) return null
-      throw err
-    }
-    try {
-      const st = await fh.stat()
-      if (st.isFile()) return { fh, size: st.size }
-    } catch (err) {
-      await fh.close()
-      throw err
-    }
-    await fh.close()
-    return null
+    const f = await openRegular(hdir + hex)
+    return f === null ? null : { fh: f.fh, size: f.st.size }
   }
 
   // Read a small blob fully and cache it if its bytes match its name. A

@@ -8,12 +8,18 @@
 // gives a new inode, so the very next request sees the new file. fs.watch
 // would save the stat but can miss or delay events (and watches the old inode
 // after a rename); fsinfo is fetched rarely next to blobs, so one stat is cheap.
+//
+// Only a regular file is served, as under h/ (open-file.js): the stat is an
+// lstat, so a symlink at the name is a 404 and is never followed out of OUT,
+// and the file is opened O_NOFOLLOW | O_NONBLOCK and checked on its
+// descriptor, so one swapped in between the lstat and the open is refused too.
 
 import { createHash } from 'node:crypto'
-import { stat, open } from 'node:fs/promises'
+import { lstat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { etagMatches } from 'rotree-client/http'
 import { CORS, sendStatus } from './blob-route.js'
+import { openRegular } from './open-file.js'
 
 // Far above FORMAT.md's MAX_FSINFO; only here so a stray huge file cannot
 // make the server allocate without bound. Readers enforce the real limit.
@@ -33,12 +39,13 @@ export function createFsinfoRoute ({ dir, maxAge, name = 'fsinfo.json', log = nu
   const _key = (st) => `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`
 
   // Key and bytes come from the same open descriptor, so they always agree,
-  // even if another rename lands between our stat and our read.
+  // even if another rename lands between our lstat and our read. Null (a 404,
+  // never kept in `current`) when no regular file is there now.
   async function _read () {
-    const fh = await open(file, 'r')
+    const f = await openRegular(file)
+    if (f === null) return null
+    const { fh, st } = f
     try {
-      const st = await fh.stat()
-      if (!st.isFile()) return null
       if (st.size > READ_MAX) throw new Error(`${name} is larger than ${READ_MAX} bytes`)
       const buf = await fh.readFile()
       const etag = `"${createHash('sha256').update(buf).digest('hex')}"`
@@ -58,12 +65,12 @@ export function createFsinfoRoute ({ dir, maxAge, name = 'fsinfo.json', log = nu
   async function _current () {
     let st
     try {
-      st = await stat(file)
+      st = await lstat(file)
     } catch (err) {
-      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR' || err.code === 'ELOOP') return null
       throw err
     }
-    if (!st.isFile()) return null
+    if (!st.isFile()) return null // a symlink, a FIFO, a folder: not something the builder wrote
     const key = _key(st)
     if (current !== null && current.key === key) return current
     if (loading === null || loading.key !== key) {
