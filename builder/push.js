@@ -20,11 +20,18 @@
 //      are not all there yet.
 //
 // The mirror itself does no cryptography; readers verify what it serves.
+//
+// Every rclone call is `rclone <command> <options>… -- <paths>…`: the `--`
+// ends the options, so nothing given as a path is ever read as one (a DEST
+// of `--log-file=/any/path:` read as an option has rclone write wherever it
+// names). DEST is also refused when it starts with '-': no rclone path does,
+// and a user who typed one meant something else. OUT is made absolute, so
+// rclone sees the local folder step 1 checked, never a remote's name.
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { BuildInputError, PushError } from 'rotree-client/errors'
+import { BuildInputError, PushError, UsageError } from 'rotree-client/errors'
 import { walkLocal } from '../lib/published/pages.js'
 import { decodeRoot, rootContext, verifyRoot } from '../lib/published/signed-roots.js'
 
@@ -39,17 +46,20 @@ export const FSINFO_HEADERS = ['Cache-Control: public, max-age=60', 'Content-Typ
  *   key: the address anchor (version 1: the key; version 2: the key, or 't' + trust document 1's hash)
  */
 export async function push (out, dest, { rclone = 'rclone', rcloneArgs = [], onProgress = () => {}, env = process.env } = {}) {
+  checkDest(dest)
   const bytes = await readFsinfo(out)
   const info = await verifyOut(out, bytes)
   await walkLocal(out, info.root) // step 1: complete, or a typed error naming the missing blob
-  const run = (args, phase, input) => runRclone(rclone, [...args, ...rcloneArgs], { env, input, onStats: s => onProgress({ phase, ...s }) })
+  const run = (command, paths, options, phase, input) =>
+    runRclone(rclone, command, paths, [...options, ...rcloneArgs], { env, input, onStats: s => onProgress({ phase, ...s }) })
+  const local = path.resolve(out)
   const base = dest.endsWith('/') || dest.endsWith(':') ? dest : dest + '/'
   // step 2: blobs. --size-only: a blob's name is its hash, so same name and size
   // means done; a blob cut short by an interrupted upload has another size and is sent again
-  const blobs = await run(['copy', path.join(out, 'h'), base + 'h', '--size-only', '--exclude', '.*', ...headers(BLOB_HEADERS)], 'blobs')
+  const blobs = await run('copy', [path.join(local, 'h'), base + 'h'], ['--size-only', '--exclude', '.*', ...headers(BLOB_HEADERS)], 'blobs')
   // step 3: the documents that never change once written
   for (const dir of ['trust', 'history']) {
-    if (await exists(path.join(out, dir))) await run(['copy', path.join(out, dir), base + dir, '--size-only', '--exclude', '.*', ...headers(FSINFO_HEADERS)], dir)
+    if (await exists(path.join(local, dir))) await run('copy', [path.join(local, dir), base + dir], ['--size-only', '--exclude', '.*', ...headers(FSINFO_HEADERS)], dir)
   }
   // step 4: the new root, last, by a rename
   await publishFsinfo(base, bytes, run)
@@ -75,6 +85,12 @@ async function verifyOut (out, bytes) {
 
 const headers = list => list.flatMap(h => ['--header-upload', h])
 
+/** DEST is an rclone path (local, `remote:path`, `:backend,opt=…:path`); none of those starts with '-'. */
+function checkDest (dest) {
+  if (typeof dest !== 'string' || dest === '') throw new UsageError('DEST is empty')
+  if (dest.startsWith('-')) throw new UsageError(`DEST ${JSON.stringify(dest)} starts with '-', which rclone would take for an option; for a local folder of that name write ./${dest}`)
+}
+
 /**
  * fsinfo.json under a temporary name, then renamed over the old one. On a
  * local path that is rename(2), atomic. On a remote it is rclone's moveto:
@@ -93,8 +109,8 @@ async function publishFsinfo (base, bytes, run) {
     await fs.rename(path.join(base, tmp), path.join(base, 'fsinfo.json'))
     return
   }
-  await run(['rcat', base + tmp, ...headers(FSINFO_HEADERS)], 'fsinfo', bytes)
-  await run(['moveto', base + tmp, base + 'fsinfo.json', '--ignore-times'], 'fsinfo')
+  await run('rcat', [base + tmp], headers(FSINFO_HEADERS), 'fsinfo', bytes)
+  await run('moveto', [base + tmp, base + 'fsinfo.json'], ['--ignore-times'], 'fsinfo')
 }
 
 /** rclone's rule: a path is remote when a name with a colon comes before any slash. */
@@ -116,13 +132,14 @@ async function readFsinfo (out) {
 async function exists (p) { try { await fs.access(p); return true } catch { return false } }
 
 /**
- * Run rclone with JSON logs and one-second stats; resolves with the last
- * stats seen ({ bytes, totalBytes, transfers }), rejects with PushError and
- * rclone's last error lines.
+ * Run `rclone <command> <options>… -- <paths>…` with JSON logs and one-second
+ * stats; resolves with the last stats seen ({ bytes, totalBytes, transfers }),
+ * rejects with PushError and rclone's last error lines.
  */
-function runRclone (cmd, args, { env, input, onStats }) {
+function runRclone (cmd, command, paths, options, { env, input, onStats }) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, [...args, '--use-json-log', '--stats', '1s', '--stats-log-level', 'NOTICE'], { env, stdio: [input ? 'pipe' : 'ignore', 'ignore', 'pipe'] })
+    const args = [command, ...options, '--use-json-log', '--stats', '1s', '--stats-log-level', 'NOTICE', '--', ...paths]
+    const child = spawn(cmd, args, { env, stdio: [input ? 'pipe' : 'ignore', 'ignore', 'pipe'] })
     let last = { bytes: 0, totalBytes: 0, transfers: 0 }
     const errors = []
     let buf = ''
@@ -144,7 +161,7 @@ function runRclone (cmd, args, { env, input, onStats }) {
       : new PushError(`${cmd}: ${err.message}`, { cause: err })))
     child.on('close', code => {
       if (code === 0) resolve(last)
-      else reject(new PushError(`rclone ${args[0]} failed (exit ${code}): ${errors.slice(-3).join('; ') || 'no message'}`, { details: { exitCode: code } }))
+      else reject(new PushError(`rclone ${command} failed (exit ${code}): ${errors.slice(-3).join('; ') || 'no message'}`, { details: { exitCode: code } }))
     })
     if (input) child.stdin.end(input)
   })

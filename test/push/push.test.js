@@ -16,9 +16,9 @@ const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 const haveRclone = spawnSync('rclone', ['version'], { stdio: 'ignore' }).status === 0
 const skip = haveRclone ? false : 'needs rclone (Debian package rclone)'
 
-function rotree (args) {
+function rotree (args, { cwd } = {}) {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [BIN, ...args])
+    const p = spawn(process.execPath, [BIN, ...args], { cwd })
     const out = []; const err = []
     p.stdout.on('data', b => out.push(b)); p.stderr.on('data', b => err.push(b))
     p.on('error', reject)
@@ -153,4 +153,51 @@ test('push with rclone missing says what to install', { timeout: 30_000 }, async
     assert.match(err.message, /Debian package rclone/)
     return true
   })
+})
+
+test('push refuses a DEST that starts with "-" in one line, exit 2, before rclone runs', { skip, timeout: 60_000 }, async t => {
+  const f = await fixture(t)
+  const before = (await fs.readdir(f.dir)).sort()
+  // read by rclone as an option, this DEST would have it write a log file wherever it names
+  for (const dest of [`--log-file=${path.join(f.dir, 'written')}:`, '-x', '-']) {
+    const r = await rotree(['push', f.out, '--', dest])
+    assert.equal(r.code, 2, r.stderr)
+    const lines = r.stderr.split('\n')
+    assert.match(lines[0], /^rotree push: DEST ".*" starts with '-', which rclone would take for an option; for a local folder of that name write \.\/-/)
+    assert.match(lines[1], /^usage: rotree push /)
+    assert.deepEqual((await fs.readdir(f.dir)).sort(), before, `${dest}: nothing written`)
+  }
+  const { push } = await import('../../builder/push.js')
+  await assert.rejects(push(f.out, '--config=/dev/null:'), { code: 'ROTREE_USAGE' })
+})
+
+test('every rclone call ends its options with -- before its paths; OUT named -out or a:out is the local folder', { skip, timeout: 60_000 }, async t => {
+  const f = await fixture(t)
+  // the real rclone, behind a script that records each call's arguments (one line, tab-separated)
+  const log = path.join(f.dir, 'rclone-calls')
+  const wrapper = path.join(f.dir, 'rclone-wrapper')
+  await fs.writeFile(wrapper, '#!/bin/sh\nfor a in "$@"; do printf \'%s\\t\' "$a"; done >> "$RCLONE_LOG"; echo >> "$RCLONE_LOG"\nexec rclone "$@"\n', { mode: 0o755 })
+  const { push } = await import('../../builder/push.js')
+  // :local:PATH is a remote to rclone (so fsinfo.json goes by rcat and moveto), and still a folder here
+  const mirror = path.join(f.dir, 'mirror')
+  await push(f.out, `:local:${mirror}`, { rclone: wrapper, env: { ...process.env, RCLONE_LOG: log } })
+  await checkPublished(mirror, f.key.publicKey)
+  const calls = (await fs.readFile(log, 'utf8')).trim().split('\n').map(l => l.replace(/\t$/, '').split('\t'))
+  assert.deepEqual(calls.map(c => c[0]), ['copy', 'copy', 'rcat', 'moveto'])
+  for (const c of calls) {
+    const end = c.indexOf('--')
+    assert.ok(end > 0, `rclone ${c[0]}: options end with --`)
+    const paths = c.slice(end + 1)
+    assert.equal(paths.length, c[0] === 'rcat' ? 1 : 2, `rclone ${c[0]}: only paths after --`)
+    for (const p of paths) assert.ok(p.startsWith('/') || p.startsWith(`:local:${mirror}/`), `rclone ${c[0]}: ${p}`)
+  }
+
+  // an OUT whose name rclone would read as an option, or as a remote's, is the folder step 1 checked
+  for (const name of ['-out', 'a:out']) {
+    await fs.cp(f.out, path.join(f.dir, name), { recursive: true })
+    const dest = path.join(f.dir, `mirror-${name.replace(':', '_')}`)
+    const r = await rotree(['push', '--', name, dest], { cwd: f.dir })
+    assert.equal(r.code, 0, r.stderr)
+    await checkPublished(dest, f.key.publicKey)
+  }
 })
