@@ -1,15 +1,24 @@
 // The thread behind disk-cache-writer.js: writes the disk cache's blob
 // files, one after another, in the order they were sent. Each message is a
 // batch; the reply says, for each blob, that its file is complete or why not.
-// A file is written to <hash>.tmp and renamed onto <hash> (disk-cache.js,
-// the layout); a failed one leaves no .tmp behind.
+// A file is written to a temporary name and renamed onto <hash>
+// (disk-cache.js, the layout); a failed one leaves no temporary file behind.
 import fs from 'node:fs'
 import path from 'node:path'
+import { randomBytes } from 'node:crypto'
 import { parentPort, workerData } from 'node:worker_threads'
 import { writeSlotSync } from '../lib/byte-ring.js'
+import { whyNotPrivate } from '../lib/private-folder.js'
+import { StateError } from 'rotree-client/errors'
+
+// A new file, never an existing one and never through a link planted at its
+// name: O_EXCL fails on any name already there, O_NOFOLLOW on a link (even a
+// dangling one, whose target O_CREAT alone would create). docs/SECURITY.md,
+// the local user.
+const TEMP_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW ?? 0)
 
 const ring = new Uint8Array(workerData.ring)
-const made = new Set() // blobs/<xx> folders known to exist
+const made = new Set() // blobs/<xx> folders checked to be ours
 
 parentPort.on('message', batch => {
   const replies = []
@@ -24,21 +33,31 @@ parentPort.on('message', batch => {
   parentPort.postMessage(replies)
 })
 
-/** ring[off, off + len) as the file `file`, through `file`.tmp. */
+/** ring[off, off + len) as the file `file`, through a temporary file beside it. */
 function write ({ file, off, len }) {
   const dir = path.dirname(file)
-  if (!made.has(dir)) { fs.mkdirSync(dir, { recursive: true }); made.add(dir) }
-  const tmp = file + '.tmp'
-  let fd = null
+  if (!made.has(dir)) { folder(dir); made.add(dir) }
+  // random, so nobody can plant anything at the name beforehand; the cache's
+  // start-up sweep deletes what a crash leaves (no record names it)
+  const tmp = `${file}.${randomBytes(8).toString('hex')}.tmp`
+  let fd = fs.openSync(tmp, TEMP_FLAGS, 0o600) // when this throws, nothing was made: nothing to remove
   try {
-    fd = fs.openSync(tmp, 'w')
     writeSlotSync(fd, ring, off, len)
     fs.closeSync(fd)
     fd = null
+    // onto whatever is at <hash>, a planted link included: rename replaces
+    // the name, it never opens or follows what was there
     fs.renameSync(tmp, file)
   } catch (err) {
     if (fd !== null) try { fs.closeSync(fd) } catch {}
-    try { fs.rmSync(tmp, { force: true }) } catch {}
+    try { fs.rmSync(tmp, { force: true }) } catch {} // unlinks the name, never follows it
     throw err
   }
+}
+
+/** Make blobs/<xx> (mode 0700), or check the one there: a link or another's folder is not written into. */
+function folder (dir) {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const why = whyNotPrivate(fs.lstatSync(dir))
+  if (why !== null) throw new StateError(`the disk cache's folder ${dir} ${why}; not written into`)
 }

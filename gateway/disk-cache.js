@@ -6,23 +6,34 @@
 //
 // Layout, in the cache folder:
 //   blobs/<first two hex digits>/<hash>   the blob's bytes, written to
-//       <hash>.tmp and renamed, so a reader never sees half a blob
+//       <hash>.<random>.tmp and renamed, so a reader never sees half a blob
 //   a `level` (classic-level) database of small records, !m!<hash> →
 //       "<size> <tick>": its size and last use, so a restart rebuilds the
 //       LRU order without reading any blob. Its lock is the cache's: one
 //       process per folder.
 // A blob's file is written before its record and its record deleted before
 // its file, so a crash leaves at most files without records; opening the
-// cache deletes those (and any *.tmp). A record whose file is gone is a miss.
+// cache deletes those (and any *.tmp), and the records of files that are gone.
 // The recency order lives in memory (a Map in use order); a hit's new tick is
 // written back lazily, every few seconds, not on the read path.
 //
-// Why files and not LevelDB values (as before): a hit is one open and one
+// Why files and not LevelDB values (as before): a hit is one open, an fstat and one
 // pread into the reader's own buffer (a pooled one for a streamed download,
 // client-js/src/buffer-pool.js), where a LevelDB value was read into
 // LevelDB's block buffer, copied into a new JS buffer and left to V8, and
 // LevelDB's mapped tables and buffers grew the gateway's memory (P9 and P2 in
 // docs/BENCHMARKS.md).
+//
+// The folder is the gateway's alone (docs/SECURITY.md, the local user; made
+// 0700, refused at start when it is a symlink, another user's or writable by
+// others: lib/private-folder.js), and nothing here follows or blocks on what
+// it finds: whoever could write there could plant a link at a name the cache
+// writes (a file of the gateway's user overwritten with a blob) or a FIFO
+// where it reads (an open that holds one of libuv's threads for good). A
+// temporary file is created O_EXCL|O_NOFOLLOW (disk-cache-worker.js); an
+// entry is opened O_NOFOLLOW|O_NONBLOCK and read only when fstat on that
+// descriptor finds a regular file of the recorded size; anything else at an
+// entry's name is a miss, removed (unlinked, never followed).
 //
 // Every method swallows its own I/O errors (counted in stats().errors): a full
 // or broken disk makes the cache miss, it never fails a request.
@@ -42,12 +53,19 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { Level } from 'level'
 import { StateError } from 'rotree-client/errors'
+import { ensurePrivateFolder, whyNotPrivate } from '../lib/private-folder.js'
 import { BlobFileWriter } from './disk-cache-writer.js'
 
 const FLUSH_MS = 5000
 const MAX_PENDING_BYTES = 4 << 20 // blob bytes waiting to be written (the writing thread's ring)
 const HEX64 = /^[0-9a-f]{64}$/
+const HEX2 = /^[0-9a-f]{2}$/
 const BLOBS = 'blobs'
+// an entry is read without following a link at its name, and a FIFO there
+// answers the open at once instead of when a writer comes (O_NONBLOCK does
+// nothing to a regular file's reads)
+const READ_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0)
+const rmName = p => fs.promises.rm(p, { force: true, recursive: true }) // lstat first: a link is unlinked, never followed
 
 export class DiskCache {
   /** Use openDiskCache(). */
@@ -99,34 +117,62 @@ export class DiskCache {
     await this._evict() // the limit may have shrunk since the last run
   }
 
-  /** Delete files no record names (a crash between a blob's file and its record) and *.tmp. */
+  /**
+   * Delete what no record names (a crash between a blob's file and its
+   * record, a *.tmp) and whatever is not a regular file or a folder of ours
+   * at a name the cache uses; then drop the records whose file is gone.
+   */
   async _sweep () {
-    await fs.promises.mkdir(this.blobDir, { recursive: true })
-    for (const sub of await fs.promises.readdir(this.blobDir)) {
-      const subdir = path.join(this.blobDir, sub)
-      let names
-      try { names = await fs.promises.readdir(subdir) } catch { continue } // not a folder
-      for (const name of names) {
-        if (!this.index.has(name) || name.slice(0, 2) !== sub) await fs.promises.rm(path.join(subdir, name), { force: true, recursive: true })
+    const blobs = await lstatOrNull(this.blobDir)
+    if (blobs !== null && whyNotPrivate(blobs) !== null) await rmName(this.blobDir)
+    await fs.promises.mkdir(this.blobDir, { recursive: true, mode: 0o700 })
+    const kept = new Set()
+    for (const sub of await fs.promises.readdir(this.blobDir, { withFileTypes: true })) {
+      const subdir = path.join(this.blobDir, sub.name)
+      // a link here would lead the listing and the deletes below out of the
+      // cache; a folder someone else can write could get one later
+      if (!HEX2.test(sub.name) || !sub.isDirectory() || whyNotPrivate(await fs.promises.lstat(subdir)) !== null) {
+        await rmName(subdir)
+        continue
+      }
+      for (const f of await fs.promises.readdir(subdir, { withFileTypes: true })) {
+        if (f.isFile() && f.name.slice(0, 2) === sub.name && this.index.has(f.name)) kept.add(f.name)
+        else await rmName(path.join(subdir, f.name))
       }
     }
+    const gone = [...this.index.keys()].filter(h => !kept.has(h))
+    for (const h of gone) this._forget(h)
+    await this._del(gone)
   }
 
   _path (hash) { return path.join(this.blobDir, hash.slice(0, 2), hash) }
 
-  /** The blob's file, exactly `size` bytes, into a buffer of `pool` when one is given; undefined when absent or short. */
+  /**
+   * The blob's file, exactly `size` bytes, into a buffer of `pool` when one
+   * is given; undefined when absent, short, or not a regular file.
+   */
   _read (hash, size, pool) {
+    const file = this._path(hash)
     return new Promise(resolve => {
-      fs.open(this._path(hash), 'r', (err, fd) => {
-        if (err) { if (err.code !== 'ENOENT') this._error('get', err); return resolve(undefined) }
-        const taken = pool === null ? null : pool.take(size)
-        const buf = taken === null ? Buffer.allocUnsafeSlow(size) : taken.subarray(0, size)
-        fs.read(fd, buf, 0, size, 0, (err2, n) => {
-          fs.close(fd, () => {})
-          if (!err2 && n === size) return resolve(buf)
-          if (taken !== null) pool.lend(taken, 0) // nobody saw it: back at once
-          if (err2) this._error('get', err2)
-          resolve(undefined)
+      fs.open(file, READ_FLAGS, (err, fd) => {
+        if (err) { if (err.code !== 'ENOENT') this._error('get', notAFile(file, err)); return resolve(undefined) }
+        // the descriptor's own type and size: what the name held when it was opened
+        fs.fstat(fd, (err1, st) => {
+          if (err1 || !st.isFile() || st.size !== size) {
+            fs.close(fd, () => {})
+            if (err1) this._error('get', err1)
+            else if (!st.isFile()) this._error('get', notAFile(file))
+            return resolve(undefined) // a file of another size: a miss, as a short read is
+          }
+          const taken = pool === null ? null : pool.take(size)
+          const buf = taken === null ? Buffer.allocUnsafeSlow(size) : taken.subarray(0, size)
+          fs.read(fd, buf, 0, size, 0, (err2, n) => {
+            fs.close(fd, () => {})
+            if (!err2 && n === size) return resolve(buf)
+            if (taken !== null) pool.lend(taken, 0) // nobody saw it: back at once
+            if (err2) this._error('get', err2)
+            resolve(undefined)
+          })
         })
       })
     })
@@ -145,7 +191,7 @@ export class DiskCache {
     const queued = this.pending.get(hash)
     let bytes = queued === undefined ? undefined : this.files.read(queued)
     if (bytes === undefined) bytes = await this._read(hash, e.size, pool)
-    if (bytes === undefined) { // its file is gone or short: the record goes too
+    if (bytes === undefined) { // its file is gone, short or not a file: the record goes too, and the name
       this.counts.misses++
       if (this.index.get(hash) === e) { this._forget(hash); this._del([hash]) }
       return undefined
@@ -245,7 +291,7 @@ export class DiskCache {
         await this.meta.batch(hashes.map(h => ({ type: 'del', key: h })))
       } catch (err) { this._error('delete', err); return }
       for (const h of hashes) {
-        try { await fs.promises.rm(this._path(h), { force: true }) } catch (err) { this._error('delete', err) }
+        try { await rmName(this._path(h)) } catch (err) { this._error('delete', err) }
       }
     })
   }
@@ -300,13 +346,22 @@ export class DiskCache {
 
 /**
  * Open (or create) the cache at `dir`. LevelDB admits one process per
- * directory, so a second gateway on the same folder gets a clear error.
+ * directory, so a second gateway on the same folder gets a clear error; a
+ * folder that is a symlink, another user's, or writable by its group or
+ * others is refused (StateError).
  * @param {string} dir
  * @param {{ maxBytes: number, log?: { error?: Function } | null }} o
  * @returns {Promise<DiskCache>}
  */
 export async function openDiskCache (dir, { maxBytes, log = null }) {
   if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0) throw new RangeError('disk cache maxBytes must be a positive integer')
+  try {
+    await ensurePrivateFolder(dir, 'the blob cache folder')
+    await removeSpecials(dir)
+  } catch (err) {
+    if (err instanceof StateError) throw err
+    throw new StateError(`cannot open the blob cache ${dir}: ${err.message}`, { cause: err })
+  }
   // The database holds only small records now (the blobs are files); its
   // options are LevelDB's defaults.
   const db = new Level(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' })
@@ -327,4 +382,26 @@ export async function openDiskCache (dir, { maxBytes, log = null }) {
     throw new StateError(`cannot read the blob cache ${dir}: ${err.cause?.message ?? err.message}`, { cause: err })
   }
   return cache
+}
+
+/**
+ * Remove every link, FIFO, socket or device in the cache folder itself:
+ * LevelDB opens its files there by name (CURRENT, LOG, LOCK, MANIFEST-*,
+ * *.dbtmp) without O_NOFOLLOW. Once the folder is the gateway's alone
+ * (ensurePrivateFolder), nobody else can put one back.
+ */
+async function removeSpecials (dir) {
+  for (const d of await fs.promises.readdir(dir, { withFileTypes: true })) {
+    if (!d.isFile() && !d.isDirectory()) await fs.promises.unlink(path.join(dir, d.name)) // unlink never follows
+  }
+}
+
+/** The error to log for what is at an entry's name when it is not a regular file (`err`: why it could not be opened). */
+function notAFile (file, err) {
+  const kind = err === undefined ? 'not a regular file' : err.code === 'ELOOP' || err.code === 'EMLINK' ? 'a symlink' : err.code === 'ENXIO' ? 'a socket' : null
+  return kind === null ? err : new StateError(`${file} is ${kind} (planted there?): never followed; a miss, and removed`)
+}
+
+async function lstatOrNull (p) {
+  try { return await fs.promises.lstat(p) } catch (err) { if (err.code === 'ENOENT') return null; throw err }
 }

@@ -45,10 +45,10 @@ export const ACTORS = [
   },
   {
     id: 'local-user',
-    who: 'A local user who can write SRC (while a build runs), DEST (between gets) or a reader\'s state directory',
-    can: 'change, swap or link files in SRC or DEST; kill writers; delete or corrupt state',
-    cannot: 'make the builder publish a file from outside SRC (a directory swapped for a link after the scan is refused), make `get` follow a link it finds in DEST, hold a dead writer\'s lock, or make a reader forget the highest root it saw (a state that lost its tables, or a record that is not valid, is refused, not recreated)',
+    who: 'A local user who can write SRC (while a build runs), DEST (between gets), a reader\'s state directory, or the folder given to a gateway as its disk cache',
+    can: 'change, swap or link files in SRC or DEST; kill writers; delete or corrupt state; plant links, FIFOs and folders at the names a disk cache uses',
+    cannot: 'make the builder publish a file from outside SRC (a directory swapped for a link after the scan is refused), make `get` follow a link it finds in DEST, hold a dead writer\'s lock, make a reader forget the highest root it saw (a state that lost its tables, or a record that is not valid, is refused, not recreated), make a gateway use a cache folder that is a symlink, another user\'s or writable by others (refused at start: `chmod 700` it), or make a gateway write through, read through or block on a link or FIFO in its cache (a miss, removed, never followed)',
     rules: [2, 8],
-    tests: ['test/builder/hostile-src.test.js', 'test/cli/get-confinement.test.js', 'test/mirror/lock.test.js', 'test/client/state.test.js']
+    tests: ['test/builder/hostile-src.test.js', 'test/cli/get-confinement.test.js', 'test/mirror/lock.test.js', 'test/client/state.test.js', 'test/gateway/disk-cache-hostile.test.js']
   }
 ]
