@@ -8,7 +8,11 @@
 // AES-256-GCM seals the 32 secret bytes, with the public key as associated
 // data so that a sealed key cannot be paired with another public half. The
 // passphrase comes from ROTREE_PASSPHRASE or, when that is unset, from the
-// terminal without echo.
+// terminal without echo. Those scrypt parameters are the only ones read back:
+// they are what every keygen has written, and a key file that chose its own
+// (N = 2^20, r = 32 takes 4 GiB, p = 16 runs that sixteen times over) would
+// make opening it cost whatever whoever edited it liked, before the passphrase
+// is even checked, so it is refused as malformed (ROTREE_BAD_KEY) first.
 //
 //   { "type": "rotree-ed25519-secret-key", "publicKey": "<hex>",
 //     "sealed": { "kdf": "scrypt", "N": 65536, "r": 8, "p": 1, "salt": "<hex>",
@@ -52,12 +56,20 @@ async function seal (secretKey, publicKey, passphrase) {
   return { kdf: 'scrypt', ...SCRYPT, salt: salt.toString('hex'), cipher: 'aes-256-gcm', iv: iv.toString('hex'), data: data.toString('hex'), tag: c.getAuthTag().toString('hex') }
 }
 
-async function unseal (s, publicKey, passphrase, file) {
-  const ok = s && s.kdf === 'scrypt' && s.cipher === 'aes-256-gcm' && [s.N, s.r, s.p].every(Number.isSafeInteger) &&
-    s.N >= 2 ** 14 && s.N <= 2 ** 20 && (s.N & (s.N - 1)) === 0 && s.r >= 1 && s.r <= 32 && s.p >= 1 && s.p <= 16 &&
+// The sealed member, checked before a passphrase is asked for and before
+// scrypt runs: the cost of opening a key file is ours to choose, not the file's.
+function checkSealed (s, file) {
+  const ok = s && s.kdf === 'scrypt' && s.cipher === 'aes-256-gcm' &&
     /^[0-9a-f]{64}$/.test(s.salt) && /^[0-9a-f]{24}$/.test(s.iv) && HEX64.test(s.data) && /^[0-9a-f]{32}$/.test(s.tag)
   if (!ok) throw new BadKeyError(`${file}: its sealed secret key is not in a form this version reads`)
-  const d = crypto.createDecipheriv('aes-256-gcm', await scryptKey(passphrase, Buffer.from(s.salt, 'hex'), s), Buffer.from(s.iv, 'hex'))
+  if (s.N !== SCRYPT.N || s.r !== SCRYPT.r || s.p !== SCRYPT.p) {
+    const got = ['N', 'r', 'p'].map(k => `${k} = ${String(JSON.stringify(s[k]) ?? 'missing').slice(0, 20)}`).join(', ')
+    throw new BadKeyError(`${file}: its sealed secret key asks for scrypt ${got}; this version opens only N = ${SCRYPT.N}, r = ${SCRYPT.r}, p = ${SCRYPT.p} (what keygen writes)`)
+  }
+}
+
+async function unseal (s, publicKey, passphrase, file) {
+  const d = crypto.createDecipheriv('aes-256-gcm', await scryptKey(passphrase, Buffer.from(s.salt, 'hex'), SCRYPT), Buffer.from(s.iv, 'hex'))
   d.setAAD(Buffer.from(publicKey, 'hex'))
   d.setAuthTag(Buffer.from(s.tag, 'hex'))
   try {
@@ -87,6 +99,7 @@ export async function readKeyFile (file, { passphrase, askPassphrase = askTermin
   }
   let secretKey = j.secretKey
   if (secretKey === undefined) {
+    checkSealed(j.sealed, file)
     const pass = passphrase ?? process.env.ROTREE_PASSPHRASE ?? await askPassphrase(`passphrase for ${file}: `)
     secretKey = await unseal(j.sealed, j.publicKey, pass, file)
   }
