@@ -14,6 +14,18 @@
 // GOAWAY or a closed session sends new requests to a new session; a stream
 // the server refused unprocessed (REFUSED_STREAM, or past a GOAWAY) is asked
 // again, at most twice.
+//
+// Reconnecting is bounded per origin (the record in `entries`): a mirror that
+// ends every new session before answering (a GOAWAY or a close on each
+// connection) would otherwise have its refused requests asked again on a new
+// session, and again, until their deadline, a TLS handshake each time. A
+// session that ends with requests asked and none answered makes the next one
+// wait (BACKOFF_MS, doubling with each such session in a row); after
+// MAX_UNANSWERED of them within a request's deadline, the origin's requests
+// fail at once as network faults, so the reader goes on to the next mirror
+// (docs/TRUST.md rule 4). A session that answered anything (a graceful
+// restart, nginx's keepalive_requests) is no such session: the next one opens
+// at once, and any answer from the origin clears the count.
 import http2 from 'node:http2'
 import tls from 'node:tls'
 import { MirrorNetworkError, TimeoutError } from './errors.js'
@@ -27,6 +39,8 @@ const STREAM_WINDOW = 1 << 20
 const SESSION_WINDOW = 32 << 20
 const PEER_DEFAULT_STREAMS = 100 // until the server's SETTINGS arrive (RFC 9113 §6.5.2 suggests at least 100)
 const MAX_RETRIES = 2
+const BACKOFF_MS = 25 // before the session after one that ended unanswered; doubled for each more in a row
+const MAX_UNANSWERED = 4 // sessions in a row that ended unanswered, within a request's deadline: then give up
 
 export class H2Origins {
   /**
@@ -61,13 +75,14 @@ export class H2Origins {
     const s = e.session
     if (s && s.active < s.limit && !s.closed && !s.destroyed) return this._open(e, s, job)
     this._wait(e, job)
-    if (!e.session && !e.connecting) this._connect(e, job.timeoutMs)
+    this._dial(e, job.timeoutMs)
   }
 
   _entry (u) {
     let e = this.entries.get(u.origin)
     if (!e) {
-      e = { origin: u.origin, host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) || 443, protocol: undefined, session: null, connecting: null, waiting: [] }
+      // use: what the current session was asked and answered; redial: when the next session may open
+      e = { origin: u.origin, host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) || 443, protocol: undefined, session: null, connecting: null, waiting: [], use: null, redial: new Redial(), redialTimer: null }
       this.entries.set(u.origin, e)
     }
     return e
@@ -88,6 +103,21 @@ export class H2Origins {
   _wait (e, job) {
     e.waiting.push(job)
     job.setCancel(() => { const i = e.waiting.indexOf(job); if (i >= 0) e.waiting.splice(i, 1) })
+  }
+
+  /**
+   * A new session for the requests waiting: now, after the origin's backoff,
+   * or, after MAX_UNANSWERED sessions in a row ended unanswered, none: they fail.
+   */
+  _dial (e, timeoutMs) {
+    if (e.session || e.connecting || e.redialTimer) return
+    const wait = this.closed ? 0 : e.redial.wait(performance.now(), timeoutMs) // closed: _connect fails them
+    if (wait === 0) return this._connect(e, timeoutMs)
+    if (wait === Infinity) return this._failWaiting(e, new MirrorNetworkError(`${e.origin}: ${MAX_UNANSWERED} HTTP/2 sessions in a row ended before answering a request`))
+    e.redialTimer = setTimeout(() => {
+      e.redialTimer = null
+      if (e.waiting.length) this._dial(e, e.waiting[0].timeoutMs)
+    }, wait)
   }
 
   _connect (e, timeoutMs) {
@@ -140,6 +170,8 @@ export class H2Origins {
     s.pinging = false
     s.settled = false // the server's SETTINGS arrived
     e.session = s
+    // asked, answered: of this session's streams; ended: GOAWAY or closed; judged: by _judge
+    const use = e.use = { asked: false, answered: false, ended: false, judged: false }
     const st = this.originStats(e.origin)
     st.protocol = 'h2'
     st.sessions = (st.sessions ?? 0) + 1
@@ -153,17 +185,35 @@ export class H2Origins {
     const retire = () => {
       if (e.session !== s) return
       e.session = null
-      if (e.waiting.length && !e.connecting) this._connect(e, e.waiting[0].timeoutMs)
+      if (e.waiting.length) this._dial(e, e.waiting[0].timeoutMs)
     }
-    s.on('goaway', retire)
-    s.on('close', retire)
+    s.on('goaway', (code, lastStreamID) => {
+      use.ended = true
+      // streams up to lastStreamID are still to be answered (RFC 9113 §6.8): judged once none is open
+      if (!(lastStreamID > 0) || s.active === 0) this._judge(e, use)
+      retire()
+    })
+    s.on('close', () => { use.ended = true; this._judge(e, use); retire() })
     s.on('error', () => {}) // each stream reports its own failure to its request
+  }
+
+  /**
+   * A session ended: did it end with requests asked and none answered? Once,
+   * before any of its requests is asked again on another session.
+   */
+  _judge (e, use) {
+    if (use.judged) return
+    use.judged = true
+    if (!use.asked || use.answered) return
+    e.redial.unanswered(performance.now())
+    const st = this.originStats(e.origin)
+    st.sessionsUnanswered = (st.sessionsUnanswered ?? 0) + 1
   }
 
   _drain (e) {
     const s = e.session
     while (e.waiting.length && s && !s.closed && !s.destroyed && s.active < s.limit) this._open(e, s, e.waiting.shift())
-    if (e.waiting.length && !e.session && !e.connecting) this._connect(e, e.waiting[0].timeoutMs)
+    if (e.waiting.length) this._dial(e, e.waiting[0].timeoutMs)
   }
 
   _open (e, s, job) {
@@ -179,9 +229,16 @@ export class H2Origins {
     }
     // opened before the server said how many streams it takes: a refusal is our guess's fault
     stream.optimistic = !s.settled
+    const use = e.use // s is the current session (dispatch, _drain)
+    use.asked = true
+    stream.once('response', () => { use.answered = true; e.redial.answered() })
     if (s.active++ === 0) s.ref()
+    // (before the request's own 'close' listener, which may ask again elsewhere)
     stream.once('close', () => {
-      if (--s.active === 0) s.unref()
+      if (--s.active === 0) {
+        s.unref()
+        if (use.ended) this._judge(e, use)
+      }
       if (e.session === s) this._drain(e)
     })
     job.h2Stream(stream, s, e)
@@ -227,10 +284,40 @@ export class H2Origins {
     for (const e of this.entries.values()) {
       e.connecting?.destroy()
       e.connecting = null
+      clearTimeout(e.redialTimer)
+      e.redialTimer = null
       e.session?.destroy()
       e.session = null
       this._failWaiting(e, new MirrorNetworkError(`${e.origin}: transport closed`))
     }
+  }
+}
+
+/**
+ * One origin's sessions that ended with requests asked and none answered, in
+ * a row: how long the next session waits, or whether to give up.
+ */
+class Redial {
+  constructor () {
+    this.count = 0
+    this.last = 0 // performance.now() when the last of them ended
+  }
+
+  /** The origin answered a request: it serves, whatever came before. */
+  answered () { this.count = 0 }
+
+  unanswered (now) { this.count++; this.last = now }
+
+  /**
+   * How long from `now` before the next session may open, or Infinity: not
+   * at all. A run whose last session ended windowMs (the deadline of the
+   * request that asks) or more ago is forgotten.
+   */
+  wait (now, windowMs) {
+    if (this.count > 0 && now - this.last >= windowMs) this.count = 0
+    if (this.count === 0) return 0
+    if (this.count >= MAX_UNANSWERED) return Infinity
+    return Math.max(0, this.last + BACKOFF_MS * 2 ** (this.count - 1) - now)
   }
 }
 

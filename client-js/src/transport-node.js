@@ -48,7 +48,10 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
       return agent
     }
   }
-  /** stats.origins[origin]: { protocol: 'h2'|'http/1.1'|null, requests, bytes, sessions? } */
+  /**
+   * stats.origins[origin]: { protocol: 'h2'|'http/1.1'|null, requests, bytes, sessions?, sessionsUnanswered? }
+   * (h2: sessions opened, and those that ended with requests asked and none answered)
+   */
   const stats = { requests: 0, bytes: 0, origins: {} }
   const originStats = origin => (stats.origins[origin] ??= { protocol: null, requests: 0, bytes: 0 })
   const h2 = http2

@@ -137,6 +137,24 @@ test('a kept-alive connection the server closed under a request is retried once 
   assert.equal(mute.connections, 1)
 })
 
+test('an origin that closes every connection before answering costs each request a few connections, never a loop', async t => {
+  // the first answer keeps its connection (pipelining may start); every later request meets a close
+  let answered = false
+  const srv = await rawServer(t, (i, c, s) => {
+    if (answered) return s.destroy()
+    answered = true
+    s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${BODY.length}\r\n\r\n`)
+    s.write(BODY)
+  })
+  const tr = transport(t, { maxSockets: 4 })
+  assert.ok(Buffer.from(await get(tr, srv.url + 'warm')).equals(BODY))
+  const before = srv.connections
+  const N = 16
+  await Promise.all(Array.from({ length: N }, (_, i) => rejects(get(tr, srv.url + 'x' + i, { timeoutMs: 30_000 }), 'ROTREE_MIRROR_NETWORK')))
+  // a request queued on a connection that closed is asked again at most 3 times (transport-h1.js MAX_REQUEUE)
+  assert.ok(srv.connections - before <= N * 4, `${srv.connections - before} connections for ${N} requests`)
+})
+
 test('bytes past an answer\'s framing never become the next answer', async t => {
   const srv = await rawServer(t, (i, c, s) => {
     // the first answer carries a second, forged one behind it

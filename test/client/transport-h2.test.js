@@ -2,14 +2,20 @@
 // many streams on it, HTTP/1.1 keep-alive where the mirror offers no h2, a
 // private CA through `ca`, and the cap and deadline per stream: a stalled or
 // oversized stream is reset without failing its siblings; a whole session that
-// stalls is destroyed. Real servers on 127.0.0.1:0 (test/helpers/tls-server.js).
+// stalls is destroyed; a mirror that ends every new session unanswered costs a
+// few sessions, not one per retry until the deadline (docs/TRUST.md rule 4).
+// Real servers on 127.0.0.1:0 (test/helpers/tls-server.js).
 import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
 import net from 'node:net'
+import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { createTransport } from 'rotree-client/src/transport-node.js'
+import { openTree } from 'rotree-client'
 import { startTlsServer, testCert } from '../helpers/tls-server.js'
+import { tmpdir, makeKey, writeTree, buildTree, address, prng, allFailedWith } from '../helpers/fixtures.js'
 
 const { test } = needing('openssl')
 
@@ -249,4 +255,101 @@ test('close() ends the sessions, and an idle session does not keep the process a
   assert.equal(signal, null, 'the child had to be killed: an idle session kept it alive')
   assert.equal(exit, 0)
   assert.equal(Number(out), BODY.length)
+})
+
+// transport-h2.js bounds how many sessions in a row may end unanswered (4);
+// the tests allow twice that, against thousands without the bound
+const MOST_SESSIONS = 8
+const ENDINGS = {
+  goaway: s => s.goaway(),
+  close: s => s.close(),
+  destroy: s => s.destroy()
+}
+
+test('a mirror that ends every new session before answering costs a few sessions, then fails as a network fault', async t => {
+  for (const [how, end] of Object.entries(ENDINGS)) {
+    const srv = await server(t, serveBody)
+    srv.server.on('session', end)
+    const tr = transport(t)
+    const t0 = performance.now()
+    const err = await rejects(get(tr, srv.url + 'h/x', { timeoutMs: 30_000 }), 'ROTREE_MIRROR_NETWORK')
+    const ms = performance.now() - t0
+    assert.ok(srv.sessions >= 1 && srv.sessions <= MOST_SESSIONS, `${how}: ${srv.sessions} sessions`)
+    assert.ok(ms < 10_000, `${how}: failed after ${Math.round(ms)} ms of a 30 s deadline`)
+    assert.match(err.message, /sessions in a row ended before answering/)
+    assert.ok(tr.stats.origins[srv.origin].sessionsUnanswered >= 1, how)
+    // within the deadline the origin is not dialled again: the next requests fail at once
+    const before = srv.sessions
+    await Promise.all(Array.from({ length: 20 }, (_, i) => rejects(get(tr, srv.url + 'h/' + i, { timeoutMs: 30_000 }), 'ROTREE_MIRROR_NETWORK')))
+    assert.equal(srv.sessions, before, how)
+  }
+})
+
+test('a session that answered is not held against its mirror: GOAWAY after every K answers costs nothing', async t => {
+  const K = 3
+  const srv = await server(t, (req, res) => {
+    const session = req.stream.session
+    session.answers = (session.answers ?? 0) + 1
+    res.on('finish', () => { if (session.answers === K && !session.closed) session.goaway() })
+    serveBody(req, res)
+  })
+  const tr = transport(t)
+  const N = 31
+  for (let i = 0; i < N; i++) assert.equal((await get(tr, srv.url + 'k' + i)).length, BODY.length)
+  assert.equal(srv.sessions, Math.ceil(N / K))
+  assert.equal(tr.stats.origins[srv.origin].sessionsUnanswered, undefined, 'no session was held against the mirror')
+  // concurrent, no more than a session answers: each batch opens its own sessions at once
+  for (let b = 0; b < 5; b++) {
+    const all = await Promise.all(Array.from({ length: K }, (_, i) => get(tr, srv.url + `b${b}-${i}`)))
+    assert.ok(all.every(x => x.length === BODY.length))
+  }
+  assert.equal(tr.stats.origins[srv.origin].sessionsUnanswered, undefined)
+})
+
+test('a GOAWAY that promises the streams asked (nginx with keepalive_requests 1) still serves every read', async t => {
+  // the GOAWAY names the stream as processed, and its answer follows
+  const srv = await server(t, (req, res) => {
+    req.stream.session.goaway(0, req.stream.id)
+    setTimeout(() => serveBody(req, res), 5)
+  })
+  const tr = transport(t)
+  for (let i = 0; i < 12; i++) assert.equal((await get(tr, srv.url + 'p' + i)).length, BODY.length)
+  assert.equal(srv.sessions, 12)
+  assert.equal(tr.stats.origins[srv.origin].sessionsUnanswered, undefined, 'a promised stream is not an unanswered session')
+})
+
+/** A published folder served over h2; `onSession` sees each new session first. */
+async function treeServer (t, out, onSession) {
+  const srv = await server(t, async (req, res) => {
+    const p = new URL(req.url, 'https://x').pathname
+    const body = /^\/(fsinfo\.json|h\/[0-9a-f]{64}|trust\/\d+\.json)$/.test(p) ? await fs.readFile(path.join(out, p.slice(1))).catch(() => null) : null
+    if (!body) { res.writeHead(404, { 'content-length': 0 }); return res.end() }
+    res.writeHead(200, { 'content-length': body.length })
+    res.end(body)
+  })
+  if (onSession) srv.server.on('session', onSession)
+  return srv
+}
+
+test('a tree beside a mirror that ends every session unanswered reads from the honest one; alone, it fails fast', async t => {
+  const src = await tmpdir('rotree-h2-redial-')
+  t.after(() => fs.rm(src, { recursive: true, force: true }))
+  const data = prng(700_000, 'redial')
+  await writeTree(src, { 'a.bin': data, 'small.txt': 'small\n' })
+  const key = makeKey()
+  const { out } = await buildTree(src, { key })
+  t.after(() => fs.rm(out, { recursive: true, force: true }))
+  const bad = await treeServer(t, out, s => s.goaway())
+  const honest = await treeServer(t, out)
+  const tree = await openTree(address(bad.url, key.publicKey), { mirrors: [honest.url], stateDir: null, ca: testCert().cert, timeoutMs: 30_000 })
+  t.after(() => tree.close())
+  assert.ok(Buffer.from(await tree.readFile('a.bin')).equals(data))
+  assert.equal(Buffer.from(await tree.readFile('small.txt')).toString(), 'small\n')
+  assert.ok(bad.sessions <= MOST_SESSIONS, `${bad.sessions} sessions to the mirror that ends them`)
+
+  const lone = await treeServer(t, out, s => s.goaway())
+  const t0 = performance.now()
+  await assert.rejects(openTree(address(lone.url, key.publicKey), { stateDir: null, ca: testCert().cert, timeoutMs: 30_000 }), allFailedWith('ROTREE_MIRROR_NETWORK'))
+  assert.ok(performance.now() - t0 < 10_000)
+  assert.ok(lone.sessions <= MOST_SESSIONS, `${lone.sessions} sessions`)
 })
