@@ -79,6 +79,8 @@ export async function * readChunks (source, entry, start, end, { cache = true, l
       }
       const { s, p } = queue[0]
       const bytes = await p
+      // a lead chunk goes out only once the index confirms it (chunkSpans, FORMAT.md §5.1)
+      if (s.confirmed) await s.confirmed
       queue.shift()
       ahead -= storedSizeOf(s.ref)
       reserved -= s.ref.size
@@ -111,18 +113,40 @@ export async function * chunkSpans (source, entry, start, end) {
     }
     return
   }
-  // version 2: the entry names the first chunk beside the index (FORMAT.md §12.6), so a read
-  // from the start asks for it at once, before any index page has arrived; the index's own
-  // first chunk must then be that one (a publisher who signed two first chunks is refused)
-  const lead = entry.lead && start < entry.lead.size ? entry.lead : null
-  if (lead) yield { ref: lead, offset: 0 }
-  for await (const s of indexSpans(source, entry, start, end)) {
-    if (s.offset === 0 && entry.lead) {
-      if (!sameRef(s.ref, entry.lead)) throw new BadFormatError('the chunk index\'s first chunk is not the first chunk its file entry names')
-      if (lead) continue
+  // version 2: the entry names the first chunk beside the index (FORMAT.md §5.1, §12.6), so a
+  // read that starts inside it asks for it at once, before any index page has arrived. Its bytes
+  // are another blob than the index's first chunk if the publisher signed two first chunks, and a
+  // read inside the lead would then show other bytes than every read past it (docs/TRUST.md rule 3:
+  // one file, one content). So the lead span carries `confirmed`, which settles once the index's
+  // first leaf child has been compared with it; readChunks hands out no byte of the lead before.
+  // The walk from offset 0 starts here, beside the lead's fetch: an honest tree with a one-level
+  // index still has its first byte one round trip after the directory page.
+  if (!entry.lead || start >= entry.lead.size) {
+    for await (const s of indexSpans(source, entry, start, end)) {
+      if (s.offset === 0 && entry.lead && !sameRef(s.ref, entry.lead)) throw leadMismatch()
+      yield s
     }
-    yield s
+    return
   }
+  const walk = indexSpans(source, entry, 0, end)
+  const first = walk.next() // runs to the first leaf child on its own: nothing waits for the consumer
+  const confirmed = first.then(n => { if (n.done || n.value.offset !== 0 || !sameRef(n.value.ref, entry.lead)) throw leadMismatch() })
+  confirmed.catch(() => {}) // surfaced by whoever awaits it first
+  let open = true
+  try {
+    yield { ref: entry.lead, offset: 0, confirmed }
+    await confirmed
+    open = false
+    // the rest of the walk from 0 is the walk from `start`: the lead is [0, lead.size) and start lies in it
+    for await (const s of walk) yield s
+  } finally {
+    // the walk may be on its way to the first leaf: let it end there, not wait for it
+    if (open) first.then(() => walk.return(), () => {}).catch(() => {})
+  }
+}
+
+function leadMismatch () {
+  return new BadFormatError('the chunk index\'s first chunk is not the first chunk its file entry names (FORMAT.md §5.1)')
 }
 
 /** A version-2 ref and another are the same blob stored the same way. */

@@ -100,20 +100,51 @@ async function indexedTree (lie) {
   return { data, tree, m, entry }
 }
 
-test('the first chunk of a file under a chunk index is asked for beside the index, from the lead ref in its entry', { timeout: 10_000 }, async () => {
+test('the first chunk of a file under a chunk index is asked for beside the index, from the lead ref in its entry, and goes out once the index confirms it', { timeout: 10_000 }, async () => {
   const { data, tree, m, entry } = await indexedTree(false)
-  // hold the index's top page: the first piece must come without it
+  // hold the index's top page: the lead is asked for meanwhile (no round trip added), but
+  // no byte of it goes out before the index's first leaf child is the same ref (FORMAT.md §5.1)
   m.hold('/h/' + entry.index.hash)
   const it = tree.createReadStream('/f.bin')[Symbol.asyncIterator]()
-  const first = await it.next()
-  assert.ok(Buffer.from(first.value).equals(data.subarray(0, 16384)), 'the first chunk, verified against the lead ref')
+  let out = false
+  const first = it.next()
+  first.then(() => { out = true }, () => {})
+  while (!m.seen.has('/h/' + entry.lead.hash)) await new Promise(resolve => setTimeout(resolve, 5))
+  assert.ok(m.seen.has('/h/' + entry.index.hash), 'the index was asked for beside the lead')
+  await new Promise(resolve => setTimeout(resolve, 100)) // the lead's answer is in by now
+  assert.equal(out, false, 'the lead went out before the index confirmed it')
   m.release()
-  const pieces = [Buffer.from(first.value)]
+  const { value } = await first
+  assert.ok(Buffer.from(value).equals(data.subarray(0, 16384)), 'the first chunk, verified against the lead ref')
+  const pieces = [Buffer.from(value)]
   for (let n = await it.next(); !n.done; n = await it.next()) pieces.push(Buffer.from(n.value))
   assert.equal(sha(Buffer.concat(pieces)), sha(data))
+  // a range inside the lead reads it, once the index agrees
+  const part = []
+  for await (const b of tree.readRange('/f.bin', { start: 100, end: 199 })) part.push(Buffer.from(b))
+  assert.ok(Buffer.concat(part).equals(data.subarray(100, 200)))
 })
 
 test('a lead ref that is not the index\'s first chunk is refused (ROTREE_BAD_FORMAT), and only the bytes it signed were shown', { timeout: 10_000 }, async () => {
   const { tree } = await indexedTree(true)
   await assert.rejects(tree.readFile('/f.bin'), { code: 'ROTREE_BAD_FORMAT' })
+})
+
+test('a range inside a lead chunk that the index contradicts is refused before any byte (readRange, a stream, readEntry)', { timeout: 10_000 }, async () => {
+  const { tree, entry } = await indexedTree(true)
+  const reads = {
+    readRange: () => tree.readRange('/f.bin', { start: 100, end: 199 }),
+    'readRange from 0': () => tree.readRange('/f.bin', { start: 0, end: 16383 }),
+    createReadStream: () => tree.createReadStream('/f.bin', { start: 0, end: 99 }),
+    readEntry: () => tree.readEntry(entry, 10, 20)
+  }
+  for (const [name, read] of Object.entries(reads)) {
+    let got = 0
+    await assert.rejects(async () => { for await (const b of read()) got += b.length }, { code: 'ROTREE_BAD_FORMAT' }, name)
+    assert.equal(got, 0, `${name}: ${got} bytes of the lead went out`)
+  }
+  // past the lead the index alone answers: the one content every read agrees on
+  const past = []
+  for await (const b of tree.readRange('/f.bin', { start: 20000, end: 20099 })) past.push(Buffer.from(b))
+  assert.equal(Buffer.concat(past).length, 100)
 })
