@@ -84,8 +84,8 @@ export function releaseSigners (release, roles) {
  * published anything (as version 1's unsigned root carries its key).
  */
 export function encodeUnsignedRelease (release, { key } = {}) {
-  const { name, seq, expires, root, signatures = [] } = release
-  return jsonText({ type: UNSIGNED_RELEASE_TYPE, version: 2, release: { name, seq, expires, root, signatures }, ...(key ? { key } : {}) })
+  const { anchor, name, seq, expires, root, signatures = [] } = release
+  return jsonText({ type: UNSIGNED_RELEASE_TYPE, version: 2, release: { anchor, name, seq, expires, root, signatures }, ...(key ? { key } : {}) })
 }
 
 /** Is this unsigned.json text a version-2 release (else it is version 1's)? */
@@ -119,7 +119,8 @@ export function signFsinfoV2 ({ release, trust, name, seq, now, ttlMs, timestamp
   if (relExp <= now) throw new ExpiredError(`release ${release.seq} expired at ${release.expires}: publish a new release`)
   const issued = new Date(now).toISOString()
   const expires = new Date(Math.min(now + ttlMs, relExp)).toISOString()
-  const fields = { name, trust: trust ? { seq: trust.seq, hash: trustHash(trust) } : null, seq, issued, expires, release }
+  // the family is the release's (FORMAT.md §12.4): publishRelease checked it is OUT's
+  const fields = { anchor: release.anchor, name, trust: trust ? { seq: trust.seq, hash: trustHash(trust) } : null, seq, issued, expires, release }
   const { message } = decodeFsinfoV2(encodeFsinfoV2(fields))
   const sigs = []
   for (const k of timestampKeys) {
@@ -161,6 +162,7 @@ export async function publishRelease (out, { release, signers, timestampKeys, tt
     throw new ThresholdError(`release ${release.seq} has ${have} of the ${roles.release.threshold} release signatures it needs (rotree sign OUT --key RELEASEKEY)`, { details: { valid: have, threshold: roles.release.threshold } })
   }
   if (release.name !== name) throw new UsageError(`the release is for tree ${JSON.stringify(release.name)}, but ${out} publishes ${JSON.stringify(name)}`)
+  if (release.anchor !== anchor) throw new UsageError(`the release is for the tree family #${release.anchor}, but ${out} publishes #${anchor}`)
   const seq = await publishSeq(out, now, forced)
   const text = signFsinfoV2({ release, trust, name, seq, now, ttlMs, timestampKeys, roles })
   const { info, blobs } = await checkPublishable(out, text, { anchor, name, trust, now, present })
@@ -187,7 +189,7 @@ export async function publishBuilt (out, o) {
   const s = { ...signers, name }
   const seq = await publishSeq(out, o.now, o.seq)
   const releaseTtlMs = o.releaseTtlMs ?? (signers.trust ? Math.max(o.ttlMs, 90 * 86400e3) : o.ttlMs)
-  let release = { name, seq, expires: new Date(o.now + releaseTtlMs).toISOString(), root: releaseRoot(o.rootRef), signatures: [] }
+  let release = { anchor: signers.anchor, name, seq, expires: new Date(o.now + releaseTtlMs).toISOString(), root: releaseRoot(o.rootRef), signatures: [] }
   decodeRelease(release) // the reader's checks of every member
   if (o.unsigned) {
     await writeUnsignedFile(out, encodeUnsignedRelease(release, { key: singleKeyOf(signers) }), o.fsync ?? true)
@@ -299,7 +301,7 @@ export async function resignV2 (out, keys, { ttlMs, now = Date.now(), fsync = tr
           : `release ${release.seq} expires at ${release.expires}: publish a new release`)
       }
       const { seq } = await nextSeq(out, now)
-      release = signRelease({ name: release.name, seq, expires: new Date(now + ttlMs).toISOString(), root: release.root, signatures: [] }, relKeys, signers.roles).release
+      release = signRelease({ anchor: signers.anchor, name: release.name, seq, expires: new Date(now + ttlMs).toISOString(), root: release.root, signatures: [] }, relKeys, signers.roles).release
     }
     const p = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs, now, fsync, url })
     return { skipped: false, previousSeq: cur.seq, ...p }
@@ -359,6 +361,7 @@ export function signReleaseOffline (bytes, keys, { ttlMs, now = Date.now() }) {
   if (!key) throw new UsageError('this release is for a tree with trust documents: add release signatures with rotree sign FILE --key RELEASEKEY, then publish it with rotree sign FILE --publish OUT --timestamp-key TIMESTAMPKEY')
   const k = keys.find(x => x.publicKey === key)
   if (!k) throw new BadKeyError(`this release is for the tree of key ${key}; sign it with that key`)
+  if (release.anchor !== key) throw new BadFormatError(`this release names the tree family #${release.anchor}, not the key ${key} it is to be signed by`)
   const roles = singleKeyRoles(key)
   const signed = signRelease(release, [k], roles).release
   const seq = Math.floor(now / 1000)

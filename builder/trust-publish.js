@@ -21,7 +21,7 @@ import path from 'node:path'
 import { BadFormatError, BadKeyError, UsageError } from 'rotree-client/errors'
 import { decodeTrustDoc, encodeTrustDoc, ROLES } from 'rotree-client/src/format/trust-doc.js'
 import { NAME_RE } from 'rotree-client/src/format/signed-doc.js'
-import { acceptTrustStep, validSigners, trustAnchorOf, parseFragment } from 'rotree-client/src/trust/roles.js'
+import { acceptTrustStep, validSigners, trustAnchorOf, trustHash, parseFragment, anchorText } from 'rotree-client/src/trust/roles.js'
 import { writeDurable } from '../lib/published/history.js'
 import { syncDir } from '../lib/published/blob-store.js'
 import { readPublishedAny } from '../lib/published/publish.js'
@@ -60,7 +60,7 @@ async function writeJson (file, value, fsync = true) {
  */
 function recordedAnchor (publisher, current) {
   if (publisher) return parseFragment(publisher.anchor).anchor
-  if (current?.version === 2 && current.trust === null && current.signatures[0]) return { kind: 'key', key: current.signatures[0].key }
+  if (current?.version === 2) return parseFragment(current.anchor).anchor
   if (current && current.version !== 2) return { kind: 'key', key: current.key }
   return null
 }
@@ -77,8 +77,7 @@ export async function trustInForce (out) {
   const [publisher, current] = await Promise.all([readPublisher(out), readPublishedAny(out)])
   const c = await readTrustChain(out, recordedAnchor(publisher, current))
   if (c.fault) throw new (c.fault.err?.constructor ?? BadFormatError)(`${out}/${c.fault.message}`, { cause: c.fault.err })
-  const a = c.anchor
-  const anchor = a === null ? null : a.kind === 'key' ? a.key : 't' + a.hash
+  const anchor = c.anchor === null ? null : anchorText(c.anchor)
   // the tree published is the truth; publisher.json names it before the first release
   const name = current?.version === 2 ? current.name : (publisher?.name ?? '')
   return { anchor, chain: c.docs, trust: c.docs.at(-1) ?? null, name, url: publisher?.url }
@@ -130,7 +129,7 @@ export async function initTrust (out, o) {
       }
     })
     const cur = await readPublishedAny(out)
-    const adopting = cur && !(cur.version === 2 && cur.trust !== null) ? (cur.version === 2 ? cur.signatures[0].key : cur.key) : null
+    const adopting = cur && !(cur.version === 2 && cur.trust !== null) ? (cur.version === 2 ? cur.anchor : cur.key) : null
     const anchor = adopting ?? trustAnchorOf(doc)
     await writeJson(path.join(out, PENDING_TRUST), encodeTrustDoc(doc))
     await writeJson(path.join(out, PUBLISHER_FILE), { anchor, name: o.name ?? '', ...(o.url ? { url: o.url } : {}) })
@@ -176,7 +175,8 @@ export async function updateTrust (out, o) {
       roles.timestamp = role(tsKeys, keep('timestamp', tsKeys, o.timestampThreshold), 'timestamp')
       if (roles.release.keys.length === 0) throw new UsageError('this leaves no release keys, which retires the tree: use rotree trust retire for that')
     }
-    const doc = checked({ seq: trust.seq + 1, expires: new Date(now + (o.ttlMs ?? 365 * DAY)).toISOString(), roles })
+    // FORMAT.md §12.2: each document names the one it follows
+    const doc = checked({ seq: trust.seq + 1, prev: trustHash(trust), expires: new Date(now + (o.ttlMs ?? 365 * DAY)).toISOString(), roles })
     await writeJson(path.join(out, PENDING_TRUST), encodeTrustDoc(doc))
     return { doc, prev: trust, anchor, status: signingStatus(trust, doc, parseFragment(anchor).anchor) }
   })

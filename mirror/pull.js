@@ -143,8 +143,8 @@ function given (tree) { return { anchor: tree.roots.anchor, name: tree.roots.nam
 function notBehind (info, local, rec) {
   if (info.version === 1) return checkRollback(info, local.version === 2 ? { v: 2 } : { seq: local.seq, root: local.root.hash })
   if (local.version === 1) return true
-  const { state } = advanceState(null, local.info, local.roles)
-  return advanceState(state, info.info, rec.roles).newer
+  const { state } = advanceState(null, local.info, local.roles, local.signers)
+  return advanceState(state, info.info, rec.roles, rec.signers).newer
 }
 
 /**

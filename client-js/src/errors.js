@@ -30,7 +30,7 @@ export const ERROR_TABLE = [
   ['ROTREE_BAD_FORMAT', 'BadFormatError', 502, 'fault damage', 'bytes that verified by hash (or fsinfo.json) do not decode under the format rules'],
   ['ROTREE_UNSUPPORTED_VERSION', 'UnsupportedVersionError', 502, 'fault', 'fsinfo.json names a format major version this reader does not know, or the tree uses what this reader lacks (private trees: an encrypted blob, an `access` member)'],
   ['ROTREE_BAD_SIGNATURE', 'BadSignatureError', 502, 'fault', 'fsinfo.json is not signed by the public key in the address'],
-  ['ROTREE_WRONG_KEY', 'WrongKeyError', 502, 'fault', 'fsinfo.json names a different public key than the address'],
+  ['ROTREE_WRONG_KEY', 'WrongKeyError', 502, 'fault', 'fsinfo.json names a different public key or tree family (anchor) than the address, or a trust document belongs to another family'],
   ['ROTREE_EXPIRED', 'ExpiredError', 502, 'fault', 'fsinfo.json has expired by the reader\'s clock'],
   ['ROTREE_NOT_YET_VALID', 'NotYetValidError', 502, 'fault', 'fsinfo.json is issued further in the future than the clock-skew allowance'],
   ['ROTREE_ROLLBACK', 'RollbackError', 502, 'fault', 'fsinfo.json has a lower sequence number than one this reader already accepted'],

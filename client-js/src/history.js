@@ -7,7 +7,7 @@ import { verifyHistoryEntry } from './verify.js'
 import { BadFormatError, WrongKeyError } from './errors.js'
 import { decodeUtf8 } from './format/bytes.js'
 import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from './format/fsinfo-v2.js'
-import { verifyHistoryEntryV2 } from './trust/roles.js'
+import { verifyHistoryEntryV2, checkLoneKey, anchorText } from './trust/roles.js'
 import { fetchTrustStep } from './trust-chain.js'
 import { rootRecordV2 } from './root-store.js'
 
@@ -84,15 +84,21 @@ function entryVerifier (tree) {
     while (docs.length < n) docs.push(await fetchTrustStep(tree.mirrors, docs.length + 1, docs.at(-1) ?? null, anchor))
     return docs[n - 1]
   }
+  // the newest document this reader trusts: a key it dropped vouches for no entry (checkLoneKey)
+  const newest = () => {
+    const own = tree.roots.trust.doc
+    return docs.length > (own?.seq ?? 0) ? docs.at(-1) : own
+  }
   return async (bytes, seq) => {
     if (fsinfoVersion(bytes) !== 2) {
       if (tree.publicKey === null || name !== '') throw new WrongKeyError(`history/${seq}.json is a version-1 root, which this address (a trust document or a tree name) never accepts`)
+      checkLoneKey(anchor, newest(), `history/${seq}.json (a version-1 root)`)
       return verifyHistoryEntry(bytes, { publicKey: tree.publicKey, seq })
     }
     const info = decodeFsinfoV2(bytes)
     if (info.seq !== seq) throw new BadFormatError(`history/${seq}.json holds the root of sequence ${info.seq}`, { details: { seq, found: info.seq } })
     const trust = info.trust ? await docAt(info.trust.seq) : null
-    const { roles } = verifyHistoryEntryV2(info, { anchor, name, trust })
-    return rootRecordV2(info, { roles, trust, key: tree.publicKey, anchor: anchor.kind === 'key' ? anchor.key : 't' + anchor.hash, raw: bytes })
+    const { roles, signers } = verifyHistoryEntryV2(info, { anchor, name, trust, newest: newest() })
+    return rootRecordV2(info, { roles, signers, trust, key: tree.publicKey, anchor: anchorText(anchor), raw: bytes })
   }
 }

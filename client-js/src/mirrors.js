@@ -86,10 +86,14 @@ export class Mirrors {
    * @param {string} path
    * @param {number} cap
    * @param {Function} check
-   * @param {{ settleMs?: number, signal?: AbortSignal, onResult?: (r: object) => void }} [o]
-   * @returns {Promise<({ mirror: string, value: any } | { mirror: string, error: object })[]>}
+   * @param {{ settleMs?: number, signal?: AbortSignal, onResult?: (r: object) => void,
+   *   absentOk?: boolean, until?: (r: object) => boolean }} [o]
+   *   absentOk: a 404 is `{ mirror, absent: true }`, not a fault (a file a mirror may
+   *   rightly lack: the next trust document, trust-chain.js); until: resolve as soon as
+   *   one result satisfies it
+   * @returns {Promise<({ mirror: string, value: any } | { mirror: string, error: object } | { mirror: string, absent: true })[]>}
    */
-  fetchAll (path, cap, check, { settleMs = Infinity, signal, onResult } = {}) {
+  fetchAll (path, cap, check, { settleMs = Infinity, signal, onResult, absentOk = false, until } = {}) {
     const t0 = performance.now()
     return new Promise((resolve, reject) => {
       const results = []
@@ -109,14 +113,14 @@ export class Mirrors {
         timer = setTimeout(done, Math.max(0, at - performance.now()))
       }
       for (const m of this.list) {
-        this._try(m, path, cap, check, signal).then(r => {
+        this._try(m, path, cap, check, signal, absentOk).then(r => {
           pending.delete(m)
           if (!settled) results.push(r)
           if (onResult) {
             try { onResult(r) } catch (err) { if (!settled) { settled = true; clearTimeout(timer); reject(err) } return }
           }
           if (settled) return
-          if (pending.size === 0) return done()
+          if (pending.size === 0 || until?.(r)) return done()
           if (r.value !== undefined && firstGood === null) firstGood = performance.now()
           arm()
         }, err => { if (!settled) { settled = true; clearTimeout(timer); reject(err) } })
@@ -135,7 +139,7 @@ export class Mirrors {
   }
 
   /** One request to one mirror outside the window; its time still counts as a sample. */
-  async _try (m, path, cap, check, signal) {
+  async _try (m, path, cap, check, signal, absentOk = false) {
     const t0 = performance.now()
     try {
       if (this.closed) throw new AbortedError('tree closed')
@@ -146,6 +150,7 @@ export class Mirrors {
       return { mirror: m.url, value }
     } catch (err) {
       if (this.closed && err.code !== 'ROTREE_ABORTED') throw new AbortedError('tree closed', { cause: err })
+      if (absentOk && err.code === 'ROTREE_MIRROR_HTTP' && err.status === 404) return { mirror: m.url, absent: true }
       if (!MIRROR_FAULT_CODES.has(err.code)) throw err
       this.fault(m, err)
       return { mirror: m.url, error: { mirror: m.url, code: err.code, message: scrubMessage(err.message), err } }

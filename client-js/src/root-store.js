@@ -20,12 +20,15 @@
 // the answer is judged by trust/roles.js (rules 11, 14 and 2) and its
 // sequences by advanceState (rule 13), persisted per address id (anchor and
 // name). Version 1 takes the path it always took.
-import { allFailed, ThresholdError } from './errors.js'
+import { allFailed, ThresholdError, MIRROR_FAULT_CODES } from './errors.js'
 import { verifyFsinfo, checkFreshness, isExpired, rankRoots, hasFork, staleMirrors, compareRoots } from './verify.js'
 import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from './format/fsinfo-v2.js'
 import { refOfReleaseRoot } from './format/ref.js'
-import { checkTreeName, verifyFsinfoV2, advanceState } from './trust/roles.js'
+import { checkAddress, checkNotRetired, verifyFsinfoV2, advanceState, anchorText } from './trust/roles.js'
 import { TrustChain } from './trust-chain.js'
+
+// how a mirror failed to deliver, as against what the bytes it delivered say
+const TRANSPORT_CODES = new Set(['ROTREE_MIRROR_HTTP', 'ROTREE_MIRROR_NETWORK', 'ROTREE_TIMEOUT', 'ROTREE_TRUNCATED', 'ROTREE_TOO_LARGE', 'ROTREE_ABORTED'])
 
 export class RootStore {
   /**
@@ -95,6 +98,11 @@ export class RootStore {
     // 1 reads it only if a version-2 answer comes.
     const round = { loaded: this.record?.version === 1 ? null : this.trust.load() }
     round.loaded?.catch(() => {})
+    // TUF's "update the root first" (FORMAT.md §12.9 step 4), beside the
+    // fsinfo.json requests: trust/<known + 1>.json from every mirror
+    const t0 = performance.now()
+    const probe = this.trust.probe()
+    probe.catch(() => {})
     const prefetched = new Set() // root pages asked for this round
     // Every good answer goes through here, including those that arrive after
     // the settle window closed (Mirrors.fetchAll keeps the other requests
@@ -128,6 +136,12 @@ export class RootStore {
     } finally {
       settled = true
     }
+    // Judge the answers under the newest document any mirror serves: wait for
+    // the probe, but no longer again than the fsinfo.json round took (a mirror
+    // that stalls on trust/ has stalled on fsinfo.json too, and the next
+    // refresh asks again). A document it found is persisted, so the rollback
+    // state refuses an answer under an older one (advanceState, rule 13).
+    await this._probeDone(probe, performance.now() - t0)
     const errors = results.filter(r => r.error).map(r => r.error)
     const answers = results.filter(r => r.value)
     const adopted = this._adopt(answers, (mirror, err) => errors.push({ mirror, code: err.code, message: err.message, err }))
@@ -138,6 +152,25 @@ export class RootStore {
     return chosen.changed
   }
 
+  /** Wait for the trust probe, at most `ms` more; a newer document it found retires or outdates answers. */
+  async _probeDone (probe, ms) {
+    let timer
+    try {
+      await Promise.race([probe, new Promise(resolve => { timer = setTimeout(resolve, Math.max(50, ms)) })])
+    } catch (err) {
+      // the persisted state is damaged, or two documents share a number: not a mirror's fault alone
+      if (!MIRROR_FAULT_CODES.has(err.code)) throw err
+    } finally {
+      clearTimeout(timer)
+    }
+    try {
+      checkNotRetired(this.trust.doc) // docs/TRUST.md rule 14
+    } catch (err) {
+      this.record = null
+      throw err
+    }
+  }
+
   /**
    * A version-2 fsinfo.json (FORMAT.md §12.4), verified in the order of
    * docs/TRUST.md: its name (rule 12), the trust chain up to the document it
@@ -146,13 +179,18 @@ export class RootStore {
    */
   async _verifyV2 (bytes, now, round) {
     const info = decodeFsinfoV2(bytes)
-    checkTreeName(info, this.name)
+    checkAddress(info, this.anchor, this.name)
     await (round.loaded ??= this.trust.load())
     if (info.trust !== null && info.trust.seq > (this.trust.doc?.seq ?? 0)) {
       try {
         await this.trust.reach(info.trust.seq)
       } catch (err) {
         if (err.code !== 'ROTREE_ALL_MIRRORS_FAILED') throw err
+        // every mirror served the same document and it failed the same rule:
+        // that verdict (another family's document, a bad key, too few
+        // signatures) says more than "no chain"
+        const codes = new Set(err.errors.map(e => e.code))
+        if (codes.size === 1 && !TRANSPORT_CODES.has(err.cause?.code) && err.cause?.code === err.errors[0].code) throw err.cause
         // no mirror serves a chain from the address to the document this
         // answer names, so its signatures cannot be counted: a fault of this
         // answer (docs/TRUST.md rule 4), not a reason to stop reading the
@@ -161,9 +199,8 @@ export class RootStore {
       }
     }
     const trust = this.trust.doc
-    const { roles } = verifyFsinfoV2(info, { anchor: this.anchor, name: this.name, trust, now, skewMs: this.skewMs, graceMs: this.graceMs, checkFreshness })
-    const anchor = this.anchor.kind === 'key' ? this.anchor.key : 't' + this.anchor.hash
-    return rootRecordV2(info, { roles, trust, key: this.publicKey, anchor, raw: bytes })
+    const { roles, signers } = verifyFsinfoV2(info, { anchor: this.anchor, name: this.name, trust, now, skewMs: this.skewMs, graceMs: this.graceMs, checkFreshness })
+    return rootRecordV2(info, { roles, signers, trust, key: this.publicKey, anchor: anchorText(this.anchor), raw: bytes })
   }
 
   /** An answer that arrived after refresh() returned: adopted when newer, reported when behind. */
@@ -233,7 +270,7 @@ export class RootStore {
  * usable until the first of fsinfo.json, its release and its trust document
  * expires (untilMs, verify.js isExpired).
  */
-export function rootRecordV2 (info, { roles, trust, key, anchor, raw }) {
+export function rootRecordV2 (info, { roles, signers, trust, key, anchor, raw }) {
   return {
     version: 2,
     key,
@@ -252,14 +289,15 @@ export function rootRecordV2 (info, { roles, trust, key, anchor, raw }) {
     trustText: trust ? trust.text : undefined,
     raw,
     info,
-    roles
+    roles,
+    signers // the keys that counted, by role (advanceState keeps a sequence while one of them holds its role)
   }
 }
 
 /** The persisted state after accepting `value` (docs/TRUST.md rule 13); null: nothing new to write. */
 function nextStateV2 (seen, value) {
   const prev = seen?.v === 2 ? seen : null // a version-1 record gives way to version 2 (never the reverse: verify.js checkRollback)
-  const { state, newer } = advanceState(prev, value.info, value.roles)
+  const { state, newer } = advanceState(prev, value.info, value.roles, value.signers)
   if (!newer && prev !== null) return null
   return state.trust ? { ...state, trustDoc: value.trustText } : state
 }

@@ -21,6 +21,7 @@
 import { StateError } from './errors.js'
 import { checkRollback } from './verify.js'
 import { MAX_TRUST_DOC } from './format/trust-doc.js'
+import { MAX_ROLE_KEYS } from './format/signed-doc.js'
 import { probeState } from '#state-probe'
 
 const RETRY_FOR_MS = 15_000
@@ -67,9 +68,12 @@ const isObj = o => typeof o === 'object' && o !== null
 function validV2 ({ trust, trustDoc, release, timestamp }) {
   return (trust === null || (isObj(trust) && isSeq(trust.seq) && isHex(trust.hash))) &&
     (trustDoc === undefined ? trust === null : trust !== null && typeof trustDoc === 'string' && trustDoc.length <= MAX_TRUST_DOC) &&
-    (release === null || (isObj(release) && isHex(release.id) && isSeq(release.seq) && isHex(release.root))) &&
-    (timestamp === null || (isObj(timestamp) && isHex(timestamp.id) && isSeq(timestamp.seq) && isHex(timestamp.release)))
+    (release === null || (isObj(release) && isSigners(release.signers) && isSeq(release.seq) && isHex(release.root))) &&
+    (timestamp === null || (isObj(timestamp) && isSigners(timestamp.signers) && isSeq(timestamp.seq) && isHex(timestamp.release)))
 }
+
+// the keys that signed a role's stored sequence (advanceState): one or more, as a role holds
+const isSigners = a => Array.isArray(a) && a.length >= 1 && a.length <= MAX_ROLE_KEYS && a.every(isHex)
 
 export class SeqStore {
   /** @param {string|null} location a directory (Node) or database name (browser); null keeps state in memory only */

@@ -6,6 +6,13 @@
 // before the fsinfo.json that named it is judged: a rotation or a retirement
 // a reader has seen sticks, even when that fsinfo.json then fails, and
 // across restarts.
+//
+// Two ways forward: reach(n), to the document an fsinfo.json names, and
+// probe(), TUF's "update the root first": trust/<known + 1>.json from every
+// mirror, and on, until no mirror has the next one (FORMAT.md §12.9 step 4).
+// The probe runs beside the fsinfo.json requests, so a reader learns of a
+// rotation that an old fsinfo.json (one that names an older document)
+// does not mention, without another round trip.
 import { BadFormatError, ForkError, StateError } from './errors.js'
 import { decodeUtf8 } from './format/bytes.js'
 import { decodeTrustDoc, MAX_TRUST_DOC } from './format/trust-doc.js'
@@ -21,13 +28,16 @@ import { acceptTrustStep, trustHash, MAX_TRUST_STEPS } from './trust/roles.js'
  * @param {{ kind: 'key', key: string } | { kind: 'trust', hash: string }} anchor
  */
 export function fetchTrustStep (mirrors, n, prev, anchor) {
-  return mirrors.fetch(`trust/${n}.json`, MAX_TRUST_DOC, bytes => {
-    const doc = decodeTrustDoc(bytes)
-    if (doc.seq !== n) throw new BadFormatError(`trust/${n}.json holds trust document ${doc.seq}`)
-    acceptTrustStep(prev, doc, anchor)
-    doc.text = typeof bytes === 'string' ? bytes : decodeUtf8(bytes)
-    return doc
-  })
+  return mirrors.fetch(`trust/${n}.json`, MAX_TRUST_DOC, bytes => decodeStep(bytes, n, prev, anchor))
+}
+
+/** trust/<n>.json's bytes as the document accepted after `prev` (rule 10), with its JSON `text`. */
+function decodeStep (bytes, n, prev, anchor) {
+  const doc = decodeTrustDoc(bytes)
+  if (doc.seq !== n) throw new BadFormatError(`trust/${n}.json holds trust document ${doc.seq}`)
+  acceptTrustStep(prev, doc, anchor)
+  doc.text = typeof bytes === 'string' ? bytes : decodeUtf8(bytes)
+  return doc
 }
 
 export class TrustChain {
@@ -46,6 +56,7 @@ export class TrustChain {
     /** The newest trusted document (decoded, with its JSON `text`), or null. */
     this.doc = null
     this._walking = Promise.resolve() // one walk at a time: each step builds on the last
+    this._probing = null
   }
 
   /**
@@ -73,8 +84,36 @@ export class TrustChain {
    * fails, so a later refresh continues from there.
    * @returns {Promise<object>} the newest trusted document, of seq `target`
    */
-  reach (target) {
-    const run = () => this._walk(target)
+  reach (target) { return this._serial(() => this._walk(target)) }
+
+  /**
+   * Ask every mirror for the document after the newest trusted one, and on
+   * while one of them serves the next (at most MAX_TRUST_STEPS). A 404 is
+   * the honest "there is none yet", not a fault; a document that does not
+   * follow is a fault of the mirror that served it. Concurrent calls share
+   * one probe.
+   * @returns {Promise<object|null>} the newest trusted document
+   */
+  probe () {
+    this._probing ??= this._probe().finally(() => { this._probing = null })
+    return this._probing
+  }
+
+  async _probe () {
+    await this.load()
+    for (let step = 0; step < MAX_TRUST_STEPS; step++) {
+      const n = (this.doc?.seq ?? 0) + 1
+      const prev = this.doc
+      const results = await this.mirrors.fetchAll(`trust/${n}.json`, MAX_TRUST_DOC, bytes => decodeStep(bytes, n, prev, this.anchor), { absentOk: true, until: r => r.value !== undefined })
+      const found = results.find(r => r.value !== undefined)
+      if (!found) return this.doc
+      // a walk (reach) may have got there meanwhile: each step follows the newest, once
+      await this._serial(async () => { if (this.doc === prev) await this._persist(found.value) })
+    }
+    return this.doc
+  }
+
+  _serial (run) {
     const p = this._walking.then(run, run)
     this._walking = p.catch(() => {})
     return p

@@ -22,7 +22,7 @@ import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
 import { fsinfoVersion, decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
 import { decodeTrustDoc, MAX_TRUST_DOC } from 'rotree-client/src/format/trust-doc.js'
 import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
-import { acceptTrustStep, trustHash, verifyFsinfoV2, verifyHistoryEntryV2 } from 'rotree-client/src/trust/roles.js'
+import { acceptTrustStep, trustHash, verifyFsinfoV2, verifyHistoryEntryV2, checkLoneKey, parseFragment } from 'rotree-client/src/trust/roles.js'
 import { decodeUtf8 } from 'rotree-client/src/format/bytes.js'
 
 export const TRUST_DIR = 'trust'
@@ -91,8 +91,8 @@ export async function rootContext (dir, { given = null, current = null } = {}) {
   if (given) return { anchor: given.anchor, name: given.name ?? '', self: false, chain: await readTrustChain(dir, given.anchor) }
   const chain = await readTrustChain(dir, null)
   let anchor = chain.anchor
-  // a single-key tree: the key that signed it (FORMAT.md §12.5), as version 1's key is the one inside fsinfo.json
-  if (!anchor && current?.version === 2) anchor = current.info.signatures[0] ? { kind: 'key', key: current.info.signatures[0].key } : null
+  // a single-key tree: the anchor it names (FORMAT.md §12.4), as version 1's key is the one inside fsinfo.json
+  if (!anchor && current?.version === 2) anchor = parseFragment(current.info.anchor).anchor
   if (!anchor && current?.version === 1) anchor = { kind: 'key', key: current.key }
   return { anchor, name: current?.name ?? '', self: true, chain }
 }
@@ -109,8 +109,10 @@ export async function rootContext (dir, { given = null, current = null } = {}) {
 export function verifyRoot (bytes, ctx) {
   if (!ctx.anchor) throw new ThresholdError('no anchor to check fsinfo.json against: no trust/1.json, no signature, no key')
   const r = decodeRoot(bytes)
+  const newest = ctx.chain.docs.at(-1) ?? null // a key the chain dropped vouches for nothing (rule 17)
   if (r.version === 1) {
     const info = verifyFsinfoSignature(bytes, { publicKey: ctx.anchor.kind === 'key' ? ctx.anchor.key : null, name: ctx.name })
+    checkLoneKey(ctx.anchor, newest, `fsinfo.json seq ${r.seq} (a version-1 root)`)
     return { ...r, info, raw: bytes }
   }
   let trust = null
@@ -121,8 +123,8 @@ export function verifyRoot (bytes, ctx) {
       throw new ThresholdError(`fsinfo.json seq ${r.seq} names trust document ${r.trust.seq}, which is not in a chain this folder holds from the anchor (${why}): its signatures cannot be counted`)
     }
   }
-  const { roles } = verifyHistoryEntryV2(r.info, { anchor: ctx.anchor, name: ctx.name, trust })
-  return { ...r, raw: bytes, trustDoc: trust, roles }
+  const { roles, signers } = verifyHistoryEntryV2(r.info, { anchor: ctx.anchor, name: ctx.name, trust, newest })
+  return { ...r, raw: bytes, trustDoc: trust, roles, signers }
 }
 
 /**

@@ -90,14 +90,13 @@ await attempt('swOnBOrigin', async () => settle((await navigator.serviceWorker.r
 
 /**
  * A forged rollback state for the single-key tree of `key`: the record a
- * version-2 reader persists per address (FORMAT.md §12.4), with the ids of
- * the key's own roles, so a reader that took it would refuse every real
+ * version-2 reader persists per address (FORMAT.md §12.4), held by the
+ * key's own signatures, so a reader that took it would refuse every real
  * publish as a rollback.
  */
 function poisonOf (key) {
-  const single = roles.singleKeyRoles(key)
   const top = 2 ** 53 - 1
-  return { v: 2, trust: null, release: { id: roles.roleId(single.release), seq: top, root: 'f'.repeat(64) }, timestamp: { id: roles.roleId(single.timestamp), seq: top, release: 'f'.repeat(64) } }
+  return { v: 2, trust: null, release: { signers: [key], seq: top, root: 'f'.repeat(64) }, timestamp: { signers: [key], seq: top, release: 'f'.repeat(64) } }
 }
 
 function victimFiles (version) {

@@ -808,11 +808,11 @@ describe('the CLI against a liar', () => {
     assert.ok(r.stdout.length < FILES['big.bin'].length)
   })
 
-  // another key's fsinfo.json: version 1 names that key (ROTREE_WRONG_KEY); version 2 names
-  // none, and no signature by the address's key counts (ROTREE_THRESHOLD, FORMAT.md §12.5)
-  for (const [name, action, code] of [['a truncated root directory', 'truncate', 'TRUNCATED'], ['an endless fsinfo.json', 'endless', 'TOO_LARGE'], ['fsinfo.json by another key', 'otherkey', 'WRONG_KEY (version 1) or THRESHOLD (version 2)']]) {
+  // another key's fsinfo.json names that key (version 1) or its family's anchor (version 2,
+  // FORMAT.md §12.4): ROTREE_WRONG_KEY either way
+  for (const [name, action, code] of [['a truncated root directory', 'truncate', 'TRUNCATED'], ['an endless fsinfo.json', 'endless', 'TOO_LARGE'], ['fsinfo.json by another key', 'otherkey', 'WRONG_KEY']]) {
     test(`rotree cat with ${name}: exit 1, one line naming ${code}`, async t => {
-      const want = action !== 'otherkey' ? code : decodeRoot(fx.otherFsinfo).version === 2 ? 'THRESHOLD' : 'WRONG_KEY'
+      const want = code
       const liar = await liarFor(t, action === 'endless' ? { fsinfo: () => 'endless' }
         : action === 'otherkey' ? { fsinfo: () => ({ body: fx.otherFsinfo }) }
           : lieAbout(fx.rootRef.hash, action))

@@ -104,14 +104,16 @@ test('format version 2 records: update() persists across restarts, damaged ones 
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const loc = path.join(dir, 'seq.db')
   const trustOnly = { v: 2, trust: { seq: 2, hash: hex(2) }, trustDoc: '{"type":"rotree-trust"}', release: null, timestamp: null }
-  const full = { ...trustOnly, release: { id: hex(7), seq: 3, root: hex(3) }, timestamp: { id: hex(8), seq: 10, release: hex(10) } }
+  const full = { ...trustOnly, release: { signers: [hex(7)], seq: 3, root: hex(3) }, timestamp: { signers: [hex(8), hex(9)], seq: 10, release: hex(10) } }
   assert.deepEqual(checkRecord(trustOnly, 'x'), trustOnly)
   assert.deepEqual(checkRecord({ ...full, trust: null, trustDoc: undefined }, 'x'), { ...full, trust: null, trustDoc: undefined })
   for (const bad of [
     { ...trustOnly, trustDoc: 5 }, // not a text
     { ...trustOnly, trustDoc: undefined }, // a trust document recorded without its bytes
     { ...full, trust: null }, // bytes without a recorded trust document
-    { ...full, release: { id: hex(7), seq: -1, root: hex(3) } },
+    { ...full, release: { signers: [hex(7)], seq: -1, root: hex(3) } },
+    { ...full, release: { signers: [], seq: 3, root: hex(3) } }, // no signer: nothing to hold the sequence by
+    { ...full, release: { id: hex(7), seq: 3, root: hex(3) } },
     { ...full, timestamp: { seq: 10 } }
   ]) assert.throws(() => checkRecord(bad, 'x'), { code: 'ROTREE_STATE' }, JSON.stringify(bad))
 

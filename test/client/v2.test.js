@@ -150,7 +150,8 @@ test('tree B at tree A\'s address is refused: another family, another name, anot
   const b = await publisher({ name: 'stable' })
   await b.publish({ 'a.txt': 'B' })
   const mb = await mirror(b.out)
-  assert.equal(await codeOf(open(a.address(mb.url))), 'ROTREE_THRESHOLD') // b's trust/1.json is not the one a's address certifies
+  // b's fsinfo.json names b's family (FORMAT.md §12.4), refused before any trust document is fetched
+  assert.equal(await codeOf(open(a.address(mb.url))), 'ROTREE_WRONG_KEY')
   // the same family's other tree
   const nightly = await mirror(a.out)
   nightly.set('/fsinfo.json', await a.publish({ 'a.txt': 'N' }, { name: 'nightly', file: false }))
@@ -164,7 +165,7 @@ test('tree B at tree A\'s address is refused: another family, another name, anot
   const k2 = await publisher({ anchor: 'key' })
   await k2.publish({ 'a.txt': 'k2' })
   const m2 = await mirror(k2.out)
-  assert.equal(await codeOf(open(k1.address(m2.url))), 'ROTREE_THRESHOLD')
+  assert.equal(await codeOf(open(k1.address(m2.url))), 'ROTREE_WRONG_KEY')
 })
 
 test('a retired tree is refused with ROTREE_RETIRED, and stays refused after a restart', async () => {

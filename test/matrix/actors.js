@@ -22,8 +22,8 @@ export const ACTORS = [
   {
     id: 'key-holder',
     who: 'Someone holding some of a format-2 tree\'s keys (a stolen timestamp key; release or root keys short of their threshold; a key rotated away)',
-    can: 'with the timestamp key, keep readers on a real release until it, its trust document or the fsinfo.json expires; sign with fewer keys than a role needs; sign huge sequence numbers',
-    cannot: 'publish content without the release threshold, change any key without the old and the new root thresholds, lock readers out once its key is rotated away (the role\'s stored sequence is dropped), bring back a retired tree, or pass one tree off under another\'s name',
+    can: 'with the timestamp key, keep readers on the newest release they have seen, or a newer one, until it, its trust document or the fsinfo.json expires; sign with fewer keys than a role needs; sign huge sequence numbers; with a key rotated away, still sign roots under the trust documents that listed it, which readers that know no newer document accept',
+    cannot: 'publish content without the release threshold, change any key without the old and the new root thresholds, serve a reader an older release than one it saw (also after keys are added to the release role), lock readers out once every key that signed a sequence is rotated away (that role\'s stored sequence is dropped), show a reader that asks the mirrors for the newest trust document a root its rotation retired, vouch for history once its key is dropped from every role (an address key rotated away), bring back a retired tree, pass one tree or one family\'s release, fsinfo.json or trust document off as another\'s (families that share keys included), or make a small-order or non-canonical key count as a key',
     rules: [10, 11, 12, 13, 14],
     tests: ['test/trust/roles.test.js', 'test/client/v2.test.js', 'test/cli/trust.test.js', 'test/matrix/matrix.test.js']
   },

@@ -69,7 +69,8 @@ test('pull into an empty DIR copies the tree exactly; pulling again fetches noth
   assert.equal(r2.fetched.blobs, 0)
   assert.equal(r2.present.blobs, want.size)
   assert.equal(r2.updated, false)
-  assert.equal(r2.requests, 1)
+  // fsinfo.json, and beside it trust/1.json (FORMAT.md §12.9: none yet, a 404)
+  assert.equal(r2.requests, 2)
 
   // the CLI says the same
   const cli = await rotree(['pull', addr, s.mirror, '--json'], { env: { ROTREE_STATE: s.state } })

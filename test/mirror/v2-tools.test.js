@@ -317,8 +317,14 @@ test('rotree pull of a version-2 address, then a mirror that serves the root fro
   assert.deepEqual(JSON.parse(r.stdout).trust, { fetched: 2, present: 0 })
   const now = await fs.readFile(path.join(dir, 'fsinfo.json'))
 
-  // a fresh reader accepts the old root (it has seen nothing), but DIR has seen trust 2
+  // a fresh reader asks for trust/<known + 1>.json beside fsinfo.json (FORMAT.md §12.9): it
+  // finds document 2 and refuses the old root under document 1
   srv.set('/fsinfo.json', old)
+  await assert.rejects(pull({ address: p.address(srv.url), dir, reader: { stateDir: null }, fsync: false }),
+    err => err.code === 'ROTREE_ALL_MIRRORS_FAILED' && err.errors.every(e => e.code === 'ROTREE_ROLLBACK'))
+  // a mirror that hides document 2 as well: the fresh reader accepts the old root (it has seen
+  // nothing), but DIR has seen trust 2
+  srv.set('/trust/2.json', null)
   await assert.rejects(pull({ address: p.address(srv.url), dir, reader: { stateDir: null }, fsync: false }), { code: 'ROTREE_ROLLBACK' })
   assert.deepEqual(await fs.readFile(path.join(dir, 'fsinfo.json')), now)
 })
@@ -333,7 +339,8 @@ test('a single key that adopts a trust document: pulled at #<key>:name, fsck and
   const state = path.join(d, 'state')
   const r1 = await pull({ address: p.address(srv.url), dir, reader: { stateDir: state }, fsync: false })
   assert.deepEqual(r1.trust, { fetched: 0, present: 0 }, 'a single-key root names no trust document')
-  await p.rotate({ root: role([p.k.A, p.k.B], 2), release: role([p.k.R1]), timestamp: role([p.k.T1]) })
+  // K adopts roles and stays a root key
+  await p.rotate({ root: role([p.k.A, p.k.B, p.k.K], 2), release: role([p.k.R1]), timestamp: role([p.k.T1]) })
   await p.publish(FILES)
   const r2 = await pull({ address: p.address(srv.url), dir, reader: { stateDir: state }, fsync: false })
   assert.equal(r2.updated, true)
@@ -343,6 +350,13 @@ test('a single key that adopts a trust document: pulled at #<key>:name, fsck and
   const f = await fsck(dir, { anchor: { kind: 'key', key: p.k.K.publicKey }, name: 'stable', fsync: false })
   assert.equal(f.ok, true, JSON.stringify(f.fsinfo.problems))
   assert.equal(f.history.roots, 2, 'the single-key root in history verifies by the key, the adopted one by trust/1')
+  // K rotated away (a lost or stolen key): what K signed alone is no longer evidence (docs/TRUST.md rule 17)
+  await p.rotate({ root: role([p.k.A, p.k.B], 2), release: role([p.k.R1]), timestamp: role([p.k.T1]) })
+  await p.publish(FILES)
+  await pull({ address: p.address(srv.url), dir, reader: { stateDir: state }, fsync: false })
+  const f2 = await fsck(dir, { anchor: { kind: 'key', key: p.k.K.publicKey }, name: 'stable', fsync: false })
+  assert.equal(f2.history.roots, 2, 'the roots under trust/1 and trust/2')
+  assert.ok(JSON.stringify(f2).includes('no longer lists in any role'), JSON.stringify(f2.history))
   // another key is another tree
   const other = await fsck(dir, { anchor: { kind: 'key', key: p.k.C.publicKey }, name: 'stable', fsync: false })
   assert.equal(other.ok, false)

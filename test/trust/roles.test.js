@@ -5,7 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
-  parseFragment, acceptTrustStep, walkTrust, verifyFsinfoV2, advanceState, trustAnchorOf, MAX_TRUST_STEPS
+  parseFragment, acceptTrustStep, walkTrust, verifyFsinfoV2, verifyHistoryEntryV2, advanceState, trustAnchorOf, anchorText, MAX_TRUST_STEPS
 } from 'rotree-client/src/trust/roles.js'
 import { checkFreshness } from 'rotree-client/verify'
 import { keys, role, trustDoc, fsinfo, T0, DAY } from './helpers.js'
@@ -195,16 +195,17 @@ test('fast-forward recovery: a rotated timestamp or release key drops that role\
   // without rotation the honest publisher is locked out
   const honest = fsinfo({ trust: f.doc1, seq: 100, release: { seq: 5 } }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
   assert.throws(() => advanceState(state, honest, f.doc1.roles), code('ROTREE_ROLLBACK'))
-  // rotate the timestamp key and the release keys (new trust document)
-  const d2 = trustDoc({ seq: 2, root: role([f.A, f.B, f.C], 2), release: role([f.R1, R3], 2), timestamp: role([T2]) }, [f.A, f.B])
+  // rotate the timestamp key and every release key that signed it (new trust document)
+  const R4 = keys(1)[0]
+  const d2 = trustDoc({ seq: 2, root: role([f.A, f.B, f.C], 2), release: role([R3, R4], 2), timestamp: role([T2]) }, [f.A, f.B])
   walkTrust(f.doc1, [d2], f.anchor)
-  const after = fsinfo({ trust: d2, seq: 101, release: { seq: 5 } }, { tsSigners: [T2], relSigners: [f.R1, R3] })
+  const after = fsinfo({ trust: d2, seq: 101, release: { seq: 5 } }, { tsSigners: [T2], relSigners: [R3, R4] })
   verifyFsinfoV2(after, { anchor: f.anchor, name: '', trust: d2, ...clock })
   const next = advanceState(state, after, d2.roles)
   assert.equal(next.state.timestamp.seq, 101)
   assert.equal(next.state.release.seq, 5)
   // and the retired timestamp key is never accepted again: it is not in d2's role
-  const byOld = fsinfo({ trust: d2, seq: 102, release: { seq: 5 } }, { tsSigners: [f.T], relSigners: [f.R1, R3] })
+  const byOld = fsinfo({ trust: d2, seq: 102, release: { seq: 5 } }, { tsSigners: [f.T], relSigners: [R3, R4] })
   assert.throws(() => verifyFsinfoV2(byOld, { anchor: f.anchor, name: '', trust: d2, ...clock }), code('ROTREE_THRESHOLD'))
 })
 
@@ -213,8 +214,8 @@ test('fsinfo.json v2 decoding: reserved private-tree member and codec, strict me
   const f = family()
   const ok = fsinfo({ trust: f.doc1 }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
   const json = JSON.parse(new TextDecoder().decode(new TextEncoder().encode(JSON.stringify({
-    version: 2, name: '', trust: ok.trust, seq: ok.seq, issued: ok.issued, expires: ok.expires,
-    release: { name: '', seq: 1, expires: ok.release.expires, root: ok.release.root, signatures: [] }, signatures: []
+    version: 2, anchor: ok.anchor, name: '', trust: ok.trust, seq: ok.seq, issued: ok.issued, expires: ok.expires,
+    release: { anchor: ok.anchor, name: '', seq: 1, expires: ok.release.expires, root: ok.release.root, signatures: [] }, signatures: []
   }))))
   decodeFsinfoV2(JSON.stringify(json))
   assert.throws(() => decodeFsinfoV2(JSON.stringify({ ...json, access: { hash: 'ab'.repeat(32), size: 1 } })), code('ROTREE_UNSUPPORTED_VERSION'))
@@ -227,7 +228,7 @@ test('fsinfo.json v2 decoding: reserved private-tree member and codec, strict me
 })
 
 test('the order of the checks: the name first, retirement before anything the answer says, an older trust document is behind', async () => {
-  const { checkTreeName } = await import('rotree-client/src/trust/roles.js')
+  const { checkAddress } = await import('rotree-client/src/trust/roles.js')
   const f = family()
   const d2 = trustDoc({ seq: 2, root: role([f.A, f.B, f.C], 2), release: role([f.R1, f.R2], 2), timestamp: role([f.T]) }, [f.A, f.B])
   const retired = trustDoc({ seq: 3, root: role([f.A, f.B, f.C], 2), release: { threshold: 0, keys: [] }, timestamp: role([f.T]) }, [f.A, f.B])
@@ -239,7 +240,7 @@ test('the order of the checks: the name first, retirement before anything the an
   const unsigned = fsinfo({ name: 'x', trust: f.doc1 }, { tsSigners: [], relSigners: [] })
   assert.throws(() => verifyFsinfoV2(unsigned, { anchor: f.anchor, name: 'x', trust: retired, ...clock }), code('ROTREE_RETIRED'))
   // but another tree's name is refused first, before any document is fetched for it
-  assert.throws(() => checkTreeName(under1, 'y'), code('ROTREE_WRONG_NAME'))
+  assert.throws(() => checkAddress(under1, f.anchor, 'y'), code('ROTREE_WRONG_NAME'))
   assert.throws(() => verifyFsinfoV2(under1, { anchor: f.anchor, name: 'y', trust: retired, ...clock }), code('ROTREE_WRONG_NAME'))
   // not retired: an answer under an older document than the newest trusted is behind
   assert.throws(() => verifyFsinfoV2(under1, { anchor: f.anchor, name: 'x', trust: d2, ...clock }), code('ROTREE_ROLLBACK'))
@@ -247,4 +248,98 @@ test('the order of the checks: the name first, retirement before anything the an
   const under2 = fsinfo({ name: 'x', trust: d2 }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
   assert.throws(() => verifyFsinfoV2(under2, { anchor: f.anchor, name: 'x', trust: f.doc1, ...clock }), code('ROTREE_BAD_FORMAT'))
   verifyFsinfoV2(under2, { anchor: f.anchor, name: 'x', trust: d2, ...clock })
+})
+
+test('a role\'s sequence holds while any key that signed it stays: adding a key does not let a timestamp key serve an older release', () => {
+  const f = family()
+  const [R3] = keys(1)
+  const newer = fsinfo({ trust: f.doc1, seq: 50, release: { seq: 7 } }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  const { state } = advanceState(null, newer, f.doc1.roles)
+  // the root keys add a third release key; R1 and R2 stay
+  const d2 = trustDoc({ seq: 2, root: role([f.A, f.B, f.C], 2), release: role([f.R1, f.R2, R3], 2), timestamp: role([f.T]) }, [f.A, f.B])
+  walkTrust(f.doc1, [d2], f.anchor)
+  // the timestamp key re-signs the older, unexpired release 6 under document 2
+  const older = fsinfo({ trust: d2, seq: 51, release: { seq: 6, root: 'cd'.repeat(32) } }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
+  const v = verifyFsinfoV2(older, { anchor: f.anchor, name: '', trust: d2, ...clock })
+  assert.throws(() => advanceState(state, older, d2.roles, v.signers), code('ROTREE_ROLLBACK'))
+  // one signer rotated away, the other kept: still held
+  const d3 = trustDoc({ seq: 3, root: role([f.A, f.B, f.C], 2), release: role([f.R2, R3], 2), timestamp: role([f.T]) }, [f.A, f.B])
+  const olderUnder3 = fsinfo({ trust: d3, seq: 52, release: { seq: 6, root: 'cd'.repeat(32) } }, { tsSigners: [f.T], relSigners: [f.R2, R3] })
+  assert.throws(() => advanceState(state, olderUnder3, d3.roles), code('ROTREE_ROLLBACK'))
+  // the state records who signed
+  assert.deepEqual(state.release.signers, [f.R1.publicKey, f.R2.publicKey].sort())
+  assert.deepEqual(state.timestamp.signers, [f.T.publicKey])
+})
+
+test('families that share keys: a release, an fsinfo.json or a trust document of one is refused at the other\'s address', () => {
+  // one organisation's root, release and timestamp keys over two projects
+  const [A, B, R, T] = keys(4)
+  const F1 = trustDoc({ seq: 1, root: role([A, B], 2), release: role([R]), timestamp: role([T]), expires: T0 + 400 * DAY }, [A, B])
+  const G1 = trustDoc({ seq: 1, root: role([A, B], 2), release: role([R]), timestamp: role([T]), expires: T0 + 500 * DAY }, [A, B])
+  const F = { kind: 'trust', hash: trustAnchorOf(F1).slice(1) }
+  const G = { kind: 'trust', hash: trustAnchorOf(G1).slice(1) }
+  const G2 = trustDoc({ seq: 2, prev: G1, root: role([A, B], 2), release: role([R]), timestamp: role([T]) }, [A, B])
+  // G's document 2 is signed by the very root keys F's document 1 names, but follows G's document 1
+  assert.throws(() => acceptTrustStep(F1, G2, F), code('ROTREE_WRONG_KEY'))
+  assert.equal(acceptTrustStep(G1, G2, G), G2)
+  // G's release and fsinfo.json, by the shared release and timestamp keys, at F's address (same name, same seq)
+  const gRelease = fsinfo({ trust: G1, name: 'stable' }, { tsSigners: [T], relSigners: [R] })
+  assert.equal(gRelease.anchor, anchorText(G))
+  assert.throws(() => verifyFsinfoV2(gRelease, { anchor: F, name: 'stable', trust: F1, ...clock }), code('ROTREE_WRONG_KEY'))
+  // a timestamp key of F re-wrapping G's release (the release message binds G's anchor) is refused too
+  const rewrapped = fsinfo({ anchor: F, trust: F1, name: 'stable', release: { anchor: anchorText(G) } }, { tsSigners: [T], relSigners: [R] })
+  assert.throws(() => verifyFsinfoV2(rewrapped, { anchor: F, name: 'stable', trust: F1, ...clock }), code('ROTREE_WRONG_KEY'))
+  // and F's own, for contrast
+  verifyFsinfoV2(fsinfo({ trust: F1, name: 'stable' }, { tsSigners: [T], relSigners: [R] }), { anchor: F, name: 'stable', trust: F1, ...clock })
+})
+
+test('history: a single key rotated away vouches for no entry signed by it alone', () => {
+  const [K, A] = keys(2)
+  const anchor = { kind: 'key', key: K.publicKey }
+  const r = role([A])
+  const d1 = trustDoc({ seq: 1, root: r, release: r, timestamp: r }, [A, K])
+  // an old entry from before the adoption, or one the stolen key forged: they look alike
+  const lone = fsinfo({ trust: null, seq: 3 }, { tsSigners: [K], relSigners: [K] })
+  assert.equal(verifyHistoryEntryV2(lone, { anchor, name: '', trust: null }).roles.release.keys[0], K.publicKey)
+  // document 1 no longer lists K in any role: refused
+  assert.throws(() => verifyHistoryEntryV2(lone, { anchor, name: '', trust: null, newest: d1 }), code('ROTREE_THRESHOLD'))
+  // a document that keeps K as a root key keeps such entries
+  const keeps = trustDoc({ seq: 1, root: role([A, K]), release: r, timestamp: r }, [A, K])
+  verifyHistoryEntryV2(lone, { anchor, name: '', trust: null, newest: keeps })
+  // entries under a document are judged by that document's keys
+  const under1 = fsinfo({ anchor, trust: d1, seq: 4 }, { tsSigners: [A], relSigners: [A] })
+  verifyHistoryEntryV2(under1, { anchor, name: '', trust: d1, newest: d1 })
+})
+
+test('small-order and non-canonical keys are refused wherever a key is read', async () => {
+  const { weakKeyReason } = await import('rotree-client/src/format/public-key.js')
+  const ed = await import('@noble/ed25519')
+  const torsion = ed.Point.fromHex('c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a')
+  const hexLE = b => Buffer.from(b).toString('hex')
+  // all eight points of small order, in both sign spellings
+  const weak = []
+  let q = ed.Point.ZERO
+  for (let i = 0; i < 8; i++) {
+    q = q.add(torsion)
+    const b = q.toBytes()
+    weak.push(hexLE(b))
+    b[31] ^= 0x80
+    weak.push(hexLE(b))
+  }
+  // every y ≥ p (p = 2^255 - 19), both signs: second spellings of y − p
+  for (let lo = 0xed; lo <= 0xff; lo++) {
+    const b = Buffer.alloc(32, 0xff); b[0] = lo; b[31] = 0x7f
+    weak.push(hexLE(b)); b[31] = 0xff; weak.push(hexLE(b))
+  }
+  for (const k of weak) {
+    assert.ok(weakKeyReason(k), k)
+    assert.throws(() => parseFragment(k), code('ROTREE_BAD_ADDRESS'), k)
+  }
+  assert.ok(weak.includes('01' + '00'.repeat(31)) && weak.includes('01' + '00'.repeat(30) + '80'))
+  // real keys pass
+  for (const k of keys(64)) assert.equal(weakKeyReason(k.publicKey), null)
+  // a trust document naming the identity twice (two spellings) as release keys does not decode
+  const [A] = keys(1)
+  const ids = ['01' + '00'.repeat(31), '01' + '00'.repeat(30) + '80'].sort()
+  assert.throws(() => trustDoc({ seq: 1, root: role([A]), release: { threshold: 2, keys: ids }, timestamp: role([A]) }, [A]), code('ROTREE_BAD_FORMAT'))
 })

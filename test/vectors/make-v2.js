@@ -153,7 +153,8 @@ async function tamperedVariants ({ dir, specs, rootEntries, info, docs }) {
   }
   const before = new Set(await fs.readdir(path.join(dir, 'h')))
   const fsinfoChange = text => ({ op: 'replace', file: 'fsinfo.json', utf8: text })
-  const publish = (w, o) => w.publish({ name: NAME, trust: docs[2], rootMtime: T0 + 60000, seq: info.seq, issued: NOW, expires: LATER, release: { seq: info.release.seq, expires: LATER }, relSigners: REL_2, tsSigners: TS_2, file: false, ...o })
+  const anchor = trustAnchorOf(docs[1])
+  const publish = (w, o) => w.publish({ anchor, name: NAME, trust: docs[2], rootMtime: T0 + 60000, seq: info.seq, issued: NOW, expires: LATER, release: { seq: info.release.seq, expires: LATER }, relSigners: REL_2, tsSigners: TS_2, file: false, ...o })
   const entry = name => rootEntries.find(e => e.name === name)
 
   /** A root directory with some entries changed (re-encoded, re-hashed), signed as the real one is. */
@@ -196,7 +197,7 @@ async function tamperedVariants ({ dir, specs, rootEntries, info, docs }) {
     [{ op: 'flip', file: 'h/' + textChunk.hash, offset: Math.floor(textChunk.storedSize / 2), xor: 1 }])
 
   const w = new V2Writer(dir)
-  const doc2Weak = await w.trust({ seq: 2, expires: LATER, ...ROLES_2 }, [K['root-a'], K['root-d']], { file: false })
+  const doc2Weak = await w.trust({ seq: 2, prev: docs[1], expires: LATER, ...ROLES_2 }, [K['root-a'], K['root-d']], { file: false })
   add('trust-2-without-old-root', 'trust/2.json signed by root-a and root-d only: its own root threshold (2 of a, b, d) is met, trust document 1\'s (2 of a, b, c) is not', 'ROTREE_THRESHOLD', [],
     [{ op: 'replace', file: 'trust/2.json', utf8: doc2Weak.text }])
   const other = await w.trust({ seq: 1, expires: LATER, root: role([K['other-root']]), release: role([K['other-root']]), timestamp: role([K['other-root']]) }, [K['other-root']], { file: false })
@@ -206,7 +207,20 @@ async function tamperedVariants ({ dir, specs, rootEntries, info, docs }) {
     [fsinfoChange(await publish(w, { root: info.rootRef, relSigners: [K['release-1']] }))])
   add('fsinfo-other-name', 'fsinfo.json and its release for the tree "nightly", validly signed, at the address of "stable"', 'ROTREE_WRONG_NAME', [],
     [fsinfoChange(await publish(w, { name: 'nightly', root: info.rootRef }))])
-  const doc3 = await w.trust({ seq: 3, expires: LATER, root: ROLES_2.root, release: RETIRED, timestamp: ROLES_2.timestamp }, SIGNERS_2, { file: false })
+  // a sibling family of the same keys (one organisation's root keys over two projects):
+  // its document 1 expires at another time, so it is another document with another hash
+  const sibling1 = await w.trust({ seq: 1, expires: LATER - 86400e3, ...ROLES_1 }, SIGNERS_1, { file: false })
+  const sibling2 = await w.trust({ seq: 2, prev: sibling1, expires: LATER, ...ROLES_2 }, SIGNERS_2, { file: false })
+  add('trust-2-other-family', 'trust/2.json of a sibling family whose document 1 has the same keys (signed by the same root keys, 2 of document 1\'s and 2 of its own), which names that family\'s document 1 as its predecessor', 'ROTREE_WRONG_KEY', [],
+    [{ op: 'replace', file: 'trust/2.json', utf8: sibling2.text }])
+  add('release-other-family', 'fsinfo.json whose release names the sibling family\'s anchor (signed by the same release keys), timestamp-signed for this family', 'ROTREE_WRONG_KEY', [],
+    [fsinfoChange(await publish(w, { root: info.rootRef, release: { seq: info.release.seq, expires: LATER, anchor: trustAnchorOf(sibling1) } }))])
+  const identity = ['01' + '00'.repeat(31), '01' + '00'.repeat(30) + '80'] // one small-order point, spelt twice
+  const weakDoc = JSON.parse(doc2Weak.text)
+  weakDoc.roles.release = { threshold: 2, keys: identity }
+  add('trust-2-small-order-keys', 'trust/2.json whose release role lists the identity point twice (its two spellings, 01…00 and 01…80), under which any signature verifies', 'ROTREE_BAD_FORMAT', [],
+    [{ op: 'replace', file: 'trust/2.json', utf8: JSON.stringify(weakDoc, null, 2) + '\n' }])
+  const doc3 = await w.trust({ seq: 3, prev: docs[2], expires: LATER, root: ROLES_2.root, release: RETIRED, timestamp: ROLES_2.timestamp }, SIGNERS_2, { file: false })
   add('retired', 'trust/3.json with no release keys (the family is retired), and fsinfo.json under it', 'ROTREE_RETIRED', [],
     [{ op: 'replace', file: 'trust/3.json', utf8: doc3.text }, fsinfoChange(await publish(w, { trust: doc3, root: info.rootRef, relSigners: [] }))])
   if (specs.length < 2) throw new Error('unexpected spec')

@@ -17,7 +17,7 @@ import { MAX_FSINFO, MAX_SYMLINK_HOPS } from 'rotree-client/src/format/limits.js
 import { decodeFsinfoV2, MAX_FSINFO_V2 } from 'rotree-client/src/format/fsinfo-v2.js'
 import { decodeTrustDoc } from 'rotree-client/src/format/trust-doc.js'
 import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
-import { parseFragment, checkTreeName, walkTrust, verifyFsinfoV2 } from 'rotree-client/src/trust/roles.js'
+import { parseFragment, checkAddress, walkTrust, verifyFsinfoV2 } from 'rotree-client/src/trust/roles.js'
 
 const sha = b => createHash('sha256').update(b).digest('hex')
 
@@ -31,18 +31,23 @@ export class OfflineTree {
   }
 
   /**
-   * FORMAT.md §12.4, docs/TRUST.md rules 10–14 in their order: the name, the
-   * trust documents from the first (which the address certifies) to the one
-   * fsinfo.json names, then the thresholds, retirement and times.
+   * FORMAT.md §12.4 and §12.9, docs/TRUST.md rules 10–14 in their order:
+   * the family and name, the trust documents from the first (which the
+   * address certifies) to the newest there is (the update comes first), then
+   * retirement, the document fsinfo.json names, the thresholds and times.
    */
   static async openV2 (dir, fragment, now) {
     const { anchor, name } = parseFragment(fragment)
     const bytes = await fs.readFile(path.join(dir, 'fsinfo.json'))
     assert.ok(bytes.length <= MAX_FSINFO_V2 + 1)
     const info = decodeFsinfoV2(bytes)
-    checkTreeName(info, name)
+    checkAddress(info, anchor, name)
     const docs = []
-    for (let n = 1; n <= (info.trust?.seq ?? 0); n++) docs.push(decodeTrustDoc(await fs.readFile(path.join(dir, 'trust', n + '.json'))))
+    for (let n = 1; ; n++) {
+      const bytes = await fs.readFile(path.join(dir, 'trust', n + '.json')).catch(err => { if (err.code === 'ENOENT') return null; throw err })
+      if (bytes === null) break
+      docs.push(decodeTrustDoc(bytes))
+    }
     const trust = walkTrust(null, docs, anchor)
     verifyFsinfoV2(info, { anchor, name, trust, now, skewMs: 300e3, graceMs: 0, checkFreshness })
     return new OfflineTree(dir, refOfReleaseRoot(info.release.root), info.release.root.mtime)

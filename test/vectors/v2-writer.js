@@ -24,7 +24,7 @@ import { chunkLengths } from 'rotree-client/src/format/cdc.js'
 import { INLINE_MAX_V2 } from 'rotree-client/src/format/limits.js'
 import { encodeTrustDoc, decodeTrustDoc } from 'rotree-client/src/format/trust-doc.js'
 import { encodeFsinfoV2, decodeFsinfoV2, releaseMessage } from 'rotree-client/src/format/fsinfo-v2.js'
-import { trustHash } from 'rotree-client/src/trust/roles.js'
+import { trustHash, trustAnchorOf, anchorText } from 'rotree-client/src/trust/roles.js'
 import { packBlob } from 'rotree-client/src/codec-node.js'
 import { sign, publicKeyOf } from 'rotree-client/src/ed25519.js'
 
@@ -43,9 +43,16 @@ export function role (ks, threshold = 1) { return { threshold, keys: ks.map(k =>
 export const RETIRED = Object.freeze({ threshold: 0, keys: [] })
 
 export class V2Writer {
-  /** @param {string} out a published folder */
-  constructor (out) {
+  /**
+   * @param {string} out a published folder
+   * @param {{ anchor?: string }} [o] the family's anchor (FORMAT.md §12.5); by default the
+   *   first one the writer learns: the single key of a first publish without a trust
+   *   document, else 't' + the hash of trust document 1
+   */
+  constructor (out, { anchor } = {}) {
     this.out = out
+    this.anchor = anchor ?? null
+    this.docs = new Map() // seq → the last document written with it: the next one's default prev
     this.made = Promise.all([fs.mkdir(path.join(out, 'h'), { recursive: true }), fs.mkdir(path.join(out, 'trust'), { recursive: true })])
   }
 
@@ -99,8 +106,9 @@ export class V2Writer {
    * Write trust/<seq>.json signed by `signers` (key pairs; `bad` adds a
    * garbage signature per key given). Returns the decoded document.
    */
-  async trust ({ seq, root, release, timestamp, expires = T0 + 3 * 365 * 86400e3 }, signers, { bad = [], file = true } = {}) {
-    const fields = { seq, expires: iso(expires), roles: { root, release, timestamp } }
+  async trust ({ seq, prev, root, release, timestamp, expires = T0 + 3 * 365 * 86400e3 }, signers, { bad = [], file = true } = {}) {
+    prev ??= seq === 1 ? null : this.docs.get(seq - 1)
+    const fields = { seq, prev: prev == null ? null : typeof prev === 'string' ? prev : trustHash(prev), expires: iso(expires), roles: { root, release, timestamp } }
     const { message } = decodeTrustDoc(encodeTrustDoc(fields))
     const signatures = signers.map(k => ({ key: k.publicKey, sig: sign(message, k.secretKey) }))
     for (const k of bad) signatures.push({ key: k.publicKey, sig: 'ab'.repeat(64) })
@@ -108,6 +116,8 @@ export class V2Writer {
     if (file) { await this.made; await fs.writeFile(path.join(this.out, 'trust', seq + '.json'), text) }
     const doc = decodeTrustDoc(text)
     doc.text = text
+    this.docs.set(seq, doc)
+    if (seq === 1) this.anchor ??= trustAnchorOf(doc)
     return doc
   }
 
@@ -116,17 +126,20 @@ export class V2Writer {
    * the trust document in force (null: a single-key tree), signed by the
    * release and timestamp keys given. Written to fsinfo.json unless `file` is false.
    */
-  async publish ({ name = '', trust = null, root, rootMtime = T0, seq = 1, issued, expires, release = {}, relSigners, tsSigners, now = Date.now(), file = true }) {
+  async publish ({ anchor, name = '', trust = null, root, rootMtime = T0, seq = 1, issued, expires, release = {}, relSigners, tsSigners, now = Date.now(), file = true }) {
     issued ??= now - 60e3
     expires ??= now + 3600e3
+    if (!trust) this.anchor ??= tsSigners[0]?.publicKey ?? relSigners[0]?.publicKey
+    anchor = anchor === undefined ? this.anchor : typeof anchor === 'string' ? anchor : anchorText(anchor)
     const rel = {
+      anchor: release.anchor ?? anchor,
       name: release.name ?? name,
       seq: release.seq ?? 1,
       expires: iso(release.expires ?? now + 30 * 86400e3),
       root: { hash: root.hash, size: root.storedSize ?? root.size, codec: root.codec ?? 'none', decodedSize: root.size, mtime: rootMtime }
     }
     rel.signatures = relSigners.map(k => ({ key: k.publicKey, sig: sign(releaseMessage(rel), k.secretKey) }))
-    const fields = { name, trust: trust && { seq: trust.seq, hash: trustHash(trust) }, seq, issued: iso(issued), expires: iso(expires), release: rel }
+    const fields = { anchor, name, trust: trust && { seq: trust.seq, hash: trustHash(trust) }, seq, issued: iso(issued), expires: iso(expires), release: rel }
     const { message } = decodeFsinfoV2(encodeFsinfoV2(fields))
     const signatures = tsSigners.map(k => ({ key: k.publicKey, sig: sign(message, k.secretKey) }))
     const text = encodeFsinfoV2({ ...fields, signatures })

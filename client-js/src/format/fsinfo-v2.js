@@ -8,12 +8,13 @@
 //
 //   {
 //     "version": 2,
+//     "anchor": "t<hex>",                     the family: its address anchor (FORMAT.md §12.5)
 //     "name": "stable",                       "" for an unnamed tree
 //     "trust": { "seq": 3, "hash": <hex> },   null for a single-key tree (§12.5)
 //     "seq": 1767225600,                      timestamp sequence, never goes back
 //     "issued": <ISO time>, "expires": <ISO time>,
 //     "release": {
-//       "name": "stable", "seq": 17, "expires": <ISO time>,
+//       "anchor": "t<hex>", "name": "stable", "seq": 17, "expires": <ISO time>,
 //       "root": { "hash": <hex>, "size": 625, "codec": "deflate-raw", "decodedSize": 2011, "mtime": 1748779260000 },
 //       "signatures": [ { "key": <hex>, "sig": <hex> }, … ]
 //     },
@@ -21,8 +22,12 @@
 //   }
 //
 // trust.hash is the SHA-256 of the named trust document's message (§12.2).
+// Both messages bind the family's anchor as well as the tree's name: a
+// release or timestamp key two families share cannot carry one family's
+// release or fsinfo.json over to the other (docs/TRUST.md rules 1 and 12).
 // release message:                       fsinfo message:
 //   "rotree-release-v2" LF                 "rotree-fsinfo-v2" LF
+//   "anchor " <anchor> LF                  "anchor " <anchor> LF
 //   "name " <name> LF                      "name " <name> LF
 //   "seq " <decimal> LF                    "trust " (<seq> " " <hash> | "-") LF
 //   "expires " <ISO time> LF               "seq " <decimal> LF
@@ -38,19 +43,26 @@ import { parseObject, object, hex64, safeInt, isoTime, treeName, signatures, jso
 
 export const MAX_FSINFO_V2 = 16 * 1024
 
-const MEMBERS = ['version', 'name', 'trust', 'seq', 'issued', 'expires', 'release', 'signatures']
-const RELEASE_MEMBERS = ['name', 'seq', 'expires', 'root', 'signatures']
+const MEMBERS = ['version', 'anchor', 'name', 'trust', 'seq', 'issued', 'expires', 'release', 'signatures']
+const RELEASE_MEMBERS = ['anchor', 'name', 'seq', 'expires', 'root', 'signatures']
+// FORMAT.md §12.5: a key, or "t" and the hash of trust document 1
+const ANCHOR_RE = /^t?[0-9a-f]{64}$/
+
+function anchor (v, what) {
+  if (typeof v !== 'string' || !ANCHOR_RE.test(v)) throw new BadFormatError(`${what} is not an anchor (64 hex, or t and 64 hex)`)
+  return v
+}
 const ROOT_MEMBERS = ['hash', 'size', 'codec', 'decodedSize', 'mtime']
 
 /** The exact bytes each release key signs. */
-export function releaseMessage ({ name, seq, expires, root }) {
-  return utf8.encode(`rotree-release-v2\nname ${name}\nseq ${dec(seq)}\nexpires ${expires}\nroot ${root.hash} ${dec(root.size)} ${root.codec} ${dec(root.decodedSize)} ${dec(root.mtime)}\n`)
+export function releaseMessage ({ anchor, name, seq, expires, root }) {
+  return utf8.encode(`rotree-release-v2\nanchor ${anchor}\nname ${name}\nseq ${dec(seq)}\nexpires ${expires}\nroot ${root.hash} ${dec(root.size)} ${root.codec} ${dec(root.decodedSize)} ${dec(root.mtime)}\n`)
 }
 
 /** The exact bytes each timestamp key signs; `releaseHash` is SHA-256(releaseMessage) in hex. */
-export function fsinfoV2Message ({ name, trust, seq, issued, expires }, releaseHash) {
+export function fsinfoV2Message ({ anchor, name, trust, seq, issued, expires }, releaseHash) {
   const t = trust ? `${dec(trust.seq)} ${trust.hash}` : '-'
-  return utf8.encode(`rotree-fsinfo-v2\nname ${name}\ntrust ${t}\nseq ${dec(seq)}\nissued ${issued}\nexpires ${expires}\nrelease ${releaseHash}\n`)
+  return utf8.encode(`rotree-fsinfo-v2\nanchor ${anchor}\nname ${name}\ntrust ${t}\nseq ${dec(seq)}\nissued ${issued}\nexpires ${expires}\nrelease ${releaseHash}\n`)
 }
 
 function decodeRoot (v) {
@@ -70,6 +82,7 @@ function decodeRoot (v) {
 export function decodeRelease (v) {
   object(v, 'fsinfo.json: release', RELEASE_MEMBERS)
   const r = {
+    anchor: anchor(v.anchor, 'fsinfo.json: release.anchor'),
     name: treeName(v.name, 'fsinfo.json: release.name'),
     seq: safeInt(v.seq, 'fsinfo.json: release.seq'),
     expires: v.expires,
@@ -112,6 +125,7 @@ export function decodeFsinfoV2 (input) {
   }
   const info = {
     version: 2,
+    anchor: anchor(j.anchor, 'fsinfo.json: anchor'),
     name: treeName(j.name, 'fsinfo.json: name'),
     trust,
     seq: safeInt(j.seq, 'fsinfo.json: seq'),
@@ -129,16 +143,18 @@ export function decodeFsinfoV2 (input) {
 }
 
 /** The JSON text of a version-2 fsinfo.json. */
-export function encodeFsinfoV2 ({ name, trust, seq, issued, expires, release, signatures = [] }) {
+export function encodeFsinfoV2 ({ anchor, name, trust, seq, issued, expires, release, signatures = [] }) {
   const { root } = release
   return jsonText({
     version: 2,
+    anchor,
     name,
     trust: trust ? { seq: trust.seq, hash: trust.hash } : null,
     seq,
     issued,
     expires,
     release: {
+      anchor: release.anchor,
       name: release.name,
       seq: release.seq,
       expires: release.expires,

@@ -15,7 +15,7 @@
 import { BadFormatError, UnsupportedVersionError } from '../errors.js'
 import { utf8, decodeUtf8 } from './bytes.js'
 import { FORMAT_VERSION, MAX_BLOB, MAX_FSINFO } from './limits.js'
-import { isoTime } from './signed-doc.js'
+import { isoTime, publicKey } from './signed-doc.js'
 
 const FIELDS = ['version', 'key', 'seq', 'issued', 'expires', 'root', 'rootSize', 'rootMtime', 'sig']
 const HEX64 = /^[0-9a-f]{64}$/
@@ -41,7 +41,7 @@ export function decodeFsinfo (input) {
   if (!Number.isInteger(j.version)) throw new BadFormatError('fsinfo.json: version missing')
   if (j.version !== FORMAT_VERSION) throw new UnsupportedVersionError(`fsinfo.json format version ${j.version}; this reader knows ${FORMAT_VERSION}`)
   for (const k of Object.keys(j)) if (!FIELDS.includes(k)) throw new BadFormatError(`fsinfo.json: unknown field ${JSON.stringify(k)}`)
-  if (typeof j.key !== 'string' || !HEX64.test(j.key)) throw new BadFormatError('fsinfo.json: key is not 64 hex digits')
+  publicKey(j.key, 'fsinfo.json: key')
   if (!Number.isSafeInteger(j.seq) || j.seq < 0) throw new BadFormatError('fsinfo.json: seq is not a non-negative integer')
   const issuedMs = isoTime(j.issued, 'fsinfo.json: issued') // one spelling only: what toISOString prints
   const expiresMs = isoTime(j.expires, 'fsinfo.json: expires')

@@ -13,6 +13,7 @@
 // trust module's business (client-js/src/trust/roles.js), not the decoder's.
 import { BadFormatError } from '../errors.js'
 import { utf8, decodeUtf8 } from './bytes.js'
+import { weakKeyReason } from './public-key.js'
 
 export const HEX64 = /^[0-9a-f]{64}$/
 export const HEX128 = /^[0-9a-f]{128}$/
@@ -40,6 +41,14 @@ export function object (v, what, allowed) {
 
 export function hex64 (v, what) {
   if (typeof v !== 'string' || !HEX64.test(v)) throw new BadFormatError(`${what} is not 64 lowercase hex digits`)
+  return v
+}
+
+/** An ed25519 public key: 64 lowercase hex, canonical and not of small order (format/public-key.js). */
+export function publicKey (v, what) {
+  hex64(v, what)
+  const weak = weakKeyReason(v)
+  if (weak) throw new BadFormatError(`${what} ${weak}`)
   return v
 }
 
@@ -88,10 +97,10 @@ export function signatures (v, what) {
   })
 }
 
-/** A key list: distinct 64-hex ed25519 public keys, sorted (one spelling per set). */
+/** A key list: distinct ed25519 public keys (publicKey), sorted (one spelling per set). */
 export function keyList (v, what) {
   if (!Array.isArray(v) || v.length > MAX_ROLE_KEYS) throw new BadFormatError(`${what} is not a list of at most ${MAX_ROLE_KEYS} keys`)
-  v.forEach((k, i) => hex64(k, `${what}[${i}]`))
+  v.forEach((k, i) => publicKey(k, `${what}[${i}]`))
   for (let i = 1; i < v.length; i++) if (!(v[i - 1] < v[i])) throw new BadFormatError(`${what} is not sorted and distinct`)
   return [...v]
 }

@@ -6,7 +6,8 @@
 //   {
 //     "type": "rotree-trust",
 //     "version": 2,
-//     "seq": 1,                                   1, 2, 3, … with no gaps
+//     "seq": 2,                                   1, 2, 3, … with no gaps
+//     "prev": <hex>,                              the hash of document seq − 1; null in document 1
 //     "expires": "2027-11-23T00:00:00.000Z",
 //     "roles": {
 //       "root":      { "threshold": 2, "keys": [<hex>, <hex>, <hex>] },
@@ -17,12 +18,16 @@
 //   }
 //
 // Keys in a role are sorted and distinct. A document whose release role has no
-// keys (threshold 0) retires every tree the family publishes.
+// keys (threshold 0) retires every tree the family publishes. `prev` chains
+// each document to the one before it, so two families that share root keys
+// (one organisation's offline keys over several projects) cannot pass each
+// other's documents off as their own (docs/TRUST.md rule 10).
 //
 // The signed message (ASCII, LF line ends, keys in the order of the list):
 //
 //   "rotree-trust-v2" LF
 //   "seq "       <decimal>                          LF
+//   "prev "      (<64 hex> | "-")                   LF
 //   "expires "   <ISO time, as in the JSON>         LF
 //   "root "      <threshold> (" " <key>)*           LF
 //   "release "   <threshold> (" " <key>)*           LF
@@ -32,18 +37,20 @@
 // ("#t<64 hex>", FORMAT.md §12.5) is the SHA-256 of document 1's message.
 import { BadFormatError, UnsupportedVersionError } from '../errors.js'
 import { utf8 } from './bytes.js'
-import { parseObject, object, safeInt, isoTime, keyList, signatures, jsonText, dec } from './signed-doc.js'
+import { parseObject, object, safeInt, isoTime, keyList, signatures, jsonText, dec, hex64 } from './signed-doc.js'
+
+const fail = message => { throw new BadFormatError(message) }
 
 export const TRUST_TYPE = 'rotree-trust'
 export const MAX_TRUST_DOC = 64 * 1024
 export const ROLES = ['root', 'release', 'timestamp']
 
-const MEMBERS = ['type', 'version', 'seq', 'expires', 'roles', 'signatures']
+const MEMBERS = ['type', 'version', 'seq', 'prev', 'expires', 'roles', 'signatures']
 
 /** The exact bytes each root key signs. */
-export function trustMessage ({ seq, expires, roles }) {
+export function trustMessage ({ seq, prev, expires, roles }) {
   const line = r => `${r} ${roles[r].threshold}${roles[r].keys.map(k => ' ' + k).join('')}\n`
-  return utf8.encode(`rotree-trust-v2\nseq ${dec(seq)}\nexpires ${expires}\n${ROLES.map(line).join('')}`)
+  return utf8.encode(`rotree-trust-v2\nseq ${dec(seq)}\nprev ${prev ?? '-'}\nexpires ${expires}\n${ROLES.map(line).join('')}`)
 }
 
 /**
@@ -58,6 +65,10 @@ export function decodeTrustDoc (input) {
   if (j.version !== 2) throw new UnsupportedVersionError(`trust document format version ${j.version}; this reader knows 2`)
   object(j, 'trust document', MEMBERS)
   const seq = safeInt(j.seq, 'trust document: seq', 1)
+  // document 1 has no predecessor; every later one names its own
+  const prev = seq === 1
+    ? (j.prev === null ? null : fail('trust document 1: prev is not null'))
+    : hex64(j.prev, `trust document ${seq}: prev`)
   const expiresMs = isoTime(j.expires, 'trust document: expires')
   object(j.roles, 'trust document: roles', ROLES)
   const roles = {}
@@ -71,14 +82,14 @@ export function decodeTrustDoc (input) {
     if (keys.length < min) throw new BadFormatError(`trust document: roles.${r} has no keys`)
     roles[r] = { threshold, keys }
   }
-  const doc = { seq, expires: j.expires, expiresMs, roles, signatures: signatures(j.signatures, 'trust document') }
+  const doc = { seq, prev, expires: j.expires, expiresMs, roles, signatures: signatures(j.signatures, 'trust document') }
   doc.message = trustMessage(doc)
   return doc
 }
 
 /** The JSON text of a trust document (with whatever signatures it has so far). */
-export function encodeTrustDoc ({ seq, expires, roles, signatures = [] }) {
+export function encodeTrustDoc ({ seq, prev = null, expires, roles, signatures = [] }) {
   const r = {}
   for (const name of ROLES) r[name] = { threshold: roles[name].threshold, keys: [...roles[name].keys].sort() }
-  return jsonText({ type: TRUST_TYPE, version: 2, seq, expires, roles: r, signatures })
+  return jsonText({ type: TRUST_TYPE, version: 2, seq, prev, expires, roles: r, signatures })
 }

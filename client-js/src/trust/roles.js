@@ -6,10 +6,11 @@
 // The shape follows TUF's client workflow (root rotation, then timestamp,
 // then the release it names), on a file system's one signed entry point.
 import {
-  BadAddressError, ThresholdError, WrongNameError, RetiredError, RollbackError, ForkError, ExpiredError, BadFormatError
+  BadAddressError, ThresholdError, WrongNameError, WrongKeyError, RetiredError, RollbackError, ForkError, ExpiredError, BadFormatError
 } from '../errors.js'
 import { verifySignature } from '#ed25519'
 import { NAME_RE, HEX64 } from '../format/signed-doc.js'
+import { weakKeyReason } from '../format/public-key.js'
 import { sha256HexSync } from '#sha256'
 
 /** How many trust documents one refresh may walk (docs/TRUST.md rule 10). */
@@ -32,11 +33,18 @@ export function parseFragment (fragment) {
   const name = colon < 0 ? '' : s.slice(colon + 1)
   if (!NAME_RE.test(name) || (colon >= 0 && name === '')) throw new BadAddressError(`tree name ${JSON.stringify(name)} is not [a-z0-9][a-z0-9._-]* (at most 64 characters)`)
   let anchor
-  if (HEX64.test(a)) anchor = { kind: 'key', key: a }
-  else if (a.length === 65 && a[0] === 't' && HEX64.test(a.slice(1))) anchor = { kind: 'trust', hash: a.slice(1) }
+  if (HEX64.test(a)) {
+    // FORMAT.md §1.4: a small-order key would let anyone publish at this address
+    const weak = weakKeyReason(a)
+    if (weak) throw new BadAddressError(`the key in the address ${weak}: it is not a key anyone should publish under`)
+    anchor = { kind: 'key', key: a }
+  } else if (a.length === 65 && a[0] === 't' && HEX64.test(a.slice(1))) anchor = { kind: 'trust', hash: a.slice(1) }
   else throw new BadAddressError(`tree address must end in #<64-hex key> or #t<64-hex trust hash>, optionally :<name>; got ${JSON.stringify(fragment)}`)
   return { anchor, name, id: colon < 0 ? a : `${a}:${name}` }
 }
+
+/** The anchor as an address spells it (FORMAT.md §12.5): the key, or 't' and the trust hash. */
+export function anchorText (anchor) { return anchor.kind === 'key' ? anchor.key : 't' + anchor.hash }
 
 /** The anchor of a family whose first trust document is `doc1`: 't' + SHA-256 of its message. */
 export function trustAnchorOf (doc1) { return 't' + sha256HexSync(doc1.message) }
@@ -61,12 +69,18 @@ export function validSigners (message, sigs, role) {
   return ok
 }
 
-/** Throw ThresholdError unless at least role.threshold distinct role keys signed. */
+/**
+ * Throw ThresholdError unless at least role.threshold distinct role keys
+ * signed; returns those keys (validSigners).
+ * @returns {Set<string>}
+ */
 export function requireThreshold (message, sigs, role, what) {
-  const n = validSigners(message, sigs, role).size
+  const ok = validSigners(message, sigs, role)
+  const n = ok.size
   if (n < role.threshold) {
     throw new ThresholdError(`${what}: ${n} valid signature${n === 1 ? '' : 's'} from distinct keys of its role, ${role.threshold} required`, { details: { valid: n, threshold: role.threshold } })
   }
+  return ok
 }
 
 /**
@@ -87,6 +101,9 @@ export function acceptTrustStep (prev, next, anchor) {
     }
   } else {
     if (next.seq !== prev.seq + 1) throw new BadFormatError(`trust document ${next.seq} does not follow ${prev.seq}`)
+    // FORMAT.md §12.2: each document names the one before it, so families
+    // that share root keys cannot splice each other's documents in
+    if (next.prev !== trustHash(prev)) throw new WrongKeyError(`trust document ${next.seq} belongs to another family: it does not name document ${prev.seq} of this one as its predecessor`)
     requireThreshold(next.message, next.signatures, prev.roles.root, `trust document ${next.seq} (root keys of ${prev.seq})`)
   }
   requireThreshold(next.message, next.signatures, next.roles.root, `trust document ${next.seq} (its own root keys)`)
@@ -112,12 +129,41 @@ export function singleKeyRoles (key) {
 }
 
 /**
- * docs/TRUST.md rule 12: the tree's name comes from the address, as the key
- * does (rule 1). Checked before anything is fetched for an fsinfo.json.
+ * docs/TRUST.md rules 1 and 12: the family (its anchor) and the tree's name
+ * come from the address. Both fsinfo.json and its release sign them
+ * (FORMAT.md §12.3, §12.4), so a timestamp or release key two families
+ * share cannot carry a release from one to the other. Checked before
+ * anything is fetched for an fsinfo.json.
+ * @param {object} info decodeFsinfoV2() @param {object} anchor parseFragment()'s @param {string} name
  */
-export function checkTreeName (info, name) {
+export function checkAddress (info, anchor, name) {
+  const a = anchorText(anchor)
+  if (info.anchor !== a) throw new WrongKeyError(`fsinfo.json is for the tree family #${info.anchor}, not the address's #${a}`)
+  if (info.release.anchor !== a) throw new WrongKeyError(`the release is for the tree family #${info.release.anchor}, not the address's #${a}`)
   if (info.name !== name) throw new WrongNameError(`fsinfo.json is for tree ${JSON.stringify(info.name)}, not ${JSON.stringify(name)}`)
   if (info.release.name !== name) throw new WrongNameError(`the release is for tree ${JSON.stringify(info.release.name)}, not ${JSON.stringify(name)}`)
+}
+
+/**
+ * docs/TRUST.md rule 17: a root signed by the address key alone (a
+ * version-1 fsinfo.json, or a version-2 one under no trust document) is
+ * believed only while that key still holds a role in the newest trust
+ * document this reader knows. A tree hands its roles on from its key,
+ * and drops it, because the key was lost or stolen: from then on such an
+ * entry could be the thief's.
+ * @param {object} anchor @param {object|null} newest the newest trusted trust document
+ */
+export function checkLoneKey (anchor, newest, what) {
+  if (newest === null || anchor.kind !== 'key') return
+  if (ROLE_NAMES.some(r => newest.roles[r].keys.includes(anchor.key))) return
+  throw new ThresholdError(`${what} is signed by the address key alone, which trust document ${newest.seq} no longer lists in any role: a key rotated away vouches for nothing`)
+}
+
+const ROLE_NAMES = ['root', 'release', 'timestamp']
+
+/** docs/TRUST.md rule 14: a family whose newest trust document has no release keys has retired its trees. */
+export function checkNotRetired (trust) {
+  if (trust != null && trust.roles.release.threshold === 0) throw new RetiredError(`trust document ${trust.seq} retires this tree (no release keys)`)
 }
 
 /**
@@ -135,9 +181,8 @@ export function checkTreeName (info, name) {
  *   trust: the newest trusted document (walkTrust), null for a single-key tree
  */
 export function verifyFsinfoV2 (info, { anchor, name, trust, now, skewMs, graceMs, checkFreshness }) {
-  checkTreeName(info, name)
-  // rule 14: a family with no release keys has retired its trees
-  if (trust !== null && trust.roles.release.threshold === 0) throw new RetiredError(`trust document ${trust.seq} retires this tree (no release keys)`)
+  checkAddress(info, anchor, name)
+  checkNotRetired(trust)
   let roles
   if (info.trust === null) {
     // rule 13: once a tree adopted roles, the lone address key is no signer any more
@@ -153,67 +198,80 @@ export function verifyFsinfoV2 (info, { anchor, name, trust, now, skewMs, graceM
     roles = trust.roles
     if (trust.expiresMs + graceMs < now) throw new ExpiredError(`trust document ${trust.seq} expired at ${trust.expires}`, { details: { expires: trust.expires, now } })
   }
-  requireThreshold(info.message, info.signatures, roles.timestamp, 'fsinfo.json (timestamp keys)')
-  requireThreshold(info.release.message, info.release.signatures, roles.release, `release ${info.release.seq} (release keys)`)
+  const signers = countSigners(info, roles)
   // rule 2: fsinfo.json's own times, then the release's
   checkFreshness(info, { now, skewMs, graceMs })
   if (info.release.expiresMs + graceMs < now) throw new ExpiredError(`release ${info.release.seq} expired at ${info.release.expires}`, { details: { expires: info.release.expires, now } })
-  return { roles }
+  return { roles, signers }
+}
+
+/** Rule 11 for both signed parts of an fsinfo.json: the keys that count, by role (ThresholdError below a threshold). */
+export function countSigners (info, roles) {
+  return {
+    timestamp: requireThreshold(info.message, info.signatures, roles.timestamp, 'fsinfo.json (timestamp keys)'),
+    release: requireThreshold(info.release.message, info.release.signatures, roles.release, `release ${info.release.seq} (release keys)`)
+  }
 }
 
 /**
  * docs/TRUST.md rule 17, format version 2: an old fsinfo.json from the tree's
  * history/ (`rotree log`, ADDR@SEQ), checked as verifyFsinfoV2 checks a
- * current one but without the clock and the rollback state: the name (rule
- * 12), the trust document it names (walked from the anchor by the caller,
- * rule 10; a retiring one is refused, rule 14), and the timestamp and
- * release thresholds of that document or of the single key (rule 11).
+ * current one but without the clock and the rollback state: the family and
+ * name (rules 1 and 12), the trust document it names (walked from the
+ * anchor by the caller, rule 10; a retiring one is refused, rule 14), and
+ * the timestamp and release thresholds of that document or of the single
+ * key, while that key still holds a role (rule 11, checkLoneKey).
  * @param {object} info decodeFsinfoV2()
- * @param {{ anchor: object, name: string, trust: object|null }} o trust: the document info.trust names
+ * @param {{ anchor: object, name: string, trust: object|null, newest?: object|null }} o
+ *   trust: the document info.trust names; newest: the newest trust document known (default: trust)
  */
-export function verifyHistoryEntryV2 (info, { anchor, name, trust }) {
-  checkTreeName(info, name)
+export function verifyHistoryEntryV2 (info, { anchor, name, trust, newest = trust }) {
+  checkAddress(info, anchor, name)
   let roles
   if (info.trust === null) {
     if (anchor.kind !== 'key') throw new ThresholdError('this old fsinfo.json names no trust document, but the address certifies one')
+    checkLoneKey(anchor, newest, `the old fsinfo.json of sequence ${info.seq}`)
     roles = singleKeyRoles(anchor.key)
   } else {
     if (trust === null || trust.seq !== info.trust.seq || trustHash(trust) !== info.trust.hash) {
       throw new BadFormatError(`this old fsinfo.json names trust document ${info.trust.seq}, which is not the one the chain verified`)
     }
-    if (trust.roles.release.threshold === 0) throw new RetiredError(`trust document ${trust.seq} retires this tree (no release keys)`)
+    checkNotRetired(trust)
     roles = trust.roles
   }
-  requireThreshold(info.message, info.signatures, roles.timestamp, 'fsinfo.json (timestamp keys)')
-  requireThreshold(info.release.message, info.release.signatures, roles.release, `release ${info.release.seq} (release keys)`)
-  return { roles }
+  return { roles, signers: countSigners(info, roles) }
 }
 
-/** A role's key set and threshold as one string: when it changes, that role's stored sequence is dropped. */
-export function roleId (role) { return sha256HexSync(new TextEncoder().encode(`${role.threshold} ${role.keys.join(' ')}`)) }
-
 /**
- * docs/TRUST.md rule 13 (rule 2's rollback check, for version 2): the state after accepting `info`
- * (with `roles` from verifyFsinfoV2 and `trust`, the newest trusted document),
+ * docs/TRUST.md rule 13 (rule 2's rollback check, for version 2): the state
+ * after accepting `info` (with `roles` and `signers` from verifyFsinfoV2),
  * or a typed error when it would go back.
  *
  * state := { v: 2, trust: { seq, hash } | null,
- *            release: { id, seq, root }, timestamp: { id, seq, release } }
- * where `id` is roleId() of the keys that signed it: when a role's keys change
- * its stored sequence is dropped, so a retired key that signed a huge sequence
- * number (a fast-forward attack) cannot lock readers out (TUF's recovery).
+ *            release: { signers, seq, root }, timestamp: { signers, seq, release } }
+ * where `signers` are the keys whose signatures counted for it. A role's
+ * stored sequence holds while any key that signed it is still in the role
+ * (so adding a key, or dropping another, changes nothing: a timestamp key
+ * cannot then serve an older release), and is dropped once every one of
+ * them was rotated away, so keys that signed a huge sequence number (a
+ * fast-forward attack) and were removed for it cannot lock readers out
+ * (TUF's recovery).
+ * @param {object|null} seen the persisted version-2 state
+ * @param {object} info decodeFsinfoV2() @param {object} roles
+ * @param {{ release: Iterable<string>, timestamp: Iterable<string> }} [signers] verifyFsinfoV2's (default: counted here)
  * @returns {{ state: object, newer: boolean }}
  */
-export function advanceState (seen, info, roles) {
+export function advanceState (seen, info, roles, signers = countSigners(info, roles)) {
   const trust = info.trust
   if (seen?.trust) {
     if (!trust || trust.seq < seen.trust.seq) throw new RollbackError(`fsinfo.json is under trust document ${trust ? trust.seq : '(none)'}, older than ${seen.trust.seq} already seen`)
     if (trust.seq === seen.trust.seq && trust.hash !== seen.trust.hash) throw new ForkError(`two trust documents numbered ${trust.seq}`)
   }
-  const rel = { id: roleId(roles.release), seq: info.release.seq, root: info.release.root.hash }
-  const ts = { id: roleId(roles.timestamp), seq: info.seq, release: info.releaseHash }
-  const prevRel = seen?.release?.id === rel.id ? seen.release : null
-  const prevTs = seen?.timestamp?.id === ts.id ? seen.timestamp : null
+  const rel = { signers: [...signers.release].sort(), seq: info.release.seq, root: info.release.root.hash }
+  const ts = { signers: [...signers.timestamp].sort(), seq: info.seq, release: info.releaseHash }
+  const held = (prev, role) => prev && prev.signers.some(k => role.keys.includes(k)) ? prev : null
+  const prevRel = held(seen?.release, roles.release)
+  const prevTs = held(seen?.timestamp, roles.timestamp)
   if (prevRel) {
     if (rel.seq < prevRel.seq) throw new RollbackError(`release ${rel.seq} is below ${prevRel.seq}, already seen`, { details: { seq: rel.seq, seen: prevRel.seq } })
     if (rel.seq === prevRel.seq && rel.root !== prevRel.root) throw new ForkError(`release ${rel.seq} was already seen with a different root`)
