@@ -26,6 +26,7 @@ import { promisify } from 'node:util'
 // node:crypto, not @noble: same keys and signatures, none of its start-up cost (ed25519-node.js)
 import { generateKeyPair, publicKeyOf } from './ed25519-node.js'
 import { BadKeyError } from 'rotree-client/errors'
+import { weakKeyReason } from 'rotree-client/format'
 
 const TYPE = 'rotree-ed25519-secret-key'
 const HEX64 = /^[0-9a-f]{64}$/
@@ -132,18 +133,24 @@ export async function readKeyFiles (files = [], warn = () => {}) {
  */
 export async function readPublicKey (arg, what = 'key') {
   const s = String(arg).trim()
-  if (HEX64.test(s.toLowerCase())) return s.toLowerCase()
+  if (HEX64.test(s.toLowerCase())) return usableKey(s.toLowerCase(), what, s)
   let text
   try { text = await fs.readFile(s, 'utf8') } catch (err) {
     throw new BadKeyError(`${what} ${s}: neither 64 hex digits nor a readable file (${err.code || err.message})`, { cause: err })
   }
   const t = text.trim().toLowerCase()
-  if (HEX64.test(t)) return t
-  try {
-    const j = JSON.parse(text)
-    if (j?.type === TYPE && HEX64.test(j.publicKey)) return j.publicKey
-  } catch {}
+  if (HEX64.test(t)) return usableKey(t, what, s)
+  let j = null
+  try { j = JSON.parse(text) } catch {}
+  if (j?.type === TYPE && HEX64.test(j.publicKey)) return usableKey(j.publicKey, what, s)
   throw new BadKeyError(`${what} ${s}: the file holds no public key (expected the 64 hex digits keygen prints)`)
+}
+
+/** FORMAT.md §1.4: a small-order or non-canonical key is no key (anyone could sign under it). */
+function usableKey (hex, what, given) {
+  const weak = weakKeyReason(hex)
+  if (weak) throw new BadKeyError(`${what} ${given} ${weak}: not a key to publish under or to trust`)
+  return hex
 }
 
 /** Read a passphrase from the terminal without echo (twice with `confirm`). */

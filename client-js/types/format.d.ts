@@ -132,3 +132,9 @@ export declare function chunkLengths (buf: Uint8Array): number[]
 export declare function toHex (b: Uint8Array): string
 export declare function fromHex (s: string): Uint8Array
 export declare function compareBytes (a: Uint8Array, b: Uint8Array): number
+
+/**
+ * Why a 64-lowercase-hex ed25519 public key is refused (FORMAT.md §1.4: not
+ * canonical, or a point of small order under which anyone can sign), or null.
+ */
+export declare function weakKeyReason (hex: string): string | null

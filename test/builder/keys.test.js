@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { tmpdir } from '../helpers/fixtures.js'
-import { writeKeyFile, readKeyFile } from '../../builder/keys.js'
+import { writeKeyFile, readKeyFile, readPublicKey } from '../../builder/keys.js'
 
 const PASS = 'correct horse'
 
@@ -47,4 +47,24 @@ test('a sealed key opens; one edited to other scrypt parameters is refused as RO
     }
     assert.equal(asked, 0, `${what}: no passphrase asked for a key file that cannot be opened`)
   }
+})
+
+test('a public key argument that is a small-order or non-canonical point is refused (FORMAT.md §1.4)', async t => {
+  const dir = await tmpdir('rotree-keys-')
+  t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const weak = [
+    '01' + '00'.repeat(31), // the identity
+    '01' + '00'.repeat(30) + '80', // the identity, its other spelling
+    'ec' + 'ff'.repeat(30) + '7f', // order 2
+    'ee' + 'ff'.repeat(30) + '7f' // y = p + 1: a second spelling of the identity
+  ]
+  for (const k of weak) {
+    await assert.rejects(readPublicKey(k, '--release'), { code: 'ROTREE_BAD_KEY', message: /small order|not canonical/ }, k)
+    const file = path.join(dir, 'weak.pub')
+    await fs.writeFile(file, k + '\n')
+    await assert.rejects(readPublicKey(file), { code: 'ROTREE_BAD_KEY' }, k)
+  }
+  const { publicKey } = await writeKeyFile(path.join(dir, 'real.key'), {})
+  assert.equal(await readPublicKey(publicKey), publicKey)
+  assert.equal(await readPublicKey(path.join(dir, 'real.key')), publicKey)
 })

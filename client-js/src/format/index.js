@@ -8,3 +8,4 @@ export { decodeChunkIndex, encodeChunkIndex, buildFileBody, CINDEX_MAGIC } from 
 export { readEntry, writeEntry, entryRefs, checkName, KIND } from './entry.js'
 export { nextCut, chunkLengths } from './cdc.js'
 export { toHex, fromHex, compareBytes } from './bytes.js'
+export { weakKeyReason } from './public-key.js'
