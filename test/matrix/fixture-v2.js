@@ -13,12 +13,17 @@
 //
 // Family "E" (its own address, the same blobs): trust 1 expired two days ago,
 // then trust 2, current. A mirror frozen at trust 1 serves a fresh fsinfo.json
-// under it: the final document it shows has expired (FORMAT.md §12.2).
+// under it: the final document it shows has expired (FORMAT.md §12.2). E's
+// release keys are S's (R1, R2).
+//
+// Family "G", a sibling of S: one organisation's root keys (A, B, C, then D,
+// E, F) over two projects, so G's trust 2 is signed by every key S's chain
+// asks of a document 2; it names G's trust 1 as its predecessor.
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { tmpdir, writeTree, prng } from '../helpers/fixtures.js'
-import { generateKeyPair } from 'rotree-client/src/ed25519.js'
-import { decodeTrustDoc } from 'rotree-client/src/format/trust-doc.js'
+import { generateKeyPair, sign } from 'rotree-client/src/ed25519.js'
+import { decodeTrustDoc, trustMessage } from 'rotree-client/src/format/trust-doc.js'
 import { decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
 import { trustAnchorOf } from 'rotree-client/src/trust/roles.js'
 import { build } from '../../builder/build.js'
@@ -68,12 +73,25 @@ export async function makeFixtureV2 () {
   const oldRoot = { hash: o.hash, storedSize: o.size, size: o.decodedSize, codec: o.codec }
 
   // the liars' documents, written aside (file: false) by the test vectors' writer
-  const w = new V2Writer(path.join(dir, 'forged'))
+  const w = new V2Writer(path.join(dir, 'forged'), { anchor: init.anchor })
   const publish = o => w.publish({ name: 'stable', trust: trust2, root, rootMtime: r.mtime, seq: info.seq + 1, release: rel, relSigners: [k.R1, k.R2], tsSigners: [k.T2], now, file: false, ...o })
   const roles2 = { root: role([k.D, k.E, k.F], 2), release: role([k.R1, k.R2], 2), timestamp: role([k.T2]) }
-  const doc2 = (signers, roles = roles2) => w.trust({ seq: 2, expires: trust2.expiresMs, ...roles }, signers, { file: false }).then(d => Buffer.from(d.text))
+  const doc2 = (signers, roles = roles2) => w.trust({ seq: 2, prev: trust1, expires: trust2.expiresMs, ...roles }, signers, { file: false }).then(d => Buffer.from(d.text))
   // one stolen root key of trust 1 (A), its signature entered twice, and a new key X for every role of a forged trust 2
-  const stolen = await w.trust({ seq: 2, expires: now + 365 * DAY, root: role([k.X]), release: role([k.X]), timestamp: role([k.X]) }, [k.A, k.A, k.X], { file: false })
+  const stolen = await w.trust({ seq: 2, prev: trust1, expires: now + 365 * DAY, root: role([k.X]), release: role([k.X]), timestamp: role([k.X]) }, [k.A, k.A, k.X], { file: false })
+  // a document 2 signed by every root key a document 2 needs (trust 1's and its own), whose release
+  // role is the identity point in its two spellings: under it any signature verifies (FORMAT.md §1.4)
+  const smallOrder = JSON.parse(await doc2([]))
+  smallOrder.roles.release = { threshold: 2, keys: ['01' + '00'.repeat(31), '01' + '00'.repeat(30) + '80'] }
+  const smallOrderMessage = trustMessage(smallOrder) // the decoder refuses the document: signed by hand
+  smallOrder.signatures = [k.A, k.B, k.D, k.E].map(x => ({ key: x.publicKey, sig: sign(smallOrderMessage, x.secretKey) }))
+
+  // family G, S's sibling: the same root keys, its own trust 1 (another expiry: another document)
+  const wg = new V2Writer(path.join(dir, 'forged-g'))
+  const rolesG1 = { root: role([k.A, k.B, k.C], 2), release: role([k.R1, k.R2], 2), timestamp: role([k.T1]) }
+  const g1 = await wg.trust({ seq: 1, expires: trust1.expiresMs - DAY, ...rolesG1 }, [k.A, k.B], { file: false })
+  const g2 = await wg.trust({ seq: 2, prev: g1, expires: trust2.expiresMs, ...roles2 }, [k.A, k.B, k.D, k.E], { file: false })
+  const gFsinfo = await wg.publish({ name: 'stable', trust: g2, root: oldRoot, rootMtime: o.mtime, seq: info.seq + 1, release: rel, relSigners: [k.R1, k.R2], tsSigners: [k.T2], now, file: false })
 
   // family E: the same blobs, its first trust document expired
   const outE = path.join(dir, 'out-e')
@@ -83,6 +101,8 @@ export async function makeFixtureV2 () {
   const e1 = await we.trust({ seq: 1, expires: now - 2 * DAY, ...roles1, timestamp: role([k.T1]) }, [k.A, k.B])
   const e2 = await we.trust({ seq: 2, expires: now + 365 * DAY, ...roles1, timestamp: role([k.T2]) }, [k.A, k.B])
   await we.publish({ name: 'stable', trust: e2, root, rootMtime: r.mtime, seq: info.seq, release: rel, relSigners: [k.R1, k.R2], tsSigners: [k.T2], now })
+  // E's release of S's old root, signed by the release keys both families share
+  const eRelease = decodeFsinfoV2(await we.publish({ name: 'stable', trust: e2, root: oldRoot, rootMtime: o.mtime, seq: info.seq, release: rel, relSigners: [k.R1, k.R2], tsSigners: [k.T2], now, file: false })).release
 
   return {
     dir, src, out, outE, big, keys: k,
@@ -105,6 +125,16 @@ export async function makeFixtureV2 () {
       // saw the other side must refuse (TRUST.md rule 13)
       releaseFork: Buffer.from(await publish({ root: oldRoot, rootMtime: oldInfo.release.root.mtime })),
       timestampFork: Buffer.from(await publish({ seq: info.seq, root: oldRoot, rootMtime: oldInfo.release.root.mtime, release: { ...rel, seq: rel.seq + 1 } })),
+      // the old era: S's fsinfo.json under trust 1, as it was (a fresh reader that asks for
+      // trust/2.json beside it must refuse it: FORMAT.md §12.9 step 4)
+      oldEra: old,
+      // S's sibling G's fsinfo.json, under G's trust 2 (an older root, signed by G's real keys)
+      sibling: Buffer.from(gFsinfo),
+      // S's current fsinfo.json, signed by S's timestamp key T2, carrying family E's release (signed
+      // by the release keys S and E share) of S's old root
+      otherFamilyRelease: Buffer.from(await publish({ root: oldRoot, rootMtime: o.mtime, release: { seq: eRelease.seq, expires: eRelease.expiresMs, anchor: eRelease.anchor } })),
+      // under the document 2 with small-order release keys, its release with no real signature
+      smallOrder: Buffer.from(await w.publish({ name: 'stable', trust: { seq: 2, message: smallOrderMessage }, root, rootMtime: r.mtime, seq: info.seq + 1, release: rel, relSigners: [], tsSigners: [k.T2], now, file: false })),
       // family E: fresh, validly signed, under its expired trust 1
       expiredTrust: Buffer.from(await we.publish({ name: 'stable', trust: e1, root, rootMtime: r.mtime, seq: info.seq + 1, release: rel, relSigners: [k.R1, k.R2], tsSigners: [k.T1], now, file: false }))
     },
@@ -113,7 +143,10 @@ export async function makeFixtureV2 () {
       oneOld: await doc2([k.A, k.D, k.E]),
       // trust 1's root keys only, none of its own (D, E, F)
       noNew: await doc2([k.A, k.B]),
-      stolen: Buffer.from(stolen.text)
+      stolen: Buffer.from(stolen.text),
+      // G's document 2, in place of S's
+      sibling: Buffer.from(g2.text),
+      smallOrder: Buffer.from(JSON.stringify(smallOrder, null, 2) + '\n')
     },
     trust1, trust2Doc: trust2,
     cleanup: () => fs.rm(dir, { recursive: true, force: true })
