@@ -16,6 +16,8 @@ import { FetchScheduler, DEFAULTS } from './sched.js'
 import { redactUrl } from './transport-url.js'
 
 export const PENALTY_MS = 30_000
+// what fetchAll adds to a mirror's measured round trips before it stops waiting for it
+export const SETTLE_FLOOR_MS = 50
 export { DEFAULTS as SCHED_DEFAULTS }
 
 /** A message with any `scheme://user:pass@` in it shown without the userinfo. */
@@ -75,11 +77,14 @@ export class Mirrors {
 
   /**
    * Fetch from every mirror at once (fsinfo.json: the caller picks the newest).
-   * Resolves when all have answered, or once `settleMs` have passed since the
-   * first good answer, so one stalled mirror does not hold every open() for
-   * the full timeout; but never before a mirror whose usual request time is
-   * known has had 3 × that time (+ hedgeFloorMs) to answer: a slower honest
-   * mirror is waited for, a fast stale one does not win by speed alone.
+   * Resolves when all have answered, or, once one answer was good, when each
+   * mirror still out has had the time its distance explains: 3 × its usual
+   * request time + hedgeFloorMs when that is known, else 4 × the round trip
+   * its first connection's handshake measured + SETTLE_FLOOR_MS
+   * (transport.rtt, handshake-times.js), else `settleMs` after the first
+   * good answer. So a far but honest mirror is waited for, and a fast stale
+   * one does not win by speed alone; a near mirror that stays silent costs
+   * a few of its round trips, not `settleMs`.
    * `onResult` is called with each mirror's result as it arrives, including
    * those that arrive after the promise resolved (a caller can adopt a newer
    * root late).
@@ -98,19 +103,27 @@ export class Mirrors {
     return new Promise((resolve, reject) => {
       const results = []
       const pending = new Set(this.list)
+      const rtts = new Map() // handshake round trips of the mirrors still out, as they are measured
       let timer = null
       let firstGood = null
       let settled = false
       const done = () => { if (settled) return; settled = true; clearTimeout(timer); resolve([...results]) }
       const arm = () => {
         if (firstGood === null || settleMs === Infinity) return
-        let at = firstGood + settleMs
+        let at = 0
         for (const m of pending) {
           const p = m.win.p50()
-          if (p !== null) at = Math.max(at, t0 + Math.min(this.timeoutMs, 3 * p + this.sched.o.hedgeFloorMs))
+          const expect = p !== null ? 3 * p + this.sched.o.hedgeFloorMs : rtts.has(m) ? 4 * rtts.get(m) + SETTLE_FLOOR_MS : null
+          at = Math.max(at, expect === null ? firstGood + settleMs : t0 + Math.min(this.timeoutMs, expect))
         }
         clearTimeout(timer)
         timer = setTimeout(done, Math.max(0, at - performance.now()))
+      }
+      if (settleMs !== Infinity) {
+        for (const m of this.list) {
+          if (m.win.p50() !== null) continue
+          this.transport.rtt?.(m.href)?.then(ms => { if (ms !== null && !settled && pending.has(m)) { rtts.set(m, ms); arm() } })
+        }
       }
       for (const m of this.list) {
         this._try(m, path, cap, check, signal, absentOk).then(r => {

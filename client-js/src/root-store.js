@@ -6,10 +6,12 @@
 // rollback state (state.js: docs/TRUST.md rule 2), and says whether the
 // accepted root is still fresh by the tree's own clock (isExpired: docs/TRUST.md rule 2).
 //
-// Late answers. refresh() returns once the settle window after the first good
-// answer has passed, so one stalled mirror does not hold every open() for the
-// full timeout; but a fast stale mirror then wins over a slower honest one.
-// The store keeps listening: an answer that arrives later, until that
+// Late answers. refresh() returns once each mirror still out has had the
+// time its distance explains (Mirrors.fetchAll: its usual request time, or
+// its handshake's round trip), so one stalled mirror does not hold every
+// open() for the full timeout, and a far honest mirror is waited for; a
+// mirror slower than its distance explains can still lose to a fast stale
+// one. The store keeps listening: an answer that arrives later, until that
 // mirror's own timeout, is verified and ranked like any other, and a newer
 // root is adopted when it comes. Each read pins the record it started with,
 // so adopting one never mixes roots within a read (docs/TRUST.md rule 6).

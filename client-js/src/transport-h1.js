@@ -50,8 +50,10 @@ export class H1Pool {
    * @param {{ maxSockets: number, pipelineDepth?: number, pipelineConns?: number }} o per origin;
    *   pipelineDepth 1 turns pipelining off
    */
-  constructor ({ maxSockets, pipelineDepth = 8, pipelineConns = 8 }) {
+  /** @param {{ maxSockets: number, pipelineDepth?: number, pipelineConns?: number, handshakes?: import('./handshake-times.js').HandshakeTimes }} o */
+  constructor ({ maxSockets, pipelineDepth = 8, pipelineConns = 8, handshakes }) {
     this.maxSockets = maxSockets
+    this.handshakes = handshakes
     this.pipelineDepth = Math.max(1, pipelineDepth)
     this.pipelineConns = Math.max(1, pipelineConns)
     /** @type {Map<string, { idle: Conn[], live: Conn[], queue: object[] }>} */
@@ -78,7 +80,7 @@ export class H1Pool {
     if (!o) {
       // live: every connection open or opening (the idle ones too); persistent: some answer kept its
       // connection open (pipelining may start); noPipeline: it went wrong once
-      o = { idle: [], queue: [], live: [], persistent: false, noPipeline: false, host: u.hostname.charCodeAt(0) === 91 ? u.hostname.slice(1, -1) : u.hostname, port: Number(u.port) || 80 }
+      o = { origin: u.origin, idle: [], queue: [], live: [], persistent: false, noPipeline: false, host: u.hostname.charCodeAt(0) === 91 ? u.hostname.slice(1, -1) : u.hostname, port: Number(u.port) || 80 }
       this.origins.set(u.origin, o)
     }
     return o
@@ -219,6 +221,12 @@ class Conn {
       noDelay: true,
       onread: { buffer: () => this.nextBuffer(), callback: (n, buf) => this.onRead(n, buf) }
     })
+    const times = pool.handshakes
+    if (times) {
+      // a TCP handshake is one round trip: the mirror's distance before it answered anything
+      const t0 = performance.now()
+      this.sock.once('connect', () => times.measured(o.origin, performance.now() - t0, 1))
+    }
     this.sock.on('error', err => this.onClose(err))
     this.sock.on('end', () => this.onClose(null))
     this.sock.on('close', () => this.onClose(null))
@@ -487,6 +495,7 @@ class Conn {
 
   onClose (err) {
     if (this.dead) return
+    if (this.sock.connecting) this.pool.handshakes?.failed(this.o.origin)
     const job = this.job
     const state = this.state
     // requests written behind an answer, and the server closed without saying it would: it does not take pipelining

@@ -48,8 +48,9 @@ export class H2Origins {
    *   onHttp1: called once when an origin answers ALPN with http/1.1 (or nothing),
    *   with the connected socket for the HTTP/1.1 agent to use (null when no request waits)
    */
-  constructor ({ tlsContext, onHttp1, originStats }) {
+  constructor ({ tlsContext, onHttp1, originStats, handshakes }) {
     this.tlsContext = tlsContext
+    this.handshakes = handshakes
     this.onHttp1 = onHttp1
     this.originStats = originStats
     /** @type {Map<string, object>} */
@@ -124,8 +125,10 @@ export class H2Origins {
     if (this.closed) return this._failWaiting(e, new MirrorNetworkError(`${e.origin}: transport closed`))
     const sock = tls.connect({ host: e.host, port: e.port, servername: isIp(e.host) ? undefined : e.host, ALPNProtocols: ALPN, secureContext: this.tlsContext() })
     e.connecting = sock
+    const t0 = performance.now()
     // a handshake that stalls is bounded by the deadline of the request that asked for it
     const onError = err => {
+      this.handshakes?.failed(e.origin)
       e.connecting = null
       this._failWaiting(e, new MirrorNetworkError(`${e.origin}: ${err.code || err.message}`, { cause: err }))
     }
@@ -140,6 +143,8 @@ export class H2Origins {
     sock.on('timeout', onIdle)
     sock.once('error', onError)
     sock.once('secureConnect', () => {
+      // TCP's round trip and TLS 1.3's: the mirror's distance before it answered anything
+      this.handshakes?.measured(e.origin, performance.now() - t0, 2)
       sock.removeListener('error', onError)
       sock.removeListener('timeout', onIdle)
       sock.setTimeout(0)

@@ -11,7 +11,7 @@
 // (transport-url.js, docs/TRUST.md rule 4).
 //
 //   createTransport({ maxSockets, ca, http2, allowRedirectOrigins, crossOriginRedirects, pipelineDepth })
-//     -> { get(url, { cap, timeoutMs, signal, onTiming }) -> Promise<Uint8Array>, preconnect(url, { timeoutMs }), close(), stats }
+//     -> { get(url, { cap, timeoutMs, signal, onTiming }) -> Promise<Uint8Array>, preconnect(url, { timeoutMs }), rtt(url) -> Promise<ms|null>, close(), stats }
 import https from 'node:https'
 import tls from 'node:tls'
 import { readFileSync } from 'node:fs'
@@ -19,6 +19,7 @@ import { TooLargeError, MirrorHttpError, MirrorNetworkError, TimeoutError, Abort
 import { parseTarget, basicAuth, redirectPolicy, redirectTarget } from './transport-url.js'
 import { H2Origins, wasRefused, cancelStream } from './transport-h2.js'
 import { H1Pool } from './transport-h1.js'
+import { HandshakeTimes } from './handshake-times.js'
 
 export { redactUrl } from './transport-url.js'
 
@@ -54,17 +55,19 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
    */
   const stats = { requests: 0, bytes: 0, origins: {} }
   const originStats = origin => (stats.origins[origin] ??= { protocol: null, requests: 0, bytes: 0 })
+  const handshakes = new HandshakeTimes()
   const h2 = http2
     ? new H2Origins({
       tlsContext,
       originStats,
+      handshakes,
       onHttp1: (e, sock) => {
         originStats(e.origin).protocol = 'http/1.1'
         if (sock) agents['https:'].spare.set(`${e.host}:${e.port}`, sock)
       }
     })
     : null
-  const ctx = { agents, h2, h1: new H1Pool({ maxSockets, pipelineDepth }), stats, originStats, policy: redirectPolicy({ allowRedirectOrigins, crossOriginRedirects }) }
+  const ctx = { agents, h2, h1: new H1Pool({ maxSockets, pipelineDepth, handshakes }), stats, originStats, policy: redirectPolicy({ allowRedirectOrigins, crossOriginRedirects }) }
 
   /**
    * @param {string} url
@@ -93,12 +96,25 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
     else h2?.preconnect(u, timeoutMs) // it skips an origin known to speak HTTP/1.1
   }
 
+  /**
+   * The round trip to `url`'s origin, measured by its first connection's
+   * handshake (handshake-times.js): a promise of ms, or null when it failed
+   * or is not measured (https: without HTTP/2).
+   */
+  function rtt (url) {
+    let u
+    try { u = parseTarget(url) } catch { return Promise.resolve(null) }
+    if (u.protocol === 'https:' && !h2) return Promise.resolve(null)
+    return handshakes.rtt(u.origin)
+  }
+
   function close () {
+    handshakes.close()
     h2?.close()
     ctx.h1.close()
     if (Object.getOwnPropertyDescriptor(agents, 'https:').value) agents['https:'].destroy()
   }
-  return { get, preconnect, close, stats }
+  return { get, preconnect, rtt, close, stats }
 }
 
 /** One get(): its deadline, its hops, its body buffer. */
