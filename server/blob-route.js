@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream'
 // Range and If-None-Match: the one reading every rotree server shares (an
 // invalid Range is ignored with a 200, an unsatisfiable one is a 416).
 import { parseRange, etagMatches, ifRangeHolds, contentRange, unsatisfiedRange } from 'rotree-client/http'
-import { openRegular } from './open-file.js'
+import { openRegular } from '../lib/open-regular.js'
 
 const BLOB_PATH = /^\/h\/[0-9a-f]{64}$/
 export const SMALL_MAX = 1 << 20 // blobs up to 1 MiB are cacheable; bigger ones stream
@@ -80,7 +80,7 @@ export function createBlobRoute ({ dir, cacheBytes, log = null }) {
     }
   }
 
-  // Only a regular file at h/<hex> (open-file.js: never through a symlink,
+  // Only a regular file at h/<hex> (lib/open-regular.js: never through a symlink,
   // never blocking on a FIFO); the regex already keeps the name inside h/.
   // → { fh, size } or null.
   async function _open (hex) {

@@ -9,7 +9,7 @@
 // would save the stat but can miss or delay events (and watches the old inode
 // after a rename); fsinfo is fetched rarely next to blobs, so one stat is cheap.
 //
-// Only a regular file is served, as under h/ (open-file.js): the stat is an
+// Only a regular file is served, as under h/ (lib/open-regular.js): the stat is an
 // lstat, so a symlink at the name is a 404 and is never followed out of OUT,
 // and the file is opened O_NOFOLLOW | O_NONBLOCK and checked on its
 // descriptor, so one swapped in between the lstat and the open is refused too.
@@ -19,7 +19,7 @@ import { lstat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { etagMatches } from 'rotree-client/http'
 import { CORS, sendStatus } from './blob-route.js'
-import { openRegular } from './open-file.js'
+import { openRegular } from '../lib/open-regular.js'
 
 // Far above FORMAT.md's MAX_FSINFO; only here so a stray huge file cannot
 // make the server allocate without bound. Readers enforce the real limit.

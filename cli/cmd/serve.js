@@ -2,7 +2,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { UsageError, BadPathError } from 'rotree-client/errors'
+import { MAX_FSINFO_V2 } from 'rotree-client/format'
 import { decodeRoot } from '../../lib/published/signed-roots.js'
+import { readRegular } from '../../lib/open-regular.js'
 import { expiryWarning } from '../expiry.js'
 import { untilSignal } from '../common.js'
 
@@ -31,8 +33,8 @@ export default {
     const { url } = await srv.listen({ port, host: v.host ?? '127.0.0.1' })
     io.stdout.write(`serving ${out} at ${url}\n`) // tests and scripts parse this line: keep "at URL"
     const watch = fsinfoWatcher(out, io)
-    const first = watch.check()
-    const frag = first && await fragmentOf(out, first)
+    const first = await watch.check()
+    const frag = first && fragmentOf(first)
     if (frag) {
       io.stdout.write(`address: ${url}#${frag}\n`)
       if (webRoot) io.stdout.write(`open ${url}#${frag} in a browser for the verifying web app\n`)
@@ -47,17 +49,11 @@ export default {
 
 /**
  * The address fragment of the tree OUT publishes (what readers are given):
- * version 1's key; version 2's anchor and name (FORMAT.md §12.5), as OUT
- * records them (builder/trust-publish.js: publisher.json, trust/1.json, or
- * the key that signed a single-key fsinfo.json). Null when OUT does not say.
+ * version 1's key; version 2's anchor and name (FORMAT.md §12.4: fsinfo.json
+ * names both). Readers check them against what is signed; this only prints.
  */
-async function fragmentOf (out, r) {
-  if (r.version === 1) return r.key
-  const { trustInForce, fragment } = await import('../../builder/trust-publish.js')
-  try {
-    const t = await trustInForce(out)
-    return t.anchor ? fragment(t.anchor, r.name) : null
-  } catch { return null } // a chain that does not verify: readers will say why; no address to give
+function fragmentOf (r) {
+  return r.version === 1 ? r.key : `${r.info.anchor}${r.name ? ':' + r.name : ''}`
 }
 
 /**
@@ -70,10 +66,13 @@ function fsinfoWatcher (out, io) {
   let warnedSeq = null
   let broken = null
   return {
-    check () {
+    async check () {
       let r
       try {
-        r = decodeRoot(fs.readFileSync(path.join(out, 'fsinfo.json'))) // either format version
+        // as the server reads it: a link or FIFO planted there is not followed or waited on
+        const bytes = await readRegular(path.join(out, 'fsinfo.json'), MAX_FSINFO_V2)
+        if (bytes === null) throw new BadPathError('missing, or not a regular file')
+        r = decodeRoot(bytes) // either format version (a longer file does not decode)
         broken = null
       } catch (err) {
         const m = `rotree: warning: ${path.join(out, 'fsinfo.json')}: ${err.code ?? ''} ${err.message}`

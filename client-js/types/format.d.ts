@@ -138,3 +138,6 @@ export declare function compareBytes (a: Uint8Array, b: Uint8Array): number
  * canonical, or a point of small order under which anyone can sign), or null.
  */
 export declare function weakKeyReason (hex: string): string | null
+
+/** The most bytes of fsinfo.json a reader takes (FORMAT.md §12.4: 16 KiB; a version-1 one is at most 4 KiB). */
+export declare const MAX_FSINFO_V2: number

@@ -162,13 +162,12 @@ test('fsinfo.json: the self-asserted key warns; wrong key, forged or expired fai
   const other = makeKey().publicKey
   const wrong = await fsckJson(s, ['--key', other])
   assert.equal(wrong.code, 1)
-  // version 2: the address's key signed nothing here, so no signature counts (FORMAT.md §12.5;
-  // test/mirror/v2-tools.test.js: "another key is another tree")
-  const v2 = decodeRoot(await fs.readFile(path.join(s.mirror, 'fsinfo.json'))).version === 2
-  assert.deepEqual(wrong.report.fsinfo.problems.map(p => p.code), [v2 ? 'ROTREE_THRESHOLD' : 'ROTREE_WRONG_KEY'])
+  // fsinfo.json names its key (version 1) or its family's anchor (version 2, FORMAT.md §12.4)
+  assert.deepEqual(wrong.report.fsinfo.problems.map(p => p.code), ['ROTREE_WRONG_KEY'])
 
   const file = path.join(s.mirror, 'fsinfo.json')
   const good = await fs.readFile(file, 'utf8')
+  const v2 = decodeRoot(Buffer.from(good)).version === 2
   await fs.writeFile(file, good.replace(/"seq": (\d+)/, (_, n) => `"seq": ${Number(n) + 1}`))
   const forged = await fsckJson(s, ['--key', s.key.publicKey])
   assert.equal(forged.code, 1)
@@ -229,4 +228,24 @@ test('scrub gives the same answer on worker threads as on one thread', async t =
   assert.equal(two.blobs.size, n)
   assert.deepEqual([...two.blobs].sort(), [...one.blobs].sort())
   assert.deepEqual([...two.blobs].filter(([, b]) => !b.ok).map(([h]) => h), [bad])
+})
+
+test('a directory page planted as a FIFO or a link in h/ is missing to fsck, not waited on or followed', { timeout: 60_000 }, async t => {
+  const s = await setup(t)
+  const { execFileSync } = await import('node:child_process')
+  const page = s.find('dir', '/docs')
+  const elsewhere = path.join(s.dir, 'outside-copy')
+  await fs.copyFile(blob(s, page), elsewhere)
+  await fs.rm(blob(s, page))
+  execFileSync('mkfifo', [blob(s, page)])
+  const fifo = await fsckJson(s, ['--key', s.key.publicKey])
+  assert.equal(fifo.code, 1)
+  assert.equal(fifo.report.ok, false)
+  assert.ok(JSON.stringify(fifo.report).includes(page), 'the page is reported')
+  // a link to the right bytes outside the folder: still not a blob of this folder
+  await fs.rm(blob(s, page))
+  await fs.symlink(elsewhere, blob(s, page))
+  const link = await fsckJson(s, ['--key', s.key.publicKey])
+  assert.equal(link.code, 1)
+  assert.ok(JSON.stringify(link.report).includes(page), 'the page is reported')
 })

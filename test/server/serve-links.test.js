@@ -1,7 +1,7 @@
 // A real `rotree serve` on port 0 whose OUT others could write (a copy made
 // with `rsync -a`, a shared upload folder): a symlink at any name it serves
 // is a 404, never the file it points to outside OUT, and a FIFO is a 404 that
-// holds up nothing (server/open-file.js).
+// holds up nothing (lib/open-regular.js).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
@@ -104,4 +104,21 @@ test('rotree serve: a FIFO at trust/<n>.json, history/<n>.json or h/<hex> is a 4
     assert.notEqual(r, 'timeout', `${p} is still answered`)
     assert.equal(r.status, 200, p)
   }
+})
+
+test('rotree serve: a FIFO at fsinfo.json when it starts is a warning, not a server that hangs', opts, async t => {
+  const dir = await tmpdir('rotree-serve-fifo-')
+  t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const out = path.join(dir, 'out')
+  await fs.mkdir(path.join(out, 'h'), { recursive: true })
+  const blob = randomBytes(1000)
+  await fs.writeFile(path.join(out, 'h', sha(blob)), blob)
+  // the expiry warning reads fsinfo.json at start and every minute: as the server reads it
+  execFileSync('mkfifo', [path.join(out, 'fsinfo.json')])
+  const srv = await start(t, ['serve', out, '--port', '0'])
+  const r = await get(`${srv.match[1]}h/${sha(blob)}`)
+  assert.notEqual(r, 'timeout', 'the server answers')
+  assert.equal(r.status, 200)
+  assert.deepEqual(r.body, blob)
+  assert.equal((await get(srv.match[1] + 'fsinfo.json')).status, 404)
 })
