@@ -81,9 +81,14 @@ ${cors}
     tcp_nopush on;`]
   if (accessLog !== undefined) lines.push(`    access_log ${accessLog === null ? 'off' : q(accessLog, 'access log')};`)
   lines.push(`
+    # Every file served from OUT is opened without following a symlink below OUT
+    # (disable_symlinks): OUT may be a folder others can write (synced with rsync -a,
+    # a shared upload folder), and a link there must not serve a file outside it.
+
     # blobs: immutable, named by the SHA-256 of their bytes (docs/FORMAT.md §1.2)
     location ~ "^${escapeRegex(base)}h/([0-9a-f]{64})$" {
         alias "${q(root, 'OUT').slice(1, -1)}/h/$1";
+        disable_symlinks on "from=${q(root, 'OUT').slice(1, -1)}";
         types { }
         default_type application/octet-stream;
 ${preflight}
@@ -104,6 +109,7 @@ ${notFound}
     # the signed root: the one file that changes; short caching so a new publish is seen soon
     location = ${base}fsinfo.json {
         alias ${q(root + '/fsinfo.json', 'OUT')};
+        disable_symlinks on "from=${q(root, 'OUT').slice(1, -1)}";
         types { }
         default_type application/json;
 ${preflight}
@@ -122,6 +128,7 @@ ${missing}
     # format version 2: the trust documents, trust/<seq>.json (docs/FORMAT.md §12.2); written once each
     location ~ "^${escapeRegex(base)}trust/([1-9][0-9]{0,15})\\.json$" {
         alias "${q(root, 'OUT').slice(1, -1)}/trust/$1.json";
+        disable_symlinks on "from=${q(root, 'OUT').slice(1, -1)}";
         types { }
         default_type application/json;
 ${preflight}
@@ -134,6 +141,7 @@ ${missing}
     # the signed roots OUT published, and their list: history/<seq>.json, history/index.json (rotree log)
     location ~ "^${escapeRegex(base)}history/(index|0|[1-9][0-9]{0,15})\\.json$" {
         alias "${q(root, 'OUT').slice(1, -1)}/history/$1.json";
+        disable_symlinks on "from=${q(root, 'OUT').slice(1, -1)}";
         types { }
         default_type application/json;
 ${preflight}

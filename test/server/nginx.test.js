@@ -232,6 +232,29 @@ test('only fsinfo.json, h/<64 hex>, trust/<seq>.json and history/(index|<seq>).j
   } finally { await fs.rename(path.join(out, 'fsinfo.json.away'), path.join(out, 'fsinfo.json')) }
 })
 
+test('a symlink in OUT is never followed: trust/, history/, h/ and fsinfo.json serve nothing outside OUT', { skip }, async () => {
+  const secret = path.join(dir, 'secret.json')
+  const marker = 'secret-' + Date.now()
+  await fs.writeFile(secret, JSON.stringify({ marker }) + '\n')
+  const links = [path.join(out, 'trust', '3.json'), path.join(out, 'history', '99.json'), path.join(out, 'h', 'f'.repeat(64))]
+  for (const l of links) await fs.symlink(secret, l)
+  const real = path.join(out, 'fsinfo.json')
+  await fs.rename(real, real + '.away')
+  await fs.symlink(secret, real)
+  try {
+    for (const p of ['/trust/3.json', '/history/99.json', `/h/${'f'.repeat(64)}`, '/fsinfo.json']) {
+      const r = await req(nginx.port, p)
+      assert.notEqual(r.status, 200, p)
+      assert.ok(!String(r.body).includes(marker), `${p}: none of the secret's bytes`)
+    }
+  } finally {
+    await fs.rm(real)
+    await fs.rename(real + '.away', real)
+    for (const l of links) await fs.rm(l)
+  }
+  assert.equal((await req(nginx.port, '/fsinfo.json')).status, 200)
+})
+
 test('the verifying client reads the whole tree through nginx, and sees a rebuild', { skip, timeout: 60_000 }, async t => {
   const state = path.join(dir, 'state')
   const tree = await openTree(`${nginx.url}#${key.publicKey}`, { stateDir: state }); t.after(() => tree.close())
