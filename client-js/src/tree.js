@@ -4,7 +4,7 @@
 // through verify.js; byte ranges become chunks in the read pipeline
 // (read-pipeline.js). Every public read pins one root for its whole duration
 // (docs/TRUST.md rule 6).
-import { NotADirectoryError, IsADirectoryError, BadRangeError, TruncatedError } from './errors.js'
+import { NotADirectoryError, IsADirectoryError, BadRangeError, TruncatedError, UsageError } from './errors.js'
 import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation, DEFAULT_SKEW_MS, FileHashVerdicts } from './verify.js'
 import { compareBytes, utf8 } from './format/bytes.js'
 import { Mirrors } from './mirrors.js'
@@ -293,7 +293,7 @@ export class Tree {
     const r = await this._root()
     const { entry } = await this._resolve(r, path, true)
     if (entry.type === 'dir') throw new IsADirectoryError(`${path} is a directory`)
-    const out = new Uint8Array(entry.size)
+    const out = wholeFileBuffer(entry.size, path)
     let o = 0
     // each piece is copied out at once: a big file streams past the cache, in lent buffers
     const cache = entry.size <= this.opts.cacheBytes / 8
@@ -417,3 +417,17 @@ export function toStat (e) {
   return s
 }
 
+
+/**
+ * One buffer for a whole file. A publisher signs any size (docs/TRUST.md rule
+ * 9): one that no buffer here holds is a typed error before anything is
+ * fetched, not the platform's RangeError.
+ */
+function wholeFileBuffer (size, path) {
+  try {
+    return new Uint8Array(size)
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err
+    throw new UsageError(`${path} is ${size} bytes, more than one buffer holds here: read it with createReadStream or readRange`, { cause: err })
+  }
+}

@@ -42,6 +42,8 @@ before(async () => {
   // one-chunk file entries (the chunks need not exist: only listed)
   specs.push({ name: 'wide', dir: Array.from({ length: 4000 }, (_, i) => file(`file-${String(i).padStart(8, '0')}.txt`, [{ hash: String(i).padStart(64, 'a'), size: 100_000 }])) })
   specs.push({ name: 'many', dir: Array.from({ length: BIG_DIR }, (_, i) => ({ name: `n${i}`, symlink: 'x' })) })
+  // a file the publisher says is 4 PiB, under a chunk index (nothing is fetched for it)
+  specs.push({ name: 'huge.bin', entry: { type: 'file', size: 4 * 2 ** 50, index: { hash: chunk.hash, size: chunk.size, levels: 1 } } })
   fx.root = await t.sign(key, specs)
   fx.srv = await serve(fx.out)
   cleanups.push(fx.srv.close)
@@ -54,6 +56,14 @@ async function open (opts = {}) {
 }
 
 // ---- rule 9: bounded path walks, and long work lets other work in ------------
+
+test('readFile of a file larger than any buffer is a typed error before anything is fetched', async () => {
+  const tree = await open()
+  const before = tree.stats.requests
+  await assert.rejects(tree.readFile('/huge.bin'), err => err.code === 'ROTREE_USAGE' && /createReadStream/.test(err.message))
+  assert.equal((await tree.stat('/huge.bin')).size, 4 * 2 ** 50)
+  assert.ok(tree.stats.requests - before <= 1, 'no chunk or index was asked for')
+})
 
 test('a symlink chain within 40 hops but of ~64,000 path components fails fast with ROTREE_SYMLINK_LOOP', async () => {
   const tree = await open()
