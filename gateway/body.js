@@ -17,7 +17,9 @@ const WRITE_AT = 64 * 1024
  * @param {number} status
  * @param {string[]} headers without Content-Length
  * @param {AsyncIterable<string>} pieces
- * @param {{ errorHeaders?: string[], log?: object }} [o]
+ * @param {{ errorHeaders?: string[], log?: object, onComplete?: (bytes: number) => void }} [o]
+ *   onComplete: the body is complete (its length in UTF-16 units, at most its bytes), called
+ *   before its last part is written; not called when it failed
  */
 export async function sendGenerated (req, res, status, headers, pieces, o = {}) {
   const head = req.method === 'HEAD'
@@ -31,12 +33,13 @@ export async function sendGenerated (req, res, status, headers, pieces, o = {}) 
   }
   if (first.done) {
     const body = Buffer.from(first.text)
+    o.onComplete?.(head ? 0 : body.length)
     res.writeHead(status, [...headers, 'Content-Length', String(body.length)])
     return res.end(head ? undefined : body)
   }
   res.writeHead(status, headers) // no Content-Length: chunked
   if (head || res.destroyed) { res.end(); return it.return?.() }
-  return streamRest(res, it, first.text, o.log)
+  return streamRest(res, it, first.text, o)
 }
 
 /** Pull pieces until the body is complete or outgrows BUFFER_MAX: { text, done }. */
@@ -52,18 +55,21 @@ async function bufferFirst (it) {
 }
 
 /** The chunked rest, written in WRITE_AT pieces with backpressure; a failure breaks the transfer. */
-async function streamRest (res, it, text, log) {
+async function streamRest (res, it, text, { log, onComplete }) {
+  let sent = 0
   try {
     for (;;) {
       if (text.length >= WRITE_AT) {
         if (!res.write(text)) await drained(res)
         if (res.destroyed) return
+        sent += text.length
         text = ''
       }
       const r = await it.next()
       if (r.done) break
       text += r.value
     }
+    onComplete?.(sent + text.length)
     res.end(text)
   } catch (err) {
     log?.error?.(`rotree gateway: listing aborted: ${err.code ?? ''} ${err.message}`)

@@ -19,8 +19,9 @@ import { sandboxHeaders } from './sandbox.js'
  * @param {import('node:http').ServerResponse} res
  * @param {import('./mount.js').Pin} pin
  * @param {object} entry a verified file entry
- * @param {{ log?: object, vary?: boolean, sandbox?: boolean }} o
- *   vary: the answer depends on Accept (a directory's index.html); sandbox: docs/GATEWAY.md "Sandboxed documents"
+ * @param {{ log?: object, vary?: boolean, sandbox?: boolean, onRead?: (entry: object, start: number, end: number) => void }} o
+ *   vary: the answer depends on Accept (a directory's index.html); sandbox: docs/GATEWAY.md "Sandboxed documents";
+ *   onRead: bytes [start, end) of the file are about to be read for the body (the read-ahead's credit, readahead.js)
  */
 export async function sendFile (req, res, pin, entry, o = {}) {
   const m = fileMeta(entry)
@@ -49,6 +50,7 @@ export async function sendFile (req, res, pin, entry, o = {}) {
 
   if (head || end === start) { res.writeHead(status, headers); return res.end() }
   const answer = { status, headers, length: end - start }
+  o.onRead?.(entry, start, end)
   if (entry.inline) return sendWhole(res, answer, entry.inline.subarray(start, end), o.log)
   const one = readOneChunk(pin, entry, start, end)
   if (one !== null) return sendOneChunk(res, pin, answer, one, o.log)

@@ -9,7 +9,7 @@ import { sendFile } from './files.js'
 import { sendGenerated } from './body.js'
 import { wantsJson, htmlListing, jsonListing } from './listing.js'
 import { withTargets } from './targets.js'
-import { tapListing } from './readahead.js'
+import { listingTap } from './readahead.js'
 import { sandboxHeaders } from './sandbox.js'
 
 const HTML = 'text/html; charset=utf-8'
@@ -31,7 +31,7 @@ export async function serveGet (gw, ctx) {
   }
   if (entry.type !== 'dir') {
     if (ctx.slash && rel.length > 0) return sendError(res, notADir(rel), { head, headers: pin.headers })
-    return sendFile(req, res, pin, entry, { log: gw.log, sandbox: gw.sandbox })
+    return sendFile(req, res, pin, entry, { log: gw.log, sandbox: gw.sandbox, onRead: onRead(ctx) })
   }
   if (!ctx.slash) return redirect(gw, ctx)
   const json = wantsJson(req)
@@ -42,9 +42,15 @@ export async function serveGet (gw, ctx) {
     } catch (err) {
       if (!NOWHERE_CODES.has(err.code)) return sendError(res, err, { head, headers: pin.headers, log: gw.log })
     }
-    if (idx !== null && idx.type === 'file') return sendFile(req, res, pin, idx, { log: gw.log, vary: true, sandbox: gw.sandbox })
+    if (idx !== null && idx.type === 'file') return sendFile(req, res, pin, idx, { log: gw.log, vary: true, sandbox: gw.sandbox, onRead: onRead(ctx) })
   }
   return listing(gw, ctx, pin, entry, json)
+}
+
+/** What a file's body takes of the read-ahead (readahead.js: it earns the tree's credit). */
+function onRead (ctx) {
+  const ra = ctx.mount.readAhead
+  return ra === null ? undefined : (entry, start, end) => ra.read(entry, start, end)
 }
 
 /** A directory's listing: HTML with symlink targets resolved (within a budget), or JSON. */
@@ -60,9 +66,10 @@ function listing (gw, ctx, pin, entry, json) {
   if (inm !== undefined && etagMatches(inm, etag)) { res.writeHead(304, headers.slice(2)); return res.end() }
   const title = titleOf(ctx)
   // JSON names a symlink's target, it does not follow it
-  const items = tapListing(ctx.mount.readAhead, pin, rel, withTargets(pin, rel, entry, { links: !json }))
+  const tap = listingTap(ctx.mount.readAhead, pin, rel, entry)
+  const items = tap.items(withTargets(pin, rel, entry, { links: !json }))
   const pieces = json ? jsonListing(title, items) : htmlListing(title, ctx.segs.length > 0 || ctx.base !== '', items)
-  return sendGenerated(req, res, 200, headers, pieces, { errorHeaders: pin.headers, log: gw.log })
+  return sendGenerated(req, res, 200, headers, pieces, { errorHeaders: pin.headers, log: gw.log, onComplete: tap.sent })
 }
 
 /** The gateway's root when only named trees are mounted: a listing of them. */

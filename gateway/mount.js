@@ -145,8 +145,9 @@ export class Mount {
       upstream: { requests: s.requests, bytes: s.bytes },
       memoryCache: s.cache,
       localFaults: this.localFaults(),
-      // the read-ahead after listings (readahead.js): listings seen, directories and blobs fetched ahead, jobs dropped
-      prefetch: this.readAhead === null ? null : { ...this.readAhead.counts }
+      // the read-ahead after listings (readahead.js): listings seen, directories and blobs fetched ahead, jobs
+      // dropped, bytes fetched ahead and of them taken by clients, and the credit left
+      prefetch: this.readAhead === null ? null : { ...this.readAhead.counts, credit: this.readAhead.credit }
     }
   }
 

@@ -91,8 +91,11 @@ function checkWholeFile (entry, bytes) {
   HASH_CHECKED.add(entry)
 }
 
-/** A directory's entries (raw, verified) in name order, one page at a time. */
-export function entriesOf (pin, dirEntry) { return pin.view.entriesOf(dirEntry) }
+/**
+ * A directory's entries (raw, verified) in name order, one page at a time;
+ * admit(ref) is called before each page is read and may throw to end the walk.
+ */
+export function entriesOf (pin, dirEntry, { admit } = {}) { return pin.view.entriesOf(dirEntry, { admit }) }
 
 export { toStat }
 

@@ -9,7 +9,7 @@ import { sendError, sendText } from './http-status.js'
 import { resolve, fileMeta, dirEtag } from './tree-access.js'
 import { notADir } from './paths.js'
 import { withTargets } from './targets.js'
-import { tapListing } from './readahead.js'
+import { listingTap } from './readahead.js'
 import { readBody, parsePropfind, DAV } from './propfind-body.js'
 
 export const DAV_ALLOW = 'OPTIONS, GET, HEAD, PROPFIND'
@@ -51,6 +51,7 @@ export async function propfind (gw, ctx) {
 /** The gateway's root when only named trees are mounted: the trees as collections. */
 function propfindMounts (gw, ctx, depth, want) {
   if (ctx.segs.length > 0) return sendText(ctx.res, 404, `404 Not Found\nno tree is mounted as ${JSON.stringify(ctx.segs[0])}\n`)
+  const tap = listingTap(isDir && depth === '1' ? ctx.mount.readAhead : null, pin, rel, entry)
   const pieces = (async function * () {
     yield MULTISTATUS_OPEN
     yield davResponse(gw.href(ctx, [], true), { dir: true, name: '', mtime: gw.startedAt.getTime() }, want)
@@ -77,19 +78,20 @@ async function propfindTree (gw, ctx, depth, want) {
   const names = [...ctx.mountSegs, ...rel]
   const isDir = entry.type === 'dir'
   if (!isDir && ctx.slash && rel.length > 0) return sendError(res, notADir(rel), { headers: pin.headers })
+  const tap = listingTap(isDir && depth === '1' ? ctx.mount.readAhead : null, pin, rel, entry)
   const pieces = (async function * () {
     yield MULTISTATUS_OPEN
     yield davResponse(gw.href(ctx, names, isDir), davResource(entry, ctx.segs.at(-1) ?? ''), want)
     if (isDir && depth === '1') {
       const dirHref = gw.href(ctx, names, true)
-      for await (const { entry: e, target: t } of tapListing(ctx.mount.readAhead, pin, rel, withTargets(pin, rel, entry))) {
+      for await (const { entry: e, target: t } of tap.items(withTargets(pin, rel, entry))) {
         if (t === null || t === undefined) continue // WebDAV has no symlinks: leave out one that leads nowhere (or was not resolved)
         yield davResponse(dirHref + encodeURIComponent(e.name) + (t.type === 'dir' ? '/' : ''), davResource(t, e.name), want)
       }
     }
     yield MULTISTATUS_CLOSE
   })()
-  return sendGenerated(req, res, 207, ['Content-Type', XML_TYPE, ...pin.headers], pieces, { errorHeaders: pin.headers, log: gw.log })
+  return sendGenerated(req, res, 207, ['Content-Type', XML_TYPE, ...pin.headers], pieces, { errorHeaders: pin.headers, log: gw.log, onComplete: tap.sent })
 }
 
 function davResource (entry, name) {

@@ -196,9 +196,10 @@ export class Tree {
    * yielding to the event loop now and then (docs/TRUST.md rule 9: a listing
    * of cached pages never lets the event loop turn otherwise).
    */
-  async * _entries (dirEntry) {
+  async * _entries (dirEntry, admit) {
     const pause = slicer()
     async function * walk (self, ref, expect) {
+      admit?.(ref) // may throw: a caller that pays for each page it reads ends the walk here (entriesOf)
       const page = await self._dirPage(ref, expect)
       if (page.kind === 'leaf') {
         for (const e of page.entries) { const p = pause(); if (p) await p; yield e }
@@ -246,8 +247,12 @@ export class Tree {
    */
   release (piece) { this.blobs.pool?.give(piece) }
 
-  /** A directory entry's entries (raw, verified) in name order, one page at a time. */
-  entriesOf (dirEntry) { return this._entries(dirEntry) }
+  /**
+   * A directory entry's entries (raw, verified) in name order, one page at a time.
+   * admit(ref), when given, is called before each page is read (cached or not) and may
+   * throw to end the walk there: the gateway's read-ahead pays for pages this way.
+   */
+  entriesOf (dirEntry, { admit } = {}) { return this._entries(dirEntry, admit) }
 
   /** Metadata of a path, following symlinks. */
   async stat (path) { return this._stat(path, true) }

@@ -199,8 +199,8 @@ export interface TreeApi<S> {
   resolve (path: string, o?: { follow?: boolean }): Promise<Entry>
   /** Verified bytes of a file entry in [start, end), in order (lend: as readRange). */
   readEntry (entry: Entry, start?: number, end?: number, o?: { lend?: boolean }): AsyncGenerator<Uint8Array, void, undefined>
-  /** A directory entry's entries (decoded, verified) in name order. */
-  entriesOf (dirEntry: Entry): AsyncGenerator<Entry, void, undefined>
+  /** A directory entry's entries (decoded, verified) in name order; admit(ref) is called before each page is read and may throw to end the walk. */
+  entriesOf (dirEntry: Entry, o?: { admit?: (ref: Ref) => void }): AsyncGenerator<Entry, void, undefined>
   /** A view pinned to the current root (or to `root`, an accepted or historic root record): every call on it reads that root. */
   snapshot (root?: RootRecord): this
   /** Metadata, following symlinks. */

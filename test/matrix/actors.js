@@ -38,7 +38,7 @@ export const ACTORS = [
   {
     id: 'gateway-client',
     who: 'A client of the gateway (curl, a browser, a WebDAV client, a web page doing DNS rebinding)',
-    can: 'send any path, header, range or XML body; open many connections; with each directory listing it asks for, make the gateway fetch from the mirrors up to 16 MiB of small files and 32 directory pages it may never ask for (the read-ahead, bounded per listing and per tree; `--no-prefetch` turns it off)',
+    can: 'send any path, header, range or XML body; open many connections; with each directory listing it asks for, make the gateway fetch from the mirrors small files and directory pages it may never ask for (the read-ahead, bounded per listing and per tree; `--no-prefetch` turns it off), but only as much as clients take: per tree, what is fetched ahead is at most 512 KiB + 4 × the listing bytes sent + 2 × the bytes clients read from files fetched ahead + the pages of directories fetched ahead that clients then listed, so a client that only lists makes the gateway fetch ahead, besides the pages its own listings read, at most 512 KiB + 4 × what it downloads',
     cannot: 'read outside the tree, crash the gateway, get a 404 for a blob a mirror lost, reach a loopback gateway through a foreign Host name, expand XML entities, or learn a mirror\'s credentials',
     rules: [5, 9, 16],
     tests: ['test/gateway/hostile.test.js', 'test/gateway/host-check.test.js', 'test/gateway/credentials.test.js', 'test/webdav/propfind.test.js', 'test/gateway/ranges.test.js', 'test/gateway/prefetch.test.js']
