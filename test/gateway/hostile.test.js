@@ -35,7 +35,8 @@ before(async () => {
   fx.extra = [other.out, expired.out]
   // the same lies against a version-1 tree, whose key and signature are
   // checked by their own rules (docs/TRUST.md rule 1: WRONG_KEY, BAD_SIGNATURE)
-  // where version 2 counts valid signers (rule 11: THRESHOLD)
+  // where version 2 names its family (rule 1: WRONG_KEY) and counts valid
+  // signers (rule 11: THRESHOLD)
   const src1 = await tmpdir('rotree-gw-src1-')
   await writeTree(src1, { 'hello.txt': fx.files['hello.txt'], 'huge.bin': fx.files['huge.bin'] })
   fx.v1 = { key: makeKey() }
@@ -217,7 +218,7 @@ test('a transfer broken in the run of microtasks that wrote its first bytes stil
 })
 
 for (const [version, name, pick, code] of [
-  [2, 'signed by another key', () => fx.otherFsinfo, 'THRESHOLD'],
+  [2, 'signed by another key', () => fx.otherFsinfo, 'WRONG_KEY'],
   [2, 'a bad signature', () => fx.badSigFsinfo, 'THRESHOLD'],
   [2, 'expired', () => fx.expiredFsinfo, 'EXPIRED'],
   [2, 'not JSON', () => Buffer.from('<html>hello</html>'), 'BAD_FORMAT'],
