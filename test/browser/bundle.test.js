@@ -32,10 +32,16 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // mirrors.js), the reader state read during the fsinfo.json fetch
 // (root-store.js, state.js) and verify.js fileHashImplied; then to 141,500 /
 // 48,000 (measured 140,879 / 47,740, from 140,214 / 47,455) for parseRange,
-// which web/sw.js imports from the bundle instead of its own copy.
+// which web/sw.js imports from the bundle instead of its own copy; then to
+// 145,300 / 49,600 (measured 144,713 / 49,188, from 140,879 / 47,795) for
+// the trust fixes of format 2: trust documents chained by `prev`, releases
+// and fsinfo.json bound to their family's anchor, sequences kept by their
+// signers, the trust probe beside fsinfo.json, the small-order key check
+// (format/public-key.js), history's lone-key rule, the lead chunk held until
+// the chunk index confirms it, and the read-ahead's page admission hook.
 // Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 141_500
-const BUDGET_GZIP_BYTES = 48_000
+const BUDGET_BYTES = 145_300
+const BUDGET_GZIP_BYTES = 49_600
 
 before(ensureBundle)
 
