@@ -28,7 +28,8 @@
 //
 // Errors: a file's error (BuildInputError, ENOSPC, ...) comes back from the
 // worker as data and is rebuilt here as the same class with the same code,
-// message and fields, so callers see what a read on the main thread throws.
+// message and fields (lib/thread-error.js), so callers see what a read on the
+// main thread throws.
 // A worker that dies fails every file it held and the pool. close() stops the
 // workers (an abort flag they check between reads, then terminate) and never
 // leaves a thread keeping the process alive; idle workers are unref'd anyway.
@@ -41,6 +42,10 @@ import { readBuffer } from './chunk-file.js'
 import { runBatch, walkResults, fileAt, fileSizeAt, bigAt, encodeFile, eachChunkAt, SAME, FILE, BIG, ERROR } from './file-batch.js'
 import { chunkBig, BIG_FILE, SEGMENT } from './big-file.js'
 import { TMP_PREFIX } from '../lib/published/blob-store.js'
+import { encodeError, decodeError } from '../lib/thread-error.js'
+
+// the one thread-error codec (lib/thread-error.js), named here too for chunk-worker.js
+export { encodeError, decodeError }
 
 /** More threads than this only contend for the disk and the h/ directory. */
 export const MAX_THREADS = 4
@@ -376,42 +381,4 @@ function sweepTemp (dir) {
   try {
     for (const n of readdirSync(dir)) if (n.startsWith(TMP_PREFIX) && n.includes(mine)) rmSync(path.join(dir, n), { force: true })
   } catch {}
-}
-
-// ---- errors across the thread boundary ------------------------------------
-// Structured clone keeps an Error's message and stack but not its class or
-// its fields (code, path, errno, syscall, details), which callers rely on:
-// --skip-bad tests `code === 'ROTREE_BUILD_INPUT'`, the CLI prints
-// ROTREE_SYSTEM_<code> for ENOSPC.
-
-const CLASS_BY_CODE = new Map(errors.ERROR_TABLE.map(([code, name]) => [code, errors[name]]))
-
-/** @param {unknown} err @returns {object} plain data */
-export function encodeError (err, depth = 0) {
-  if (!(err instanceof Error)) return { message: String(err), fields: {} }
-  const fields = {}
-  for (const [k, v] of Object.entries(err)) {
-    if (k === 'name' || k === 'code' || k === 'message' || k === 'stack' || k === 'cause') continue
-    if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) fields[k] = v
-  }
-  const o = { name: err.name, message: err.message, stack: err.stack, code: err.code, fields }
-  if (err.cause !== undefined && depth < 4) o.cause = encodeError(err.cause, depth + 1)
-  return o
-}
-
-/** The error encodeError described, as the same class (a RotreeError by its code, else an Error). */
-export function decodeError (o) {
-  const cause = o.cause ? decodeError(o.cause) : undefined
-  const Cls = typeof o.code === 'string' ? CLASS_BY_CODE.get(o.code) : undefined
-  let err
-  if (Cls) {
-    err = new Cls(o.message, { cause, details: o.fields })
-  } else {
-    err = new Error(o.message, cause === undefined ? undefined : { cause })
-    if (o.name && o.name !== 'Error') err.name = o.name
-    if (o.code !== undefined) err.code = o.code
-    Object.assign(err, o.fields) // errno, syscall, path of a system error
-  }
-  if (o.stack) err.stack = o.stack
-  return err
 }

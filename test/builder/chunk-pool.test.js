@@ -12,7 +12,7 @@ import { tmpdir, writeTree, makeKey, prng } from '../helpers/fixtures.js'
 import { checkPublished } from '../helpers/check-tree.js'
 import { build } from '../../builder/build.js'
 import { StatBlobStore } from '../../lib/published/blob-store.js'
-import { ChunkPool, encodeError, decodeError } from '../../builder/chunk-pool.js'
+import { ChunkPool } from '../../builder/chunk-pool.js'
 import { chunkFileSync, readBuffer, READ_SIZE } from '../../builder/chunk-file.js'
 import { chunkLengths } from 'rotree-client/src/format/cdc.js'
 import { BuildInputError, RotreeError } from 'rotree-client/errors'
@@ -160,17 +160,6 @@ test('chunkFileSync: a file that is not what its lstat said fails, naming it', a
   for (const [name, t] of Object.entries(cases)) {
     assert.throws(() => chunkFileSync(t, () => true, readBuffer()), err => err instanceof BuildInputError && err.changed === true && err.message.startsWith(t.rel + ': '), name)
   }
-})
-
-test('system errors keep their code, errno, syscall and path across the thread boundary', () => {
-  const sys = Object.assign(new Error('ENOSPC: no space left on device, write'), { errno: -28, code: 'ENOSPC', syscall: 'write', path: '/x/h/.tmp-1' })
-  const back = decodeError(encodeError(sys))
-  assert.equal(back.constructor, Error)
-  for (const k of ['message', 'errno', 'code', 'syscall', 'path']) assert.equal(back[k], sys[k], k)
-  const input = new BuildInputError('/a: cannot open (EACCES)', { cause: Object.assign(new Error('EACCES'), { code: 'EACCES' }), details: { path: '/a' } })
-  const back2 = decodeError(encodeError(input))
-  assert.ok(back2 instanceof BuildInputError)
-  assert.deepEqual([back2.name, back2.code, back2.message, back2.path, back2.cause.code], [input.name, input.code, input.message, '/a', 'EACCES'])
 })
 
 test('a file that vanishes while workers read the tree fails the build naming it; --skip-bad skips it', async t => {
