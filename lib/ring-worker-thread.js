@@ -22,9 +22,9 @@ export function answerJobs (run) {
   const ring = new Uint8Array(workerData.ring)
   parentPort.on('message', batch => {
     const replies = []
-    for (const { id, job, slot } of batch) {
+    for (const { id, job, off, len } of batch) {
       try {
-        const value = run(job, slot ? ring.subarray(slot.off, slot.off + slot.len) : null)
+        const value = run(job, off >= 0 ? ring.subarray(off, off + len) : null)
         replies.push({ id, value })
       } catch (err) {
         replies.push({ id, error: encodeError(err) })

@@ -7,8 +7,9 @@
 // disk cache (gateway/disk-cache-writer.js), docs/ARCHITECTURE.md.
 //
 // The contract, both sides:
-//   main → thread  an array of { id, job, slot: { off, len } | null }, the
-//                  jobs of one turn of the event loop together
+//   main → thread  an array of { id, job, off, len } (the job's bytes are
+//                  ring[off, off + len); off -1: none), the jobs of one turn
+//                  of the event loop together
 //   thread → main  an array of { id, value } or { id, error }, in the order
 //                  sent; error is lib/thread-error.js's data, rebuilt here
 //                  as the class the thread threw (a RotreeError by its code,
@@ -115,17 +116,22 @@ export class RingWorker {
    * @param {object} job @param {Uint8Array[]} bufs @param {number} n
    * @returns {Promise<any>} as post()
    */
-  async send (job, bufs, n) {
+  send (job, bufs, n) {
     // a slot over half the ring might never fit, wherever the ring's head is (lib/byte-ring.js)
-    if (n > this._ring.size / 2) throw new RangeError(`${n} bytes do not fit ${this.name}'s ring of ${this._ring.size}`)
+    if (n > this._ring.size / 2) return Promise.reject(new RangeError(`${n} bytes do not fit ${this.name}'s ring of ${this._ring.size}`))
+    // taken and posted with nothing in between: the thread answers in the
+    // order slots were taken, so giving back one never gives back a slot
+    // whose job is still owed
+    const slot = this.take(bufs, n)
+    return slot !== null ? this._post(job, slot, slot.end) : this._sendLater(job, bufs, n)
+  }
+
+  async _sendLater (job, bufs, n) {
     for (;;) {
       if (this._dead) throw this._dead
-      const slot = this.take(bufs, n)
-      // taken and posted with nothing in between: the thread answers in the
-      // order slots were taken, so giving back one never gives back a slot
-      // whose job is still owed
-      if (slot !== null) return this._post(job, slot, slot.end)
       await new Promise(resolve => this._waiting.push(resolve))
+      const slot = this.take(bufs, n)
+      if (slot !== null) return this._post(job, slot, slot.end)
     }
   }
 
@@ -135,7 +141,7 @@ export class RingWorker {
       const id = this._ids++
       this._sent.push({ id, end, resolve, reject })
       if (this._sent.length === 1) this._worker.ref()
-      const m = { id, job, slot: slot && { off: slot.off, len: slot.len } }
+      const m = slot ? { id, job, off: slot.off, len: slot.len } : { id, job, off: -1, len: 0 }
       if (this._batch.push(m) === 1) setImmediate(() => this._flush())
     })
   }
@@ -160,6 +166,7 @@ export class RingWorker {
   }
 
   _wake () {
+    if (this._waiting.length === 0) return
     for (const w of this._waiting.splice(0)) w()
   }
 
