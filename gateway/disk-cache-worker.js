@@ -1,13 +1,15 @@
-// The thread behind disk-cache-writer.js: writes the disk cache's blob
-// files, one after another, in the order they were sent. Each message is a
-// batch; the reply says, for each blob, that its file is complete or why not.
-// A file is written to a temporary name and renamed onto <hash>
-// (disk-cache.js, the layout); a failed one leaves no temporary file behind.
+// The thread behind disk-cache-writer.js (through lib/ring-worker.js):
+// writes the disk cache's blob files, one after another, in the order they
+// were sent. A job is { file } with the blob's bytes in the ring; it answers
+// once the file is complete, or throws (the error goes back as itself,
+// lib/thread-error.js: ROTREE_STATE for a folder that is not ours, a system
+// error with its code). A file is written to a temporary name and renamed
+// onto <hash> (disk-cache.js, the layout); a failed one leaves no temporary
+// file behind.
 import fs from 'node:fs'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { parentPort, workerData } from 'node:worker_threads'
-import { writeSlotSync } from '../lib/byte-ring.js'
+import { answerJobs, writeSlotSync } from '../lib/ring-worker-thread.js'
 import { whyNotPrivate } from '../lib/private-folder.js'
 import { StateError } from 'rotree-client/errors'
 
@@ -17,24 +19,12 @@ import { StateError } from 'rotree-client/errors'
 // the local user.
 const TEMP_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW ?? 0)
 
-const ring = new Uint8Array(workerData.ring)
 const made = new Set() // blobs/<xx> folders checked to be ours
 
-parentPort.on('message', batch => {
-  const replies = []
-  for (const m of batch) {
-    try {
-      write(m)
-      replies.push({ id: m.id })
-    } catch (err) {
-      replies.push({ id: m.id, error: { message: err.message, code: err.code } })
-    }
-  }
-  parentPort.postMessage(replies)
-})
+answerJobs((job, bytes) => { write(job.file, bytes) })
 
-/** ring[off, off + len) as the file `file`, through a temporary file beside it. */
-function write ({ file, off, len }) {
+/** `bytes` (a slot of the ring) as the file `file`, through a temporary file beside it. */
+function write (file, bytes) {
   const dir = path.dirname(file)
   if (!made.has(dir)) { folder(dir); made.add(dir) }
   // random, so nobody can plant anything at the name beforehand; the cache's
@@ -42,7 +32,7 @@ function write ({ file, off, len }) {
   const tmp = `${file}.${randomBytes(8).toString('hex')}.tmp`
   let fd = fs.openSync(tmp, TEMP_FLAGS, 0o600) // when this throws, nothing was made: nothing to remove
   try {
-    writeSlotSync(fd, ring, off, len)
+    writeSlotSync(fd, bytes)
     fs.closeSync(fd)
     fd = null
     // onto whatever is at <hash>, a planted link included: rename replaces
