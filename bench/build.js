@@ -31,7 +31,7 @@ import { spawn, spawnSync, execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { median } from './lib/proc.js'
 import { smallTree, bigFile } from './p6-trees.js'
-import { DEFLATE_LEVEL } from '../client-js/src/codec-node.js'
+import { DEFLATE_LEVEL } from '../client-js/src/format/codec-node.js'
 
 export const id = 'P6'
 const ROOT = new URL('../', import.meta.url).pathname

@@ -37,8 +37,7 @@
 // is hashed and stored with segment 0's chunks.
 import { readSync, fstatSync, closeSync } from 'node:fs'
 import { createHash } from 'node:crypto'
-import { nextCut, leadCut } from 'rotree-client/src/format/cdc.js'
-import { CHUNK_MAX } from 'rotree-client/src/format/limits.js'
+import { nextCut, leadCut, CHUNK_MAX } from 'rotree-client/format'
 import { BuildInputError } from 'rotree-client/errors'
 import { changed, statOf, storeChunk } from './chunk-file.js'
 

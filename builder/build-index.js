@@ -48,16 +48,14 @@
 // folder. LevelDB's own lock on the database (one process at a time) stays as
 // a second line. A killed build's lock is stale and taken over.
 import fs from 'node:fs/promises'
-import { readFileSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { Level } from 'level'
 import { LockedError } from 'rotree-client/errors'
 import { lockDir } from '../lib/published/lock.js'
-import { buildDirectory } from 'rotree-client/src/format/dirpage.js'
-import { buildFileBody } from 'rotree-client/src/format/chunkindex.js'
-import * as limits from 'rotree-client/src/format/limits.js'
-import { DEFLATE_LEVEL, packBlob } from 'rotree-client/src/codec-node.js'
+import { buildDirectory, buildFileBody, limits } from 'rotree-client/format'
+import { DEFLATE_LEVEL, packBlob } from 'rotree-client/codec'
 import { DirRecord } from './dir-record.js'
 import { compareNames } from './names.js'
 
@@ -77,38 +75,30 @@ export const DEFAULT_RACY_MS = 3000
 export const dirKey = parts => DIR + parts.map(p => '\0' + p).join('')
 
 let _params = null
-// The code that decides what a file or directory becomes: a change to any of
-// it (FastCDC's masks or gear table, entry or page encoding, how the builder
-// fills an entry, how version 2 compresses a blob, where version 2's lead
-// chunk is cut: FORMAT.md §5.1) must not meet records written by the old
-// code. chunk-pool.js and chunk-worker.js are in it because they hand the
-// format version to the code that cuts (the lead chunk depends on it).
-const SOURCES = [
-  'rotree-client/src/format/limits.js', 'rotree-client/src/format/cdc.js', 'rotree-client/src/format/gear.js',
-  'rotree-client/src/format/entry.js', 'rotree-client/src/format/dirpage.js', 'rotree-client/src/format/chunkindex.js',
-  'rotree-client/src/format/group.js', 'rotree-client/src/format/bytes.js', 'rotree-client/src/format/ref.js',
-  'rotree-client/src/codec-node.js',
-  './build.js', './walk.js', './encode-dir.js', './chunk-file.js', './big-file.js', './build-index.js', './dir-record.js',
-  './file-batch.js', './chunk-pool.js', './chunk-worker.js'
-]
+// BUILD_FORMAT names the code that decides what a file or directory becomes:
+// FastCDC's masks and gear table, the entry and page encodings, how the
+// builder fills an entry, how version 2 compresses a blob and where its lead
+// chunk is cut (FORMAT.md §5.1, §12.6). Raise it with any change to those
+// (builder/chunk-file.js, big-file.js, encode-dir.js, walk.js, dir-record.js,
+// and client-js/src/format/): records written by the old code must not be
+// reused by the new. The samples below catch what a dependency changes
+// underneath (the format limits, this zlib, the page encoders).
+export const BUILD_FORMAT = 1
+// a fixed text for the zlib sample: what version 2 stores compressed (FORMAT.md §12.6)
+const DEFLATE_SAMPLE = Buffer.from('rotree build index: a sample of text that deflate compresses. '.repeat(64))
 
 /**
- * What the index's contents depend on: the schema, every format limit, the
- * source text of the modules above (reading ~80 KB is far cheaper than running
- * the chunker over a sample), the deflate level and the zlib that compresses
- * version-2 blobs (another zlib may compress differently: FORMAT.md §12.6),
- * and the blobs of a sample directory and chunk index. A different
- * fingerprint empties the index.
+ * What the index's contents depend on: the schema, BUILD_FORMAT, every
+ * format limit, the deflate level and the zlib that compresses version-2
+ * blobs (another zlib may compress differently: FORMAT.md §12.6), and the
+ * blobs of a sample text, directory and chunk index. A different fingerprint
+ * empties the index.
  */
 export async function paramsFingerprint () {
   if (_params) return _params
   const h = createHash('sha256')
-  h.update(JSON.stringify({ SCHEMA, limits: { ...limits }, deflate: { level: DEFLATE_LEVEL, zlib: process.versions.zlib } }))
-  // synchronous: a dozen small files, ~0.6 ms, against ~7 ms through the promise API (every rebuild pays it)
-  const texts = SOURCES.map(spec => readFileSync(new URL(import.meta.resolve(spec))))
-  for (const t of texts) h.update(t)
-  // what this zlib makes of 4 KiB of text (version 2 stores that: FORMAT.md §12.6), ~0.1 ms
-  h.update(packBlob(Buffer.concat(texts).subarray(0, 4096)).stored)
+  h.update(JSON.stringify({ SCHEMA, BUILD_FORMAT, limits: { ...limits }, deflate: { level: DEFLATE_LEVEL, zlib: process.versions.zlib } }))
+  h.update(packBlob(DEFLATE_SAMPLE).stored)
   const put = async b => { h.update(b); return { hash: createHash('sha256').update(b).digest('hex'), size: b.length } }
   const ref = i => ({ hash: createHash('sha256').update(String(i)).digest('hex'), size: 1000 + i })
   const body = await buildFileBody(Array.from({ length: limits.MAX_DIRECT_CHUNKS + 9 }, (_, i) => ref(i)), put)

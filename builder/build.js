@@ -31,7 +31,7 @@ import { compileExcludes } from './exclude.js'
 import { signFields, encodeUnsigned } from './sign-root.js'
 import { publishBuilt, isUnsignedRelease } from './release.js'
 import { decodeUnsigned } from './sign.js'
-import { NAME_RE } from 'rotree-client/src/format/signed-doc.js'
+import { NAME_RE } from 'rotree-client/format'
 import { peakRss } from '../lib/proc-stat.js'
 
 /**

@@ -26,9 +26,8 @@
 import { openSync, readSync, fstatSync, closeSync, lstatSync, constants } from 'node:fs'
 import * as crypto from 'node:crypto'
 import { BuildInputError } from 'rotree-client/errors'
-import { nextCut, leadCut } from 'rotree-client/src/format/cdc.js'
-import { packBlob } from 'rotree-client/src/codec-node.js'
-import { inlineMax, CHUNK_MAX } from 'rotree-client/src/format/limits.js'
+import { nextCut, leadCut, inlineMax, CHUNK_MAX } from 'rotree-client/format'
+import { packBlob } from 'rotree-client/codec'
 
 /** Bytes read at once; a thread keeps one buffer of this size (readBuffer). */
 export const READ_SIZE = 8 * CHUNK_MAX

@@ -28,7 +28,7 @@
 // (FORMAT.md §12.6; codec 0 none, 1 deflate-raw; version 1: always none).
 //
 // Little-endian throughout: it never leaves this machine's index.
-import { CODECS, CODEC_ID } from 'rotree-client/src/format/codec-names.js'
+import { CODECS, CODEC_ID } from 'rotree-client/format'
 
 export const T_FILE = 1; export const T_SYMLINK = 2; export const T_DIR = 3; export const T_RACY = 4
 export const HEAD = 72 // bytes before the first child row (tests patch records in place)

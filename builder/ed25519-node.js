@@ -1,2 +1,2 @@
 // The publisher signs with the reader's Node implementation (node:crypto).
-export { generateKeyPair, publicKeyOf, sign } from 'rotree-client/src/ed25519-node.js'
+export { generateKeyPair, publicKeyOf, sign } from 'rotree-client/crypto'

@@ -10,10 +10,8 @@
 // as packBlob decides (blobPutter), every ref carries its codec and decoded
 // size, and a chunked file's entry carries its whole-file SHA-256 (§12.7).
 import { BadFormatError } from 'rotree-client/errors'
-import { packBlob } from 'rotree-client/src/codec-node.js'
-import { buildDirectory } from 'rotree-client/src/format/dirpage.js'
-import { buildFileBody } from 'rotree-client/src/format/chunkindex.js'
-import { refOf } from 'rotree-client/src/format/ref.js'
+import { packBlob } from 'rotree-client/codec'
+import { buildDirectory, buildFileBody, refOf } from 'rotree-client/format'
 import { encodeRecord, T_FILE, T_RACY, T_SYMLINK, T_DIR } from './dir-record.js'
 import { fileAt } from './file-batch.js'
 import { READ, SAME, SUBDIR, LINK } from './walk.js'
@@ -100,7 +98,7 @@ export const relOf = (d, name) => (d.rel === '/' ? '/' : d.rel + '/') + name
  * refuse a directory page that breaks this, so the builder never writes one:
  * a chunk list that does not add up (a damaged index record, a bug) fails the
  * build here, naming the path, instead of publishing a tree no one can read.
- * @param {import('rotree-client/src/format/entry.js').Entry} e @param {string} rel
+ * @param {import('rotree-client/format').Entry} e @param {string} rel
  */
 export function checkFileEntry (e, rel) {
   if (e.chunks) {

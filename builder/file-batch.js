@@ -19,7 +19,7 @@
 //     u8 BIG   f64 fd, f64 × 7      (chunked on several threads: big-file.js)
 //     u8 ERROR u32 index into errors
 //     u8 ABORTED
-import { CODECS, CODEC_ID } from 'rotree-client/src/format/codec-names.js'
+import { CODECS, CODEC_ID } from 'rotree-client/format'
 import { chunkFileSync, statChanged, Aborted } from './chunk-file.js'
 
 export const SAME = 0; export const FILE = 1; export const BIG = 2; export const ERROR = 3; export const ABORTED = 4

@@ -22,7 +22,7 @@ import { historyEntries, collectGarbage } from '../lib/published/index.js'
 import { decodeRoot, rootContext, verifyHistoryRoot } from '../lib/published/signed-roots.js'
 import { decodeUnsigned, withOutLock } from './sign.js'
 import { isUnsignedRelease, readUnsignedRelease } from './release.js'
-import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
+import { refOfReleaseRoot } from 'rotree-client/format'
 import { UNSIGNED_FILE } from '../lib/published/publish.js'
 
 /**

@@ -3,8 +3,7 @@
 // sign.js, which re-exports both, so that `rotree build` loads neither the
 // reader's verifier nor @noble (a one-file rebuild is mostly
 // start-up).
-import { encodeFsinfo, fsinfoMessage } from 'rotree-client/src/format/fsinfo.js'
-import { FORMAT_VERSION } from 'rotree-client/src/format/limits.js'
+import { encodeFsinfo, fsinfoMessage, FORMAT_VERSION } from 'rotree-client/format'
 import { sign } from './ed25519-node.js'
 
 /** FORMAT.md §6: sign the message rebuilt from the fields; the fsinfo.json text. */

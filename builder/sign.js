@@ -9,9 +9,8 @@
 //                      (SFSRO's certificate authority re-signs daily); no blob changes
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
+import { decodeFsinfo, decodeUtf8 } from 'rotree-client/format'
 import { verifyFsinfo, verifyFsinfoSignature } from 'rotree-client/verify'
-import { decodeUtf8 } from 'rotree-client/src/format/bytes.js'
 import { BadFormatError, BadKeyError, BadSignatureError, ExpiredError, RollbackError, UsageError } from 'rotree-client/errors'
 import { nextSeq, lastSeq, publishFsinfo, readPublished, UNSIGNED_FILE } from '../lib/published/publish.js'
 import { withDirLock } from '../lib/published/lock.js'

@@ -28,9 +28,7 @@
 // directory now (inode, device or mtime) is walked whole ('full').
 import path from 'node:path'
 import { BuildInputError } from 'rotree-client/errors'
-import { checkName } from 'rotree-client/src/format/entry.js'
-import { refOf } from 'rotree-client/src/format/ref.js'
-import { MAX_SYMLINK, MAX_DEPTH, MAX_PATH, MAX_NAME } from 'rotree-client/src/format/limits.js'
+import { checkName, refOf, MAX_SYMLINK, MAX_DEPTH, MAX_PATH, MAX_NAME } from 'rotree-client/format'
 import { openRoot, openChild, listDir, listDirBytes, lstatChild, readlinkChild, closeHandle } from './src-dirs.js'
 import { T_FILE, T_RACY, T_SYMLINK, T_DIR } from './dir-record.js'
 import { encodeDir, blobPutter, relOf } from './encode-dir.js'

@@ -10,7 +10,8 @@
 // against: such a chunk ends a verified prefix, and a version-2 file is
 // compared by the whole-file SHA-256 its entry carries (FORMAT.md §12.7).
 import { verifyBlob } from 'rotree-client/verify'
-import { equalBytes, createSha256 } from 'rotree-client/internal'
+import { equalBytes } from 'rotree-client/format'
+import { createSha256 } from 'rotree-client/crypto'
 import { DAMAGE_CODES } from 'rotree-client/errors'
 
 const READ = 1 << 20 // bytes read at a time when hashing a whole local file

@@ -3,9 +3,9 @@
 import fs from 'node:fs'
 import { once } from 'node:events'
 import { openTree } from 'rotree-client'
-import { openHistoric } from 'rotree-client/src/history.js'
+import { openHistoric } from 'rotree-client/tree'
 import { UsageError } from 'rotree-client/errors'
-import { defaultStateDir } from 'rotree-client/internal'
+import { defaultStateDir } from 'rotree-client/trust'
 import { readRemotes, splitRemoteRef, NAME_RE } from './remotes.js'
 import { expiryWarning } from './expiry.js'
 

@@ -11,7 +11,7 @@ import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { parseAddress, mirrorUrl } from 'rotree-client'
 import { UsageError, StateError } from 'rotree-client/errors'
-import { defaultStateDir } from 'rotree-client/internal'
+import { defaultStateDir } from 'rotree-client/trust'
 
 export const NAME_RE = /^[a-z0-9][a-z0-9._-]*$/
 const MAX_NAME = 64

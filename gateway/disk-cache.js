@@ -19,7 +19,7 @@
 //
 // Why files and not LevelDB values (as before): a hit is one open, an fstat and one
 // pread into the reader's own buffer (a pooled one for a streamed download,
-// client-js/src/buffer-pool.js), where a LevelDB value was read into
+// client-js/src/fetch/buffer-pool.js), where a LevelDB value was read into
 // LevelDB's block buffer, copied into a new JS buffer and left to V8, and
 // LevelDB's mapped tables and buffers grew the gateway's memory (P9 and P2 in
 // docs/BENCHMARKS.md).
@@ -180,7 +180,7 @@ export class DiskCache {
 
   /**
    * @param {string} hash
-   * @param {import('rotree-client/src/buffer-pool.js').BufferPool | null} [pool] read into a buffer
+   * @param {import('rotree-client/fetch').BufferPool | null} [pool] read into a buffer
    *   of this pool, claimed once (the Tree's, for a streamed chunk: it gives it back)
    * @returns {Promise<Uint8Array|undefined>} unverified: the Tree checks it
    */

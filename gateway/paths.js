@@ -4,7 +4,7 @@
 // encoded '/' is refused outright, so no spelling of a path can name anything
 // but the entries it lists, and nothing can climb out of a tree or a mount.
 import { BadPathError, NotADirectoryError } from 'rotree-client/errors'
-import { MAX_PATH, MAX_DEPTH, MAX_NAME } from 'rotree-client/internal'
+import { MAX_PATH, MAX_DEPTH, MAX_NAME } from 'rotree-client/format'
 
 // A URL path may be longer than the tree path it decodes to (every byte can be
 // '%XX'), but not without bound; Node's 16 KiB header limit is the outer wall.

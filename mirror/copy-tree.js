@@ -26,11 +26,11 @@
 // thousands of small blobs then fills the link instead of waiting on 8
 // round trips at a time. The walk waits while the budget is full, so what
 // it holds stays bounded.
-import { walkTree } from 'rotree-client/src/walk.js'
+import { walkTree } from 'rotree-client/tree'
 import { storedSizeOf } from 'rotree-client/verify'
 import { pageLoader, localDataFault, atPath, blobPath } from '../lib/published/index.js'
 import { fetchVerified } from './fetch.js'
-import { bufferPool } from 'rotree-client/src/platform-node.js'
+import { bufferPool } from 'rotree-client/fetch'
 
 const PAGE_BREADTH = 64 // page loads at once (local reads, or fetches of what DIR lacks)
 const MAX_BLOBS = 1024 // data blobs in flight at most, whatever their size
@@ -41,7 +41,7 @@ export class TreeCopy {
   /**
    * @param {object} o
    * @param {string} o.dir @param {import('../lib/published/blob-store.js').BlobStore} o.store
-   * @param {import('rotree-client/src/mirrors.js').Mirrors} o.mirrors
+   * @param {import('rotree-client/fetch').Mirrors} o.mirrors
    * @param {object} o.report pull's result: fetched, present, damaged, fetchedHashes are filled in
    * @param {number} [o.jobs] most data blobs in flight (default: as many as the byte budget allows, up to 1,024)
    * @param {boolean} o.rehash
@@ -56,7 +56,7 @@ export class TreeCopy {
     this.sizes = new Map() // hash → the stored size, codec and decoded size its first reference gave
     this.others = [] // later references that gave another size: { ref, path }, checked once every blob is in
     this.reachable = new Set()
-    this.walked = new Set() // page keys, for gc (see client-js/src/walk.js)
+    this.walked = new Set() // page keys, for gc (see client-js/src/tree/walk.js)
     this.loads = new Set() // walkTree stops at the first error while sibling loads still run
     this.tasks = new Set() // data blobs in flight
     this.gate = new ByteGate(() => this.budget(), jobs ?? MAX_BLOBS)

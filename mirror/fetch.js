@@ -6,10 +6,10 @@
 import { VERIFIERS, storedSizeOf } from 'rotree-client/verify'
 
 /**
- * @param {import('rotree-client/src/mirrors.js').Mirrors} mirrors
+ * @param {import('rotree-client/fetch').Mirrors} mirrors
  * @param {{ hash: string, size: number, storedSize?: number, codec?: string }} ref
  * @param {'data'|'dir'|'cindex'} kind
- * @param {import('rotree-client/src/buffer-pool.js').BufferPool|null} [pool] the body is read into
+ * @param {import('rotree-client/fetch').BufferPool|null} [pool] the body is read into
  *   a buffer of it, which the caller gives back (pool.lend(raw, 0)) once done with raw and value
  * @returns {Promise<{ value: any, raw: Uint8Array }>} value: decoded for dir/cindex (and a
  *   compressed chunk); raw: the stored bytes, what DIR/h keeps

@@ -6,10 +6,10 @@
 // from the anchor on by the reader's rule (trust/roles.js acceptTrustStep).
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { limiter } from 'rotree-client/src/cache.js'
+import { limiter } from 'rotree-client/fetch'
 import { BadFormatError } from 'rotree-client/errors'
-import { decodeTrustDoc, MAX_TRUST_DOC } from 'rotree-client/src/format/trust-doc.js'
-import { acceptTrustStep } from 'rotree-client/src/trust/roles.js'
+import { decodeTrustDoc, MAX_TRUST_DOC } from 'rotree-client/format'
+import { acceptTrustStep } from 'rotree-client/trust'
 import { BlobStore, blobPath, syncDir } from '../lib/published/index.js'
 import { writeDurable } from '../lib/published/history.js'
 import { TRUST_DIR, readCapped } from '../lib/published/signed-roots.js'

@@ -23,7 +23,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { localChunkFault, storedSizeOf } from 'rotree-client/verify'
-import { walkTree } from 'rotree-client/src/walk.js'
+import { walkTree } from 'rotree-client/tree'
 import { lockDir, pageLoader, historyEntries } from '../lib/published/index.js'
 import { verifyHistoryRoot } from '../lib/published/signed-roots.js'
 import { scrub } from './scrub.js'

@@ -25,7 +25,7 @@ import { rootContext, verifyHistoryRoot } from '../lib/published/signed-roots.js
  * @param {{ seq: number, root: { hash: string, size: number } }} o.current the root DIR serves now
  * @param {{ seq: number, root: { hash: string, size: number } }|null} [o.previous] the one it served before
  * @param {Set<string>} [o.reachable] hashes already known reachable (from pull's walk of `current`)
- * @param {Set<string>} [o.walked] page keys whose subtrees are in `reachable` (see client-js/src/walk.js)
+ * @param {Set<string>} [o.walked] page keys whose subtrees are in `reachable` (see client-js/src/tree/walk.js)
  * @param {boolean} [o.fsync=true]
  * @returns {Promise<{ kept: { seq: number, root: string }[], deleted: number, deletedBytes: number, skipped?: string }>}
  */

@@ -4,7 +4,7 @@
 import { parentPort } from 'node:worker_threads'
 import { openSync, readSync, fstatSync, closeSync } from 'node:fs'
 import { createHash } from 'node:crypto'
-import { MAX_BLOB } from 'rotree-client/src/format/limits.js'
+import { MAX_BLOB } from 'rotree-client/format'
 
 const buf = Buffer.allocUnsafe(MAX_BLOB + 1)
 

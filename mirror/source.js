@@ -3,10 +3,10 @@
 // mirror that serves a newer (or expired) root still has the blobs. Every blob
 // is checked against the ref that DIR's root gave (fetch.js).
 import { parseAddress, mirrorUrl } from 'rotree-client'
-import { Mirrors } from 'rotree-client/src/mirrors.js'
-import { createTransport } from 'rotree-client/src/transport-node.js'
+import { Mirrors } from 'rotree-client/fetch'
+import { createTransport } from 'rotree-client/net'
 import { verifyBlob } from 'rotree-client/verify'
-import { MAX_BLOB } from 'rotree-client/src/format/limits.js'
+import { MAX_BLOB } from 'rotree-client/format'
 import { fetchVerified } from './fetch.js'
 
 /**

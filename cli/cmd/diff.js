@@ -1,6 +1,6 @@
 // rotree diff
 import { UsageError } from 'rotree-client/errors'
-import { openHistoric } from 'rotree-client/src/history.js'
+import { openHistoric } from 'rotree-client/tree'
 import { READER_OPTIONS, MANY_REQUESTS, treeAddress, withTree } from '../common.js'
 import { diffTrees } from '../tree-diff.js'
 import { escapeText } from '../escape.js'

@@ -1,7 +1,7 @@
 // rotree fsck
 import { UsageError } from 'rotree-client/errors'
 import { parseAddress } from 'rotree-client'
-import { parseFragment } from 'rotree-client/src/trust/roles.js'
+import { parseFragment } from 'rotree-client/trust'
 import { fsck } from '../../mirror/fsck.js'
 import { blobSource } from '../../mirror/source.js'
 import { fmtBytes } from '../progress.js'

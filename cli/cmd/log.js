@@ -1,5 +1,5 @@
 // rotree log
-import { treeHistory } from 'rotree-client/src/history.js'
+import { treeHistory } from 'rotree-client/tree'
 import { READER_OPTIONS, positiveInt, treeAddress, withTree } from '../common.js'
 import { escapeText } from '../escape.js'
 

@@ -1,6 +1,6 @@
 // rotree ls
 import { TooLargeError, BadPathError } from 'rotree-client/errors'
-import { MAX_DEPTH } from 'rotree-client/internal'
+import { MAX_DEPTH } from 'rotree-client/format'
 import { toStat } from 'rotree-client'
 import { READER_OPTIONS, MANY_REQUESTS, withTree, treeTarget, modeString, fmtTime, publicStat, positiveInt } from '../common.js'
 import { Lister, asDir } from '../get-lister.js'

@@ -1,6 +1,6 @@
 // rotree push
 import { UsageError } from 'rotree-client/errors'
-import { mirrorUrl } from 'rotree-client/src/address.js'
+import { mirrorUrl } from 'rotree-client/trust'
 import { push } from '../../builder/push.js'
 import { progressBar } from '../progress.js'
 

@@ -134,7 +134,7 @@ async function show (target, v, io, t) {
   const r = {
     anchor, name, trust: trust ? { seq: trust.seq, expires: trust.expires, roles: trust.roles, retired: trust.roles.release.threshold === 0 } : null,
     documents: chain.length,
-    pending: pending ? { seq: pending.seq, roles: pending.roles, need: t.signingStatus(trust, pending, (await import('rotree-client/src/trust/roles.js')).parseFragment(anchor).anchor).need } : null,
+    pending: pending ? { seq: pending.seq, roles: pending.roles, need: t.signingStatus(trust, pending, (await import('rotree-client/trust')).parseFragment(anchor).anchor).need } : null,
     address
   }
   if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }

@@ -1,4 +1,4 @@
-// Hand-written declarations for the reader (src/tree.js, address.js, state.js,
+// Hand-written declarations for the reader (src/tree/tree.js, address.js, state.js,
 // walk.js), shared by the browser (index.d.ts) and Node (node.d.ts) entries,
 // which differ only in what createReadStream() returns.
 import type { Ref, Entry, DirPage, ChunkIndex, FsinfoFields } from './format.js'

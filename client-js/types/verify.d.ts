@@ -1,4 +1,4 @@
-// Hand-written declarations for rotree-client/verify (src/verify.js): the
+// Hand-written declarations for rotree-client/verify (src/trust/verify.js): the
 // trust rules (docs/TRUST.md) as pure functions over bytes, with no I/O.
 import type { Ref, DecodedFsinfo, DirPage, ChunkIndex } from './format.js'
 

@@ -9,7 +9,7 @@ import { readRegular } from '../open-regular.js'
 import { openSync, writeSync, closeSync, renameSync, rmSync, fdatasyncSync, statSync, opendirSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { threadId } from 'node:worker_threads'
-import { sha256HexSync } from 'rotree-client/src/sha256-node.js'
+import { sha256HexSync } from 'rotree-client/crypto'
 import { TruncatedError } from 'rotree-client/errors'
 
 export const TMP_PREFIX = '.tmp-'

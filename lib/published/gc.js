@@ -6,8 +6,8 @@
 // Callers hold the folder lock.
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { walkTree } from 'rotree-client/src/walk.js'
-import { limiter } from 'rotree-client/src/cache.js'
+import { walkTree } from 'rotree-client/tree'
+import { limiter } from 'rotree-client/fetch'
 import { HEX64, TMP_PREFIX, syncDir } from './blob-store.js'
 import { pageLoader } from './pages.js'
 
@@ -23,7 +23,7 @@ import { pageLoader } from './pages.js'
  * @param {number} [o.now] @param {boolean} [o.dryRun] @param {boolean} [o.fsync=true]
  * @param {boolean} [o.temps=false] also delete stale h/.tmp-* files (older than graceMs)
  * @param {Set<string>} [o.reached] hashes already known reachable; filled in
- * @param {Set<string>} [o.walked] page keys whose subtrees are in `reached` (client-js/src/walk.js)
+ * @param {Set<string>} [o.walked] page keys whose subtrees are in `reached` (client-js/src/tree/walk.js)
  * @param {number} [o.jobs=16]
  * @returns {Promise<{ roots: KeptRoot[], reached: Set<string>, blobs: number, stopped?: { root: KeptRoot, err: Error },
  *   deleted: { count: number, bytes: number }, young: { count: number, bytes: number }, temp: { count: number, bytes: number } }>}

@@ -8,8 +8,7 @@
 // fetches, and a mirror can only leave entries out.
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
-import { fsinfoVersion, decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
+import { decodeFsinfo, fsinfoVersion, decodeFsinfoV2 } from 'rotree-client/format'
 import { ForkError } from 'rotree-client/errors'
 import { pidAlive } from './lock.js'
 import { syncDir } from './blob-store.js'

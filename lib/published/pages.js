@@ -1,15 +1,15 @@
 // A published folder read from its own disk, with a reader's checks: the one
 // loader that pull, fsck, gc and `sign --publish` walk a root with.
 // Directory pages and chunk indexes are read capped at their size and
-// verified (hash, exact size) and decoded by client-js/src/verify.js before
-// the walker (client-js/src/walk.js) applies the placement checks, so a
+// verified (hash, exact size) and decoded by client-js/src/trust/verify.js before
+// the walker (client-js/src/tree/walk.js) applies the placement checks, so a
 // damaged blob is found, never parsed. Data chunks are trusted by size alone
 // unless asked to hash them (docs/TRUST.md rule 3 for a local blob:
 // localChunkFault; fsck scrubs every byte).
 import fs from 'node:fs/promises'
 import { VERIFIERS, localChunkFault, storedSizeOf } from 'rotree-client/verify'
 import { DAMAGE_CODES, RotreeError } from 'rotree-client/errors'
-import { walkTree } from 'rotree-client/src/walk.js'
+import { walkTree } from 'rotree-client/tree'
 import { readLocal, blobPath, missingBlob } from './blob-store.js'
 
 const PAGE_NAMES = { dir: 'directory page', cindex: 'chunk index' }

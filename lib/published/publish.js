@@ -7,7 +7,7 @@
 //   DIR/unsigned.json         a root waiting for an offline signature (`build --unsigned`)
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
+import { decodeFsinfo } from 'rotree-client/format'
 import { HISTORY_DIR, listHistory, writeHistory, writeDurable, decodeAny } from './history.js'
 import { syncDir } from './blob-store.js'
 import { UsageError } from 'rotree-client/errors'

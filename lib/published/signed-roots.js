@@ -2,7 +2,7 @@
 // tools that check or keep them (pull, fsck, gc, push): fsinfo.json and
 // history/<seq>.json of either format version and, for version 2, the trust
 // documents in trust/<seq>.json they are signed under (FORMAT.md §12.2,
-// §12.4). Every decision is the reader's (client-js/src/verify.js,
+// §12.4). Every decision is the reader's (client-js/src/trust/verify.js,
 // client-js/src/trust/roles.js); what this module adds is where the bytes
 // come from, and that it checks signatures without the clock: an old root's
 // age is no reason to doubt who signed it (docs/TRUST.md rule 17). Tools
@@ -18,12 +18,8 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { verifyFsinfoSignature } from 'rotree-client/verify'
 import { ThresholdError, BadFormatError } from 'rotree-client/errors'
-import { decodeFsinfo } from 'rotree-client/src/format/fsinfo.js'
-import { fsinfoVersion, decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
-import { decodeTrustDoc, MAX_TRUST_DOC } from 'rotree-client/src/format/trust-doc.js'
-import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
-import { acceptTrustStep, trustHash, verifyFsinfoV2, verifyHistoryEntryV2, checkLoneKey, parseFragment } from 'rotree-client/src/trust/roles.js'
-import { decodeUtf8 } from 'rotree-client/src/format/bytes.js'
+import { decodeFsinfo, fsinfoVersion, decodeFsinfoV2, decodeTrustDoc, MAX_TRUST_DOC, refOfReleaseRoot, decodeUtf8 } from 'rotree-client/format'
+import { acceptTrustStep, trustHash, verifyFsinfoV2, verifyHistoryEntryV2, checkLoneKey, parseFragment } from 'rotree-client/trust'
 
 export const TRUST_DIR = 'trust'
 const TRUST_NAME = /^([1-9][0-9]{0,15})\.json$/

@@ -64,7 +64,7 @@ test('no Node built-in reaches the browser build; level resolves to IndexedDB', 
     }
   }
   const has = p => inputs.some(i => i.includes(p))
-  assert.ok(has('client-js/src/platform-web.js') && has('client-js/src/transport-web.js') && has('client-js/src/sha256-web.js'))
+  assert.ok(has('client-js/src/platform/platform-web.js') && has('client-js/src/net/transport-web.js') && has('client-js/src/crypto/sha256-web.js'))
   assert.ok(!has('platform-node.js') && !has('transport-node.js') && !has('sha256-node.js'), 'no Node variant')
   assert.ok(has('node_modules/level/browser.js') && has('node_modules/browser-level/'), 'level → browser-level (its "browser" field)')
   assert.ok(!has('classic-level'), 'no classic-level (LevelDB bindings)')
@@ -81,7 +81,7 @@ test('the bundle exports the same API as the package entry', async () => {
 })
 
 test('the EventEmitter stand-in behaves like Node\'s for what abstract-level needs', async () => {
-  const { EventEmitter } = await import('rotree-client/src/platform-web.js')
+  const { EventEmitter } = await import('../../client-js/src/platform/platform-web.js')
   const { EventEmitter: NodeEE } = await import('node:events')
   const scenario = E => {
     const e = new E()

@@ -15,7 +15,7 @@ import path from 'node:path'
 import { tmpdir, writeTree, buildTree, makeKey, serve } from '../helpers/fixtures.js'
 import { createRotreeServer } from '../../server/index.js'
 import { keyLabel } from '../../web/origins.js'
-import { roles } from 'rotree-client/internal'
+import * as roles from 'rotree-client/trust'
 import { decodeRoot } from '../../lib/published/signed-roots.js'
 import { WEB, ensureBundle, launchChromium, newPage, serveWithWeb, pageLogs } from './helpers.js'
 

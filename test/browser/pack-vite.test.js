@@ -78,7 +78,7 @@ test('npm pack → install into a Vite project → vite build → verified read 
   assert.equal(pack.code, 0, pack.out)
   const [info] = JSON.parse(pack.out.slice(pack.out.indexOf('[')))
   const packed = info.files.map(f => f.path)
-  for (const f of ['package.json', 'README.md', 'dist/rotree-client.browser.js', 'types/index.d.ts', 'types/node.d.ts', 'src/index.js', 'src/platform-web.js']) {
+  for (const f of ['package.json', 'README.md', 'dist/rotree-client.browser.js', 'types/index.d.ts', 'types/node.d.ts', 'src/index.js', 'src/platform/platform-web.js']) {
     assert.ok(packed.includes(f), `${f} is in the tarball`)
   }
   assert.ok(!packed.some(f => f.startsWith('dist/') && f !== 'dist/rotree-client.browser.js'), 'only the bundle from dist/')

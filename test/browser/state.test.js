@@ -1,7 +1,7 @@
 // Rollback state in the browser (IndexedDB) under concurrency: several
 // readers of one origin (tabs, or readers in one page) accept roots at once,
 // in any order, and the stored highest sequence must still be the highest
-// any of them accepted. IndexedDB has no lock of its own; client-js/src/state.js
+// any of them accepted. IndexedDB has no lock of its own; client-js/src/trust/state.js
 // takes a Web Lock around each check-and-write.
 import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'

@@ -13,8 +13,7 @@ import { checkPublished } from '../helpers/check-tree.js'
 import { build } from '../../builder/build.js'
 import { cutsFrom, stitch } from '../../builder/big-file.js'
 import { recordedFiles } from '../../builder/build-index.js'
-import { chunkLengths, nextCut } from 'rotree-client/src/format/cdc.js'
-import { CHUNK_MAX, CHUNK_AVG } from 'rotree-client/src/format/limits.js'
+import { chunkLengths, nextCut, CHUNK_MAX, CHUNK_AVG } from 'rotree-client/format'
 
 const NOW = Date.UTC(2026, 5, 1)
 const opts = (src, out, key, extra = {}) => ({ src, out, key, ttlMs: 3600e3, now: NOW, fsync: false, racyMs: 0, ...extra })

@@ -3,9 +3,7 @@
 // This is the loop as FORMAT.md §5 writes it, checked against nextCut.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { nextCut, chunkLengths } from 'rotree-client/src/format/cdc.js'
-import { GEAR } from 'rotree-client/src/format/gear.js'
-import { CHUNK_MIN, CHUNK_AVG, CHUNK_MAX } from 'rotree-client/src/format/limits.js'
+import { nextCut, chunkLengths, GEAR, CHUNK_MIN, CHUNK_AVG, CHUNK_MAX } from 'rotree-client/format'
 import { prng } from '../helpers/fixtures.js'
 
 const BITS = Math.log2(CHUNK_AVG)

@@ -14,9 +14,8 @@ import { build } from '../../builder/build.js'
 import { StatBlobStore } from '../../lib/published/blob-store.js'
 import { ChunkPool } from '../../builder/chunk-pool.js'
 import { chunkFileSync, readBuffer, READ_SIZE } from '../../builder/chunk-file.js'
-import { chunkLengths } from 'rotree-client/src/format/cdc.js'
+import { chunkLengths, CHUNK_MIN, CHUNK_MAX, INLINE_MAX } from 'rotree-client/format'
 import { BuildInputError, RotreeError } from 'rotree-client/errors'
-import { CHUNK_MIN, CHUNK_MAX, INLINE_MAX } from 'rotree-client/src/format/limits.js'
 
 const NOW = Date.UTC(2026, 5, 1)
 const opts = (src, out, key, extra = {}) => ({ src, out, key, ttlMs: 3600e3, now: NOW, fsync: false, racyMs: 0, ...extra })

@@ -1,13 +1,13 @@
-// client-js/src/ed25519-node.js (node:crypto) is `#ed25519` in Node: it signs
+// client-js/src/crypto/ed25519-node.js (node:crypto) is `#ed25519` in Node: it signs
 // for `rotree build` and verifies for the Node reader; browsers verify with
-// @noble/ed25519 (client-js/src/ed25519.js). RFC 8032 signatures are
+// @noble/ed25519 (client-js/src/crypto/ed25519.js). RFC 8032 signatures are
 // deterministic, so the two must agree byte for byte, and both must accept
 // what either signs and refuse what is not the signer's.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import * as native from 'rotree-client/src/ed25519-node.js'
-import * as noble from 'rotree-client/src/ed25519.js'
+import * as native from 'rotree-client/crypto'
+import * as noble from 'rotree-client/crypto'
 
 test('node:crypto and @noble give the same public keys and signatures', () => {
   for (let i = 0; i < 64; i++) {

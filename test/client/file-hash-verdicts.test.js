@@ -6,7 +6,7 @@
 // any ref, size, codec or signed hash is a different file.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { FileHashVerdicts, fileHashImplied } from 'rotree-client/src/verify.js'
+import { FileHashVerdicts, fileHashImplied } from 'rotree-client/trust'
 
 const h = c => c.repeat(64)
 const chunk = (c, o = {}) => ({ hash: h(c), size: 1000, storedSize: 400, codec: 'deflate', ...o })

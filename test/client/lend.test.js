@@ -1,4 +1,4 @@
-// Lent reads (client-js/src/buffer-pool.js): a big read's chunks are read
+// Lent reads (client-js/src/fetch/buffer-pool.js): a big read's chunks are read
 // into buffers the consumer gives back, and the next chunks reuse them. What
 // must hold: a buffer is never reused while anyone still holds a piece of
 // it, including a chunk that one fetch answered for two readers (blobs.js
@@ -9,8 +9,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { openTree } from 'rotree-client'
 import { createHash } from 'node:crypto'
-import { BufferPool } from 'rotree-client/src/buffer-pool.js'
-import { VerifiedBlobs } from 'rotree-client/src/blobs.js'
+import { BufferPool, VerifiedBlobs } from 'rotree-client/fetch'
 import { tmpdir, makeKey, writeTree, buildTree, serve, address, prng } from '../helpers/fixtures.js'
 
 const cleanups = []

@@ -1,4 +1,4 @@
-// Several mirrors at once (client-js/src/mirrors.js, sched.js): two mirrors
+// Several mirrors at once (client-js/src/fetch/mirrors.js, sched.js): two mirrors
 // both carry a read; a mirror that answers every blob just under the timeout
 // gets few requests beside an honest one; a stalled request is hedged to
 // another mirror; fsinfo.json from a fast stale mirror does not win over a
@@ -10,11 +10,10 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { openTree } from 'rotree-client'
-import { Mirrors } from 'rotree-client/src/mirrors.js'
-import { createTransport } from 'rotree-client/src/transport-node.js'
-import { MAX_FSINFO_V2 } from 'rotree-client/src/format/fsinfo-v2.js'
-import { decodeDirPage } from 'rotree-client/src/format/dirpage.js'
-import { decodeBlobSync } from 'rotree-client/src/codec-node.js'
+import { Mirrors } from 'rotree-client/fetch'
+import { createTransport } from 'rotree-client/net'
+import { MAX_FSINFO_V2, decodeDirPage } from 'rotree-client/format'
+import { decodeBlobSync } from 'rotree-client/codec'
 import { decodeRoot, verifyRoot } from '../../lib/published/signed-roots.js'
 import { tmpdir, makeKey, writeTree, buildTree, address, prng } from '../helpers/fixtures.js'
 import { startLyingServer } from '../helpers/lying-server.js'

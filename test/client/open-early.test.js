@@ -1,4 +1,4 @@
-// openTree() starts its round trips early (client-js/src/tree.js,
+// openTree() starts its round trips early (client-js/src/tree/tree.js,
 // root-store.js): the connection to each mirror opens while the reader is
 // still being set up, and the root page is asked for as soon as a root
 // verifies, while the other mirrors' fsinfo.json answers and the rollback
@@ -12,7 +12,7 @@ import http from 'node:http'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { openTree } from 'rotree-client'
-import { Tree } from 'rotree-client/src/tree.js'
+import { Tree } from 'rotree-client/tree'
 import { tmpdir } from '../helpers/fixtures.js'
 import { startStaticMirror } from './static-mirror.js'
 import { Publisher } from './v2-publisher.js'

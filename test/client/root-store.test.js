@@ -1,4 +1,4 @@
-// The root store (client-js/src/root-store.js) and the public API the gateway
+// The root store (client-js/src/trust/root-store.js) and the public API the gateway
 // reads it through: rootRecord, isFresh(), readChunk(). And the settle window:
 // a fast stale mirror wins the first answer, but a newer root that a slower
 // honest mirror sends afterwards is adopted when it arrives, without changing

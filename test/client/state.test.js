@@ -7,7 +7,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { Level } from 'level'
-import { SeqStore } from 'rotree-client/src/state.js'
+import { SeqStore } from 'rotree-client/trust'
 import { openTree } from 'rotree-client'
 import { tmpdir, makeKey, writeTree, buildTree, serve, address } from '../helpers/fixtures.js'
 
@@ -31,7 +31,7 @@ test('the highest sequence survives a restart; rollback and fork are refused', a
 test('many processes update one state directory at once; none fails, the max wins', { timeout: 60_000 }, async t => {
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const loc = path.join(dir, 'seq.db')
-  const mod = new URL('../../client-js/src/state.js', import.meta.url).href
+  const mod = new URL('../../client-js/src/trust/state.js', import.meta.url).href
   const child = seqs => new Promise((resolve, reject) => {
     const code = `import { SeqStore } from ${JSON.stringify(mod)}
       const s = new SeqStore(${JSON.stringify(loc)})
@@ -100,7 +100,7 @@ test('a stored record without a valid seq or root is ROTREE_STATE, never "nothin
 })
 
 test('format version 2 records: update() persists across restarts, damaged ones fail closed, a version-1 record gives way but never returns', async t => {
-  const { checkRecord } = await import('rotree-client/src/state.js')
+  const { checkRecord } = await import('rotree-client/trust')
   const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const loc = path.join(dir, 'seq.db')
   const trustOnly = { v: 2, trust: { seq: 2, hash: hex(2) }, trustDoc: '{"type":"rotree-trust"}', release: null, timestamp: null }

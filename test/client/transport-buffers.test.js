@@ -5,8 +5,8 @@
 import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import http from 'node:http'
-import { createTransport as nodeTransport } from 'rotree-client/src/transport-node.js'
-import { createTransport as webTransport } from 'rotree-client/src/transport-web.js'
+import { createTransport as nodeTransport } from 'rotree-client/net'
+import { createTransport as webTransport } from '../../client-js/src/net/transport-web.js'
 import { startTlsServer, testCert } from '../helpers/tls-server.js'
 
 const { test } = needing('openssl')

@@ -1,4 +1,4 @@
-// The lean HTTP/1.1 client for http: mirrors (client-js/src/transport-h1.js):
+// The lean HTTP/1.1 client for http: mirrors (client-js/src/net/transport-h1.js):
 // keep-alive within maxSockets, every body framing (Content-Length, chunked,
 // to the close), interim 1xx answers, a kept-alive connection the server
 // closed under a request, and answers that are malformed or carry more bytes
@@ -10,9 +10,9 @@ import http from 'node:http'
 import net from 'node:net'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { createTransport } from 'rotree-client/src/transport-node.js'
+import { createTransport } from 'rotree-client/net'
 
-const TRANSPORT = fileURLToPath(new URL('../../client-js/src/transport-node.js', import.meta.url))
+const TRANSPORT = fileURLToPath(new URL('../../client-js/src/net/transport-node.js', import.meta.url))
 const BODY = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) & 255))
 const get = (tr, url, o = {}) => tr.get(url, { cap: 1 << 20, timeoutMs: 5000, ...o })
 

@@ -12,7 +12,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { createTransport } from 'rotree-client/src/transport-node.js'
+import { createTransport } from 'rotree-client/net'
 import { openTree } from 'rotree-client'
 import { startTlsServer, testCert } from '../helpers/tls-server.js'
 import { tmpdir, makeKey, writeTree, buildTree, address, prng, allFailedWith } from '../helpers/fixtures.js'
@@ -20,7 +20,7 @@ import { tmpdir, makeKey, writeTree, buildTree, address, prng, allFailedWith } f
 const { test } = needing('openssl')
 
 const BODY = Buffer.alloc(200_000, 0x61)
-const TRANSPORT = fileURLToPath(new URL('../../client-js/src/transport-node.js', import.meta.url))
+const TRANSPORT = fileURLToPath(new URL('../../client-js/src/net/transport-node.js', import.meta.url))
 const get = (t, url, o = {}) => t.get(url, { cap: 1 << 20, timeoutMs: 5000, ...o })
 
 function serveBody (req, res) {

@@ -1,10 +1,9 @@
-// The URL rules both transports share (client-js/src/transport-url.js):
+// The URL rules both transports share (client-js/src/net/transport-url.js):
 // redaction, Basic auth from userinfo, and which redirects a mirror may give.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { redactUrl, basicAuth, redirectPolicy, redirectTarget, MAX_REDIRECTS } from 'rotree-client/src/transport-url.js'
-import { redactUrl as fromNode } from 'rotree-client/src/transport-node.js'
-import { redactUrl as fromWeb } from 'rotree-client/src/transport-web.js'
+import { redactUrl, basicAuth, redirectPolicy, redirectTarget, MAX_REDIRECTS, redactUrl as fromNode } from 'rotree-client/net'
+import { redactUrl as fromWeb } from '../../client-js/src/net/transport-web.js'
 
 test('redactUrl drops userinfo, from URLs that parse and from ones that do not', () => {
   assert.equal(redactUrl('https://alice:pw@mirror.example/pub/'), 'https://mirror.example/pub/')

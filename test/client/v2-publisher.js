@@ -10,8 +10,8 @@
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { generateKeyPair } from 'rotree-client/src/ed25519.js'
-import { trustAnchorOf } from 'rotree-client/src/trust/roles.js'
+import { generateKeyPair } from 'rotree-client/crypto'
+import { trustAnchorOf } from 'rotree-client/trust'
 import { V2Writer, role, RETIRED } from '../vectors/v2-writer.js'
 
 export { role, RETIRED }

@@ -13,8 +13,8 @@ import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { openTree } from 'rotree-client'
 import { verifyFsinfo } from 'rotree-client/verify'
-import { decodeDirPage } from 'rotree-client/src/format/dirpage.js'
-import { decodeBlobSync } from 'rotree-client/src/codec-node.js'
+import { decodeDirPage } from 'rotree-client/format'
+import { decodeBlobSync } from 'rotree-client/codec'
 import { tmpdir, makeKey } from '../helpers/fixtures.js'
 import { SignedTree } from '../helpers/signed-tree.js'
 import { startStaticMirror } from './static-mirror.js'
@@ -88,7 +88,7 @@ async function oldFsinfo (p) {
   return t
 }
 async function readDoc (p, seq) {
-  const { decodeTrustDoc } = await import('rotree-client/src/format/trust-doc.js')
+  const { decodeTrustDoc } = await import('rotree-client/format')
   return decodeTrustDoc(await fs.readFile(path.join(p.out, 'trust', seq + '.json')))
 }
 

@@ -1,4 +1,4 @@
-// The adaptive window (client-js/src/window.js, sched.js, read-pipeline.js):
+// The adaptive window (client-js/src/fetch/window.js, sched.js, read-pipeline.js):
 // over a link with delay a streaming read keeps more than the old fixed 8
 // chunks in flight, counted by the server, and never more bytes than
 // maxInflightBytes; and the window's rules on their own, on a made-up clock.
@@ -8,11 +8,10 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { openTree } from 'rotree-client'
-import { Mirrors } from 'rotree-client/src/mirrors.js'
-import { readChunks } from 'rotree-client/src/read-pipeline.js'
-import { createTransport } from 'rotree-client/src/transport-node.js'
+import { Mirrors, MirrorWindow } from 'rotree-client/fetch'
+import { readChunks } from 'rotree-client/tree'
+import { createTransport } from 'rotree-client/net'
 import { verifyBlob, verifyChunkIndex, checkChunkIndexPlacement } from 'rotree-client/verify'
-import { MirrorWindow } from 'rotree-client/src/window.js'
 import { tmpdir, makeKey, writeTree, buildTree, address, prng } from '../helpers/fixtures.js'
 import { startMirror } from './mirrors-server.js'
 

@@ -5,8 +5,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { deflateRawSync } from 'node:zlib'
-import * as nodeCodec from 'rotree-client/src/codec-node.js'
-import * as webCodec from 'rotree-client/src/codec-web.js'
+import * as nodeCodec from 'rotree-client/codec'
+// the browser's codec, tested in Node beside node:zlib's (a unit test of that file)
+import * as webCodec from '../../client-js/src/format/codec-web.js'
 
 const bad = err => { assert.equal(err.code, 'ROTREE_BAD_FORMAT', err.message); return true }
 

@@ -2,17 +2,10 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { Writer, Reader } from 'rotree-client/src/format/bytes.js'
-import { writeEntry, readEntry } from 'rotree-client/src/format/entry.js'
-import { buildDirectory, decodeDirPage, encodeLeaf, encodeEntry } from 'rotree-client/src/format/dirpage.js'
-import { buildFileBody, decodeChunkIndex } from 'rotree-client/src/format/chunkindex.js'
-import { chunkLengths } from 'rotree-client/src/format/cdc.js'
-import { decodeFsinfo, encodeFsinfo, fsinfoMessage } from 'rotree-client/src/format/fsinfo.js'
+import { Writer, Reader, writeEntry, readEntry, buildDirectory, decodeDirPage, encodeLeaf, encodeEntry, buildFileBody, decodeChunkIndex, chunkLengths, decodeFsinfo, encodeFsinfo, fsinfoMessage, CHUNK_MIN, CHUNK_MAX, MAX_DIRECT_CHUNKS, INLINE_MAX, INLINE_MAX_V2, inlineMax, isoTime, isoString } from 'rotree-client/format'
 import { verifyFsinfo, checkRollback, verifyBlob } from 'rotree-client/verify'
-import { generateKeyPair, sign } from 'rotree-client/src/ed25519.js'
-import { CHUNK_MIN, CHUNK_MAX, MAX_DIRECT_CHUNKS, INLINE_MAX, INLINE_MAX_V2, inlineMax } from 'rotree-client/src/format/limits.js'
+import { generateKeyPair, sign } from 'rotree-client/crypto'
 import { prng } from '../helpers/fixtures.js'
-import { isoTime, isoString } from 'rotree-client/src/format/signed-doc.js'
 
 const hex = b => createHash('sha256').update(b).digest('hex')
 const memStore = () => {
@@ -198,7 +191,7 @@ test('blobs: exact size and hash, checked before anything parses them', async ()
 // ---- format version 2 (FORMAT.md §12.6, §12.7) -------------------------------
 
 test('version 2, the bytes of FORMAT.md §12.6: a leaf with an inline file, a compressed chunk, an index and a directory', async () => {
-  const { encodeDirPage } = await import('rotree-client/src/format/dirpage.js')
+  const { encodeDirPage } = await import('rotree-client/format')
   const h = n => String(n).repeat(64).slice(0, 64)
   const H = n => Buffer.from(h(n), 'hex')
   // written by hand from the grammar
@@ -226,7 +219,7 @@ test('version 2, the bytes of FORMAT.md §12.6: a leaf with an inline file, a co
 })
 
 test('version 2 refs: bounds, codecs and the reserved encrypted bit', async () => {
-  const { readRef, writeRef } = await import('rotree-client/src/format/ref.js')
+  const { readRef, writeRef } = await import('rotree-client/format')
   const ref = bytes => readRef(new Reader(Uint8Array.from([...Buffer.alloc(32, 7), ...bytes])), 2, CHUNK_MAX)
   assert.deepEqual(ref([5, 0]), { hash: '07'.repeat(32), size: 5, storedSize: 5, codec: 'none' })
   assert.deepEqual(ref([5, 1, 9]), { hash: '07'.repeat(32), size: 9, storedSize: 5, codec: 'deflate-raw' })
@@ -245,7 +238,7 @@ test('version 2 refs: bounds, codecs and the reserved encrypted bit', async () =
 })
 
 test('version 2: chunk indexes and whole directories round-trip; a chunked file needs its SHA-256', async () => {
-  const { encodeChunkIndex } = await import('rotree-client/src/format/chunkindex.js')
+  const { encodeChunkIndex } = await import('rotree-client/format')
   const { m, put } = memStore()
   const V2 = { version: 2 }
   const chunks = Array.from({ length: MAX_DIRECT_CHUNKS + 8 }, (_, i) => ({ hash: hex('c' + i), size: 5000 + i, storedSize: 100 + i, codec: 'deflate-raw' }))

@@ -1,8 +1,7 @@
 // FORMAT.md §5.1: format version 2's lead chunk (client-js/src/format/cdc.js leadCut).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { chunkLengths, leadCut, nextCut, LEAD_CHUNK, LEAD_MIN_FILE } from 'rotree-client/src/format/cdc.js'
-import { CHUNK_MAX } from 'rotree-client/src/format/limits.js'
+import { chunkLengths, leadCut, nextCut, LEAD_CHUNK, LEAD_MIN_FILE, CHUNK_MAX } from 'rotree-client/format'
 import { prng } from '../helpers/fixtures.js'
 
 const ends = lens => { let p = 0; return lens.map(l => (p += l)) }

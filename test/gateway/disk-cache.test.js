@@ -137,7 +137,7 @@ test('a cache of the old layout (blobs as LevelDB values) starts empty and loses
 })
 
 test('a hit reads into the pool it is given; a short file gives the buffer back', async () => {
-  const { BufferPool } = await import('../../client-js/src/buffer-pool.js')
+  const { BufferPool } = await import('../../client-js/src/fetch/buffer-pool.js')
   const dir = path.join(fx.dir, 'pooled')
   const b = randomBytes(200_000); const h = sha(b)
   const c = await openDiskCache(dir, { maxBytes: 1 << 20 })
@@ -222,7 +222,7 @@ test('the cache stays within its size, evicting the least recently used, and kee
 test('overlapping downloads of a streamed file with the disk cache on: every copy is the file, and chunk buffers are reused', async () => {
   // huge.bin streams past the memory cache, so its chunks are read into
   // buffers of the tree's pool that go back once the socket and the disk
-  // cache are done with them (client-js/src/buffer-pool.js); a chunk still
+  // cache are done with them (client-js/src/fetch/buffer-pool.js); a chunk still
   // queued for the disk is served to a second download as a copy
   await withGateway(path.join(fx.dir, 'overlap'), async gw => {
     const pool = gw.gateway.gateway.root.tree.blobs.pool

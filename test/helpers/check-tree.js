@@ -5,7 +5,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { walkTree, verifyFsinfo } from 'rotree-client'
-import { VERIFIERS, checkFreshness, DEFAULT_SKEW_MS } from 'rotree-client/src/verify.js'
+import { VERIFIERS, checkFreshness, DEFAULT_SKEW_MS } from 'rotree-client/trust'
 import { decodeRoot, rootContext, verifyRoot, checkRootTimes } from '../../lib/published/signed-roots.js'
 
 /** @returns {Promise<{ seq: number, root: string, blobs: number, version: 1|2 }>} throws when anything is missing or bad */

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { createHash, createCipheriv } from 'node:crypto'
-import { generateKeyPair } from 'rotree-client/src/ed25519.js'
+import { generateKeyPair } from 'rotree-client/crypto'
 import { build } from '../../builder/build.js'
 import { createRotreeServer } from '../../server/index.js'
 

@@ -17,11 +17,8 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
-import { buildDirectory, encodeFsinfo, fsinfoMessage } from 'rotree-client/format'
-import { Writer, fromHex } from 'rotree-client/src/format/bytes.js'
-import { CINDEX_MAGIC } from 'rotree-client/src/format/chunkindex.js'
-import { INLINE_MAX, CHUNK_MAX, MAX_DIRECT_CHUNKS } from 'rotree-client/src/format/limits.js'
-import { sign } from 'rotree-client/src/ed25519.js'
+import { buildDirectory, encodeFsinfo, fsinfoMessage, Writer, fromHex, CINDEX_MAGIC, INLINE_MAX, CHUNK_MAX, MAX_DIRECT_CHUNKS } from 'rotree-client/format'
+import { sign } from 'rotree-client/crypto'
 
 const T0 = Date.UTC(2025, 0, 1)
 

@@ -4,9 +4,8 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { tmpdir, makeKey, writeTree, buildTree, prng } from '../helpers/fixtures.js'
-import { encodeFsinfo, fsinfoMessage } from 'rotree-client/src/format/fsinfo.js'
-import { decodeDirPage } from 'rotree-client/src/format/dirpage.js'
-import { sign } from 'rotree-client/src/ed25519.js'
+import { encodeFsinfo, fsinfoMessage, decodeDirPage } from 'rotree-client/format'
+import { sign } from 'rotree-client/crypto'
 
 export const TARGET = '/data/big.bin'
 

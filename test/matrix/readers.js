@@ -16,8 +16,7 @@ import { serve } from '../helpers/fixtures.js'
 import { checkPublished } from '../helpers/check-tree.js'
 import { browserReader } from './browser-reader.js'
 import { walkLocal } from '../../lib/published/index.js'
-import { fsinfoVersion, decodeFsinfoV2 } from 'rotree-client/src/format/fsinfo-v2.js'
-import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
+import { fsinfoVersion, decodeFsinfoV2, refOfReleaseRoot } from 'rotree-client/format'
 
 const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 
@@ -78,7 +77,7 @@ export const READERS = [
   {
     id: 'library, lent read',
     // readRange({ lend: true }) with a small memory cache, so the file streams
-    // and its chunks land in pooled buffers (client-js/src/buffer-pool.js);
+    // and its chunks land in pooled buffers (client-js/src/fetch/buffer-pool.js);
     // each piece is copied and given back at once, so later chunks, good or
     // lied about, are read into buffers that earlier pieces came in
     async run ({ addr, mirrors, stateDir, timeoutS, path: p }) {
@@ -98,7 +97,7 @@ export const READERS = [
     id: 'library, mirrors striped',
     // Many chunks in flight (readAhead 8: the requests a mirror always gets; its
     // window, 2 MiB at first, decides the rest), so the first mirror's window fills and the second
-    // carries the rest at the same time (client-js/src/sched.js): the liar is
+    // carries the rest at the same time (client-js/src/fetch/sched.js): the liar is
     // asked for the first window of the file, the lied-about chunk included,
     // while the honest mirror serves beside it. With an honest mirror the read
     // must also have been split between the two, unless the liar was benched.

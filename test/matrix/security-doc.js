@@ -40,7 +40,7 @@ export async function writeSecurityDoc (results, { readers, lies }) {
     '',
     '**Not trusted**: every mirror and every byte it sends: fsinfo.json, blobs, status codes, headers, timing.',
     '',
-    'A mirror can always deny service (answer nothing). What it must not achieve is to make any reader hand out a byte the publisher did not sign for that path, accept an older or expired tree, or hang forever. Every reader applies the same rules from one module (`client-js/src/verify.js`, and `client-js/src/trust/roles.js` for format version 2), each numbered in docs/TRUST.md.',
+    'A mirror can always deny service (answer nothing). What it must not achieve is to make any reader hand out a byte the publisher did not sign for that path, accept an older or expired tree, or hang forever. Every reader applies the same rules from one module (`client-js/src/trust/verify.js`, and `client-js/src/trust/roles.js` for format version 2), each numbered in docs/TRUST.md.',
     '',
     'A validly signed tree is trusted to be what its publisher signed, not to be kind to whoever reads it, and one gateway or browser origin may serve many trees. So the threat model has more actors than mirrors:',
     '',

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { walkTree } from 'rotree-client'
-import { VERIFIERS } from 'rotree-client/src/verify.js'
+import { VERIFIERS } from 'rotree-client/trust'
 import { verifyRoot } from '../../lib/published/signed-roots.js'
 
 export const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname

@@ -7,7 +7,7 @@
  * (the report counts which were told).
  *
  * The gateway's client benches a mirror after any fault (30 s by default,
- * client-js/src/mirrors.js; the soak runs the gateway with --mirror-penalty 1)
+ * client-js/src/fetch/mirrors.js; the soak runs the gateway with --mirror-penalty 1)
  * and asks it for blobs only when the honest mirror is benched too, whereas
  * fsinfo.json is asked of every mirror on every refresh. So fsinfo.json lies
  * are met on every refresh, but a blob lie only once the bench has run out.

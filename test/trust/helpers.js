@@ -1,9 +1,8 @@
 // Keys, trust documents, releases and fsinfo.json of format version 2, signed
 // in memory, for the role and rotation tests.
-import { generateKeyPair, sign } from 'rotree-client/src/ed25519.js'
-import { encodeTrustDoc, decodeTrustDoc } from 'rotree-client/src/format/trust-doc.js'
-import { encodeFsinfoV2, decodeFsinfoV2, releaseMessage } from 'rotree-client/src/format/fsinfo-v2.js'
-import { trustHash, anchorText } from 'rotree-client/src/trust/roles.js'
+import { generateKeyPair, sign } from 'rotree-client/crypto'
+import { encodeTrustDoc, decodeTrustDoc, encodeFsinfoV2, decodeFsinfoV2, releaseMessage } from 'rotree-client/format'
+import { trustHash, anchorText } from 'rotree-client/trust'
 
 export const T0 = Date.UTC(2026, 0, 1)
 export const DAY = 86400e3

@@ -6,7 +6,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
   parseFragment, acceptTrustStep, walkTrust, verifyFsinfoV2, verifyHistoryEntryV2, advanceState, trustAnchorOf, anchorText, MAX_TRUST_STEPS
-} from 'rotree-client/src/trust/roles.js'
+} from 'rotree-client/trust'
 import { checkFreshness } from 'rotree-client/verify'
 import { keys, role, trustDoc, fsinfo, T0, DAY } from './helpers.js'
 
@@ -210,7 +210,7 @@ test('fast-forward recovery: a rotated timestamp or release key drops that role\
 })
 
 test('fsinfo.json v2 decoding: reserved private-tree member and codec, strict members', async () => {
-  const { decodeFsinfoV2 } = await import('rotree-client/src/format/fsinfo-v2.js')
+  const { decodeFsinfoV2 } = await import('rotree-client/format')
   const f = family()
   const ok = fsinfo({ trust: f.doc1 }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
   const json = JSON.parse(new TextDecoder().decode(new TextEncoder().encode(JSON.stringify({
@@ -228,7 +228,7 @@ test('fsinfo.json v2 decoding: reserved private-tree member and codec, strict me
 })
 
 test('the order of the checks: the name first, retirement before anything the answer says, an older trust document is behind', async () => {
-  const { checkAddress } = await import('rotree-client/src/trust/roles.js')
+  const { checkAddress } = await import('rotree-client/trust')
   const f = family()
   const d2 = trustDoc({ seq: 2, root: role([f.A, f.B, f.C], 2), release: role([f.R1, f.R2], 2), timestamp: role([f.T]) }, [f.A, f.B])
   const retired = trustDoc({ seq: 3, root: role([f.A, f.B, f.C], 2), release: { threshold: 0, keys: [] }, timestamp: role([f.T]) }, [f.A, f.B])
@@ -312,7 +312,7 @@ test('history: a single key rotated away vouches for no entry signed by it alone
 })
 
 test('small-order and non-canonical keys are refused wherever a key is read', async () => {
-  const { weakKeyReason } = await import('rotree-client/src/format/public-key.js')
+  const { weakKeyReason } = await import('rotree-client/format')
   const ed = await import('@noble/ed25519')
   const torsion = ed.Point.fromHex('c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a')
   const hexLE = b => Buffer.from(b).toString('hex')

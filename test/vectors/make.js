@@ -22,15 +22,8 @@ import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { pathToFileURL } from 'node:url'
 import { build } from '../../builder/build.js'
-import { publicKeyOf, sign } from 'rotree-client/src/ed25519.js'
-import { encodeFsinfo, decodeFsinfo, fsinfoMessage } from 'rotree-client/src/format/fsinfo.js'
-import { decodeDirPage, encodeLeaf, encodeEntry } from 'rotree-client/src/format/dirpage.js'
-import { decodeChunkIndex } from 'rotree-client/src/format/chunkindex.js'
-import { nextCut, chunkLengths } from 'rotree-client/src/format/cdc.js'
-import { Writer, toHex } from 'rotree-client/src/format/bytes.js'
-import { hashCut } from 'rotree-client/src/format/group.js'
-import { GEAR } from 'rotree-client/src/format/gear.js'
-import { CHUNK_MIN, CHUNK_AVG, CHUNK_MAX, INLINE_MAX, MAX_DIRECT_CHUNKS } from 'rotree-client/src/format/limits.js'
+import { publicKeyOf, sign } from 'rotree-client/crypto'
+import { encodeFsinfo, decodeFsinfo, fsinfoMessage, decodeDirPage, encodeLeaf, encodeEntry, decodeChunkIndex, nextCut, chunkLengths, Writer, toHex, hashCut, GEAR, CHUNK_MIN, CHUNK_AVG, CHUNK_MAX, INLINE_MAX, MAX_DIRECT_CHUNKS } from 'rotree-client/format'
 
 const sha256 = b => createHash('sha256').update(b).digest()
 const sha256hex = b => createHash('sha256').update(b).digest('hex')

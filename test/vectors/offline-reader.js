@@ -12,12 +12,8 @@ import {
 import {
   NotFoundError, NotADirectoryError, SymlinkLoopError, BadPathError, IsADirectoryError, HashMismatchError
 } from 'rotree-client/errors'
-import { compareBytes, utf8 } from 'rotree-client/src/format/bytes.js'
-import { MAX_FSINFO, MAX_SYMLINK_HOPS } from 'rotree-client/src/format/limits.js'
-import { decodeFsinfoV2, MAX_FSINFO_V2 } from 'rotree-client/src/format/fsinfo-v2.js'
-import { decodeTrustDoc } from 'rotree-client/src/format/trust-doc.js'
-import { refOfReleaseRoot } from 'rotree-client/src/format/ref.js'
-import { parseFragment, checkAddress, walkTrust, verifyFsinfoV2 } from 'rotree-client/src/trust/roles.js'
+import { compareBytes, utf8, MAX_FSINFO, MAX_SYMLINK_HOPS, decodeFsinfoV2, MAX_FSINFO_V2, decodeTrustDoc, refOfReleaseRoot } from 'rotree-client/format'
+import { parseFragment, checkAddress, walkTrust, verifyFsinfoV2 } from 'rotree-client/trust'
 
 const sha = b => createHash('sha256').update(b).digest('hex')
 

@@ -1,5 +1,5 @@
 // A format-version-2 tree (docs/FORMAT.md §12) written blob by blob with the
-// format module's encoders and signed with client-js/src/ed25519.js, apart
+// format module's encoders and signed with client-js/src/crypto/ed25519.js, apart
 // from the builder: the test vectors and the client tests publish with it,
 // so they do not depend on the builder's code. It follows the builder's rules where the format
 // has them (FastCDC chunks, inline up to INLINE_MAX_V2, an index past
@@ -18,15 +18,10 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
-import { buildDirectory } from 'rotree-client/src/format/dirpage.js'
-import { buildFileBody } from 'rotree-client/src/format/chunkindex.js'
-import { chunkLengths } from 'rotree-client/src/format/cdc.js'
-import { INLINE_MAX_V2 } from 'rotree-client/src/format/limits.js'
-import { encodeTrustDoc, decodeTrustDoc } from 'rotree-client/src/format/trust-doc.js'
-import { encodeFsinfoV2, decodeFsinfoV2, releaseMessage } from 'rotree-client/src/format/fsinfo-v2.js'
-import { trustHash, trustAnchorOf, anchorText } from 'rotree-client/src/trust/roles.js'
-import { packBlob } from 'rotree-client/src/codec-node.js'
-import { sign, publicKeyOf } from 'rotree-client/src/ed25519.js'
+import { buildDirectory, buildFileBody, chunkLengths, INLINE_MAX_V2, encodeTrustDoc, decodeTrustDoc, encodeFsinfoV2, decodeFsinfoV2, releaseMessage } from 'rotree-client/format'
+import { trustHash, trustAnchorOf, anchorText } from 'rotree-client/trust'
+import { packBlob } from 'rotree-client/codec'
+import { sign, publicKeyOf } from 'rotree-client/crypto'
 
 export const V2 = { version: 2 }
 const T0 = Date.UTC(2025, 0, 1)

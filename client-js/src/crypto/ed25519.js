@@ -2,7 +2,7 @@
 // verifying are synchronous and work without WebCrypto (plain-http pages).
 import * as ed from '@noble/ed25519'
 import { sha512 } from '@noble/hashes/sha2.js'
-import { toHex, fromHex } from './format/bytes.js'
+import { toHex, fromHex } from '../format/bytes.js'
 
 ed.hashes.sha512 = sha512
 

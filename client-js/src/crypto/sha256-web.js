@@ -3,7 +3,7 @@
 // pages on plain http:// other than localhost have no crypto.subtle at all.
 // Which one is a property of the context the code runs in, fixed at load.
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js'
-import { toHex } from './format/bytes.js'
+import { toHex } from '../format/bytes.js'
 
 const subtle = globalThis.crypto?.subtle
 

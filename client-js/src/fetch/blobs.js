@@ -15,8 +15,8 @@
 // Sizes: a version-2 ref's `size` is the decoded length (what the value
 // holds, what the cache charges, what a chunk is clipped to); its stored
 // length (storedSizeOf) caps the transfer and is what a local copy must be.
-import { MIRROR_FAULT_CODES, TruncatedError } from './errors.js'
-import { VERIFIERS, storedSizeOf } from './verify.js'
+import { MIRROR_FAULT_CODES, TruncatedError } from '../errors.js'
+import { VERIFIERS, storedSizeOf } from '../trust/verify.js'
 import { LRU, limiter } from './cache.js'
 import { heapCost } from './heap-cost.js'
 

@@ -11,9 +11,9 @@
 // A mirror URL may carry `user:pass@`: requests use it as given, and
 // everything this module reports (health(), errors' `mirror`, messages)
 // shows it without them.
-import { MIRROR_FAULT_CODES, AbortedError } from './errors.js'
+import { MIRROR_FAULT_CODES, AbortedError } from '../errors.js'
 import { FetchScheduler, DEFAULTS } from './sched.js'
-import { redactUrl } from './transport-url.js'
+import { redactUrl } from '../net/transport-url.js'
 
 export const PENALTY_MS = 30_000
 // what fetchAll adds to a mirror's measured round trips before it stops waiting for it

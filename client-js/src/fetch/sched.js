@@ -23,9 +23,9 @@
 // verifies wins and the other request is cancelled. A mirror that lost that
 // way after being late is reported (`onLate`), not penalised: lateness is
 // relative, and a busy honest mirror must not be benched for it.
-import { MIRROR_FAULT_CODES, AbortedError, allFailed } from './errors.js'
+import { MIRROR_FAULT_CODES, AbortedError, allFailed } from '../errors.js'
 import { MirrorWindow } from './window.js'
-import { CHUNK_AVG } from './format/limits.js'
+import { CHUNK_AVG } from '../format/limits.js'
 
 const READ_AHEAD_GAIN = 3
 const SLOW_SAMPLES = 8 // answers a mirror needs before its median counts it slow

@@ -8,7 +8,7 @@
 // when a blob is stored compressed, with the level pinned so that the same
 // input gives the same stored bytes (FORMAT.md §1.6).
 import { inflateRaw, inflateRawSync, deflateRawSync } from 'node:zlib'
-import { BadFormatError } from './errors.js'
+import { BadFormatError } from '../errors.js'
 
 /** The deflate level builders use (FORMAT.md §12.6). */
 export const DEFLATE_LEVEL = 2

@@ -9,7 +9,7 @@
 // queue about 1 GB before the first read could stop it. Deflate expands at
 // most ~1032:1, so with 4 KiB pieces at most ~4 MiB is ever queued past the
 // bound.
-import { BadFormatError } from './errors.js'
+import { BadFormatError } from '../errors.js'
 
 const PIECE = 4096
 

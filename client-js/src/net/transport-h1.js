@@ -36,7 +36,7 @@
 //   job.data(bytes)         body bytes that are not read in place (chunked)
 //   job.end(), job.fail(err), job.netError(err), job.setCancel(fn), job.done
 import net from 'node:net'
-import { MirrorNetworkError } from './errors.js'
+import { MirrorNetworkError } from '../errors.js'
 
 const MAX_HEAD = 16 * 1024 // as node:http's default --max-http-header-size
 const SCRATCH = 16 * 1024

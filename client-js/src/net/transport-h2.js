@@ -28,7 +28,7 @@
 // at once, and any answer from the origin clears the count.
 import http2 from 'node:http2'
 import tls from 'node:tls'
-import { MirrorNetworkError, TimeoutError } from './errors.js'
+import { MirrorNetworkError, TimeoutError } from '../errors.js'
 
 const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM } = http2.constants
 const ALPN = ['h2', 'http/1.1']

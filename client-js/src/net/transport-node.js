@@ -15,7 +15,7 @@
 import https from 'node:https'
 import tls from 'node:tls'
 import { readFileSync } from 'node:fs'
-import { TooLargeError, MirrorHttpError, MirrorNetworkError, TimeoutError, AbortedError } from './errors.js'
+import { TooLargeError, MirrorHttpError, MirrorNetworkError, TimeoutError, AbortedError } from '../errors.js'
 import { parseTarget, basicAuth, redirectPolicy, redirectTarget } from './transport-url.js'
 import { H2Origins, wasRefused, cancelStream } from './transport-h2.js'
 import { H1Pool } from './transport-h1.js'

@@ -8,7 +8,7 @@
 //     more, never from https to http, never to a non-http(s) scheme, and at
 //     most MAX_REDIRECTS times. A mirror must not be able to point a gateway
 //     at any host:port it likes (docs/SECURITY.md).
-import { MirrorHttpError, BadAddressError, UsageError } from './errors.js'
+import { MirrorHttpError, BadAddressError, UsageError } from '../errors.js'
 
 export const MAX_REDIRECTS = 5
 

@@ -6,7 +6,7 @@
 // (transport-url.js): one deadline across every hop, the mirror's own origin
 // only unless allowed, never https to http, and a mirror URL's user:pass sent
 // as Authorization: Basic to its own origin and never reported.
-import { RotreeError, TooLargeError, MirrorHttpError, MirrorNetworkError, TimeoutError, AbortedError } from './errors.js'
+import { RotreeError, TooLargeError, MirrorHttpError, MirrorNetworkError, TimeoutError, AbortedError } from '../errors.js'
 import { parseTarget, basicAuth, redirectPolicy, redirectTarget } from './transport-url.js'
 
 export { redactUrl } from './transport-url.js'

@@ -3,8 +3,8 @@
 import { Readable } from 'node:stream'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { BufferPool } from './buffer-pool.js'
-export { createTransport } from './transport-node.js'
+import { BufferPool } from '../fetch/buffer-pool.js'
+export { createTransport } from '../net/transport-node.js'
 
 /** README "The command line": $ROTREE_STATE, else $XDG_STATE_HOME/rotree, else ~/.local/state/rotree */
 export function defaultStateDir (env = process.env) {

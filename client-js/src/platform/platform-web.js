@@ -2,7 +2,7 @@
 // conditions (#platform: node vs default), never by sniffing at run time.
 // Nothing here may import a Node built-in: the browser bundle is built with
 // esbuild --platform=browser, which refuses them, and a test checks its inputs.
-export { createTransport } from './transport-web.js'
+export { createTransport } from '../net/transport-web.js'
 
 // Reader state lives in IndexedDB through `level` (its "browser" field picks
 // browser-level). The "directory" is a database-name prefix here.

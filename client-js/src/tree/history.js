@@ -3,13 +3,13 @@
 // by verify.js's verifyHistoryEntry (docs/TRUST.md rule 17). Nothing here
 // touches the tree's root store or rollback state: an old root is shown,
 // never adopted.
-import { verifyHistoryEntry } from './verify.js'
-import { BadFormatError, WrongKeyError } from './errors.js'
-import { decodeUtf8 } from './format/bytes.js'
-import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from './format/fsinfo-v2.js'
-import { verifyHistoryEntryV2, checkLoneKey, anchorText } from './trust/roles.js'
-import { fetchTrustStep } from './trust-chain.js'
-import { rootRecordV2 } from './root-store.js'
+import { verifyHistoryEntry } from '../trust/verify.js'
+import { BadFormatError, WrongKeyError } from '../errors.js'
+import { decodeUtf8 } from '../format/bytes.js'
+import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from '../format/fsinfo-v2.js'
+import { verifyHistoryEntryV2, checkLoneKey, anchorText } from '../trust/roles.js'
+import { fetchTrustStep } from '../trust/trust-chain.js'
+import { rootRecordV2 } from '../trust/root-store.js'
 
 /** Bytes of history/index.json a reader takes: ~90,000 sequence numbers (years of hourly re-signing). */
 export const MAX_HISTORY_INDEX = 1 << 20

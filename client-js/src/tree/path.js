@@ -1,7 +1,7 @@
 // Paths inside a tree: '/'-separated, resolved lexically, never above the root.
-import { BadPathError } from './errors.js'
-import { utf8 } from './format/bytes.js'
-import { MAX_PATH, MAX_DEPTH } from './format/limits.js'
+import { BadPathError } from '../errors.js'
+import { utf8 } from '../format/bytes.js'
+import { MAX_PATH, MAX_DEPTH } from '../format/limits.js'
 
 /** Split a user path into components, resolving '.' and '..' lexically. */
 export function splitPath (path) {

@@ -23,8 +23,8 @@
 //   chunk(ref, { cache, lend }) -> Promise<Uint8Array> verified bytes of one data chunk
 //   chunkIndex(ref, expect) -> Promise<object>      a verified, placed chunk-index page
 //   sched (optional)        { readAheadBytes(), held, maxInflightBytes, reserve(n), release(n) }
-import { BadFormatError } from './errors.js'
-import { storedSizeOf } from './verify.js'
+import { BadFormatError } from '../errors.js'
+import { storedSizeOf } from '../trust/verify.js'
 
 /**
  * Verified bytes of file `entry` in [start, end), in order, with read-ahead.

@@ -8,8 +8,8 @@
 // every target's) and bytes of targets followed; past either it fails with
 // ROTREE_SYMLINK_LOOP. And long walks yield to the event loop now and then,
 // so one request cannot starve the others.
-import { NotFoundError, NotADirectoryError, SymlinkLoopError } from './errors.js'
-import { MAX_SYMLINK_HOPS } from './format/limits.js'
+import { NotFoundError, NotADirectoryError, SymlinkLoopError } from '../errors.js'
+import { MAX_SYMLINK_HOPS } from '../format/limits.js'
 import { splitPath, joinPath } from './path.js'
 
 /** Components one resolve may process, counting those symlink targets add. */

@@ -4,14 +4,14 @@
 // through verify.js; byte ranges become chunks in the read pipeline
 // (read-pipeline.js). Every public read pins one root for its whole duration
 // (docs/TRUST.md rule 6).
-import { NotADirectoryError, IsADirectoryError, BadRangeError, TruncatedError, UsageError } from './errors.js'
-import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation, DEFAULT_SKEW_MS, FileHashVerdicts } from './verify.js'
-import { compareBytes, utf8 } from './format/bytes.js'
-import { Mirrors } from './mirrors.js'
-import { SeqStore } from './state.js'
-import { parseAddress, mirrorUrl } from './address.js'
-import { RootStore, infoOf } from './root-store.js'
-import { VerifiedBlobs } from './blobs.js'
+import { NotADirectoryError, IsADirectoryError, BadRangeError, TruncatedError, UsageError } from '../errors.js'
+import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation, DEFAULT_SKEW_MS, FileHashVerdicts } from '../trust/verify.js'
+import { compareBytes, utf8 } from '../format/bytes.js'
+import { Mirrors } from '../fetch/mirrors.js'
+import { SeqStore } from '../trust/state.js'
+import { parseAddress, mirrorUrl } from '../trust/address.js'
+import { RootStore, infoOf } from '../trust/root-store.js'
+import { VerifiedBlobs } from '../fetch/blobs.js'
 import { resolvePath, slicer } from './resolve.js'
 import { readChunks, chunkSpans } from './read-pipeline.js'
 import { bufferPool, createTransport, defaultStateDir, stateLocation, toStream } from '#platform'

@@ -15,9 +15,9 @@
 //    blobs, not a handful (a local load costs little either way). `onRef` may
 //    return a promise to hold the walk back (pull does, while its data blobs
 //    in flight fill their byte budget).
-import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation } from './verify.js'
-import { limiter } from './cache.js'
-import { refOf } from './format/ref.js'
+import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation } from '../trust/verify.js'
+import { limiter } from '../fetch/cache.js'
+import { refOf } from '../format/ref.js'
 
 /**
  * @param {{ hash: string, size: number, storedSize?: number, codec?: string }} root (a version-2 ref carries its codec: format/ref.js)

@@ -4,8 +4,8 @@
 // version-2 trees that key publishes or hands its roles on from), or
 // `t<64 hex>`, the hash of a version-2 family's first trust document. The
 // name selects one tree of a family (docs/TRUST.md rule 12).
-import { BadAddressError } from './errors.js'
-import { parseFragment } from './trust/roles.js'
+import { BadAddressError } from '../errors.js'
+import { parseFragment } from './roles.js'
 
 /**
  * @param {string} address

@@ -22,11 +22,11 @@
 // the answer is judged by trust/roles.js (rules 11, 14 and 2) and its
 // sequences by advanceState (rule 13), persisted per address id (anchor and
 // name). Version 1 takes the path it always took.
-import { allFailed, ThresholdError, MIRROR_FAULT_CODES } from './errors.js'
+import { allFailed, ThresholdError, MIRROR_FAULT_CODES } from '../errors.js'
 import { verifyFsinfo, checkFreshness, isExpired, rankRoots, hasFork, staleMirrors, compareRoots } from './verify.js'
-import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from './format/fsinfo-v2.js'
-import { refOfReleaseRoot } from './format/ref.js'
-import { checkAddress, checkNotRetired, verifyFsinfoV2, advanceState, anchorText } from './trust/roles.js'
+import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from '../format/fsinfo-v2.js'
+import { refOfReleaseRoot } from '../format/ref.js'
+import { checkAddress, checkNotRetired, verifyFsinfoV2, advanceState, anchorText } from './roles.js'
 import { TrustChain } from './trust-chain.js'
 
 // how a mirror failed to deliver, as against what the bytes it delivered say
@@ -39,7 +39,7 @@ export class RootStore {
    * @param {{ kind: 'key', key: string } | { kind: 'trust', hash: string }} [o.anchor] from the address (default: the key)
    * @param {string} [o.name=''] the tree's name, from the address (docs/TRUST.md rule 12)
    * @param {string} [o.id] anchor and name: the key of the persisted state (default: the key)
-   * @param {import('./mirrors.js').Mirrors} o.mirrors
+   * @param {import('../fetch/mirrors.js').Mirrors} o.mirrors
    * @param {import('./state.js').SeqStore} o.state
    * @param {() => number} o.now the tree's clock
    * @param {number} o.skewMs @param {number} o.graceMs @param {number} o.settleMs

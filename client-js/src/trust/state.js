@@ -18,10 +18,10 @@
 // ROTREE_STATE, never "nothing seen". And a LevelDB directory that exists but
 // has lost its tables (its CURRENT file deleted) is refused, not recreated
 // empty (state-probe-node.js).
-import { StateError } from './errors.js'
+import { StateError } from '../errors.js'
 import { checkRollback } from './verify.js'
-import { MAX_TRUST_DOC } from './format/trust-doc.js'
-import { MAX_ROLE_KEYS } from './format/signed-doc.js'
+import { MAX_TRUST_DOC } from '../format/trust-doc.js'
+import { MAX_ROLE_KEYS } from '../format/signed-doc.js'
 import { probeState } from '#state-probe'
 
 const RETRY_FOR_MS = 15_000

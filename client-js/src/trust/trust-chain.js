@@ -13,17 +13,17 @@
 // The probe runs beside the fsinfo.json requests, so a reader learns of a
 // rotation that an old fsinfo.json (one that names an older document)
 // does not mention, without another round trip.
-import { BadFormatError, ForkError, StateError } from './errors.js'
-import { decodeUtf8 } from './format/bytes.js'
-import { decodeTrustDoc, MAX_TRUST_DOC } from './format/trust-doc.js'
-import { acceptTrustStep, trustHash, MAX_TRUST_STEPS } from './trust/roles.js'
+import { BadFormatError, ForkError, StateError } from '../errors.js'
+import { decodeUtf8 } from '../format/bytes.js'
+import { decodeTrustDoc, MAX_TRUST_DOC } from '../format/trust-doc.js'
+import { acceptTrustStep, trustHash, MAX_TRUST_STEPS } from './roles.js'
 
 /**
  * trust/<n>.json from the mirrors (the usual failover: a mirror whose
  * document is not accepted is a fault, and the next one is asked), accepted
  * after `prev` by acceptTrustStep (docs/TRUST.md rule 10). Returns the
  * decoded document with its JSON `text`.
- * @param {import('./mirrors.js').Mirrors} mirrors @param {number} n
+ * @param {import('../fetch/mirrors.js').Mirrors} mirrors @param {number} n
  * @param {object|null} prev the document before it, already accepted (null: n is 1)
  * @param {{ kind: 'key', key: string } | { kind: 'trust', hash: string }} anchor
  */
@@ -45,7 +45,7 @@ export class TrustChain {
    * @param {object} o
    * @param {{ kind: 'key', key: string } | { kind: 'trust', hash: string }} o.anchor from the address
    * @param {string} o.id the address id (anchor and name): where the state is kept
-   * @param {import('./mirrors.js').Mirrors} o.mirrors
+   * @param {import('../fetch/mirrors.js').Mirrors} o.mirrors
    * @param {import('./state.js').SeqStore} o.state
    */
   constructor ({ anchor, id, mirrors, state }) {

@@ -11,11 +11,11 @@
 import {
   WrongKeyError, WrongNameError, BadSignatureError, ExpiredError, NotYetValidError, RollbackError, ForkError,
   HashMismatchError, TooLargeError, TruncatedError, BadFormatError
-} from './errors.js'
-import { compareBytes } from './format/bytes.js'
-import { decodeFsinfo } from './format/fsinfo.js'
-import { decodeDirPage } from './format/dirpage.js'
-import { decodeChunkIndex } from './format/chunkindex.js'
+} from '../errors.js'
+import { compareBytes } from '../format/bytes.js'
+import { decodeFsinfo } from '../format/fsinfo.js'
+import { decodeDirPage } from '../format/dirpage.js'
+import { decodeChunkIndex } from '../format/chunkindex.js'
 import { verifySignature } from '#ed25519'
 import { sha256Hex } from '#sha256'
 import { decodeBlob } from '#codec'
