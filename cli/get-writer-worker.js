@@ -1,39 +1,25 @@
-// The thread behind get-writer.js: writes the small files of `rotree get`
-// into directories the run made, and places its large files there, one
-// operation at a time, in the order they were sent. Each message is a batch
-// of files; the reply says, for each, that it is in place or why not.
+// The thread behind get-writer.js (through lib/ring-worker.js): writes the
+// small files of `rotree get` into directories the run made, and places its
+// large files there, one job at a time, in the order they were sent. A job
+// answers { collision: true } when something already had the name,
+// { collision: false } when its file is in place, or throws (the error goes back as itself,
+// lib/thread-error.js, with `tmp` naming the temporary file it was about).
 import fs from 'node:fs'
 import path from 'node:path'
-import { parentPort, workerData } from 'node:worker_threads'
 import { tempName, O_TEMP } from './get-util.js'
-import { writeSlotSync } from '../lib/byte-ring.js'
+import { answerJobs, writeSlotSync } from '../lib/ring-worker-thread.js'
 
-const ring = new Uint8Array(workerData.ring)
+answerJobs((job, bytes) => job.op === 'small' ? small(job, bytes) : place(job.tmp, job.dest))
 
-parentPort.on('message', batch => {
-  const replies = []
-  for (const m of batch) {
-    let reply
-    try {
-      reply = m.op === 'small' ? small(m) : place(m.tmp, m.dest)
-    } catch (err) {
-      reply = { error: { message: err.message, code: err.code, errno: err.errno, syscall: err.syscall, path: err.path, dest: err.dest, tmp: err.tmp } }
-    }
-    reply.id = m.id
-    replies.push(reply)
-  }
-  parentPort.postMessage(replies)
-})
-
-/** A whole small file: bytes ring[off, off + len) under a temporary name, mode and mtime set, renamed onto its name. */
-function small ({ dir, name, off, len, mode, time }) {
+/** A whole small file: `bytes` under a temporary name, mode and mtime set, renamed onto its name. */
+function small ({ dir, name, mode, time }, bytes) {
   let tmp = null; let fd = null
   try {
     for (let i = 0; fd === null; i++) {
       tmp = path.join(dir, tempName())
       try { fd = fs.openSync(tmp, O_TEMP, mode) } catch (err) { tmp = null; if (err.code !== 'EEXIST' || i > 3) throw err }
     }
-    writeSlotSync(fd, ring, off, len)
+    writeSlotSync(fd, bytes)
     fs.fchmodSync(fd, mode) // exact mode whatever the umask
     fs.futimesSync(fd, time, time)
     fs.closeSync(fd); fd = null
@@ -64,5 +50,5 @@ function place (tmp, dest) {
     if (err.code !== 'ENOENT') throw err
   }
   fs.renameSync(tmp, dest)
-  return {}
+  return { collision: false }
 }
