@@ -1,10 +1,9 @@
-// A ring of bytes in shared memory, for handing data to a writing thread
-// without a copy per message (cli/get-writer.js, gateway/disk-cache-writer.js):
-// the main thread copies bytes in, the thread reads them where they lie.
-// Space is taken in order and given back in order: a slot never wraps (the
-// end of the ring is skipped instead), and giving back a slot gives back
-// every slot taken before it.
-import fs from 'node:fs'
+// A ring of bytes in shared memory, and where in it the next bytes go: the
+// allocator behind lib/ring-worker.js, which copies bytes in on the main
+// thread and hands their offsets to a writing thread that reads them where
+// they lie (no copy per message). Space is taken in order and given back in
+// order: a slot never wraps (the end of the ring is skipped instead), and
+// giving back a slot gives back every slot taken before it. No I/O here.
 
 export class ByteRing {
   /** @param {number} size bytes */
@@ -18,7 +17,8 @@ export class ByteRing {
 
   /**
    * Room for `n` contiguous bytes: { off, end } (end: what free() takes back),
-   * or null when there is none now.
+   * or null when there is none now. Any n up to size / 2 fits once the ring
+   * is empty, wherever its head is.
    */
   take (n) {
     const at = this.head % this.size
@@ -30,13 +30,4 @@ export class ByteRing {
 
   /** Give back the slot that ended at `end`, and every slot before it. */
   free (end) { if (end > this.tail) this.tail = end }
-}
-
-/** On the writing thread: ring[off, off + len) as the start of the open file `fd` (every byte, or an error). */
-export function writeSlotSync (fd, ring, off, len) {
-  for (let o = 0; o < len;) {
-    const n = fs.writeSync(fd, ring, off + o, len - o, o)
-    if (n === 0) throw new Error('write wrote nothing')
-    o += n
-  }
 }
