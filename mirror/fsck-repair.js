@@ -2,17 +2,15 @@
 // verified against the refs of DIR's own verified root (blobSource does the
 // checks, fetch.js), and written atomically over the bad copy. Each blob is
 // fetched at most once per pass, whoever asks for it. Format version 2:
-// missing or broken trust documents are fetched the same way, each accepted
-// from the anchor on by the reader's rule (trust/roles.js acceptTrustStep).
+// missing or broken trust documents are fetched the same way, the chain
+// walked from the anchor as a reader walks it (walkChain).
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { limiter } from 'rotree-client/fetch'
-import { BadFormatError } from 'rotree-client/errors'
-import { decodeTrustDoc, MAX_TRUST_DOC } from 'rotree-client/format'
-import { acceptTrustStep } from 'rotree-client/trust'
+import { walkChain, firstTrustSource, mirrorTrustSource } from 'rotree-client/trust'
 import { BlobStore, blobPath, syncDir } from '../lib/published/index.js'
 import { writeDurable } from '../lib/published/history.js'
-import { TRUST_DIR, readCapped } from '../lib/published/signed-roots.js'
+import { TRUST_DIR, folderTrustSource } from '../lib/published/signed-roots.js'
 
 export class Repairer {
   /**
@@ -72,38 +70,33 @@ export class Repairer {
   }
 
   /**
-   * trust/1.json … <upTo>.json as a chain from ctx.anchor: the documents DIR
-   * holds that verify are kept, the rest fetched from the source, accepted,
-   * and renamed into place. Stops at the first one it cannot get.
-   * @param {{ anchor: object, chain: { docs: object[] } }} ctx (signed-roots.js rootContext)
+   * trust/1.json … <upTo>.json as a chain from ctx.anchor, walked as a reader
+   * walks it (walkChain, docs/TRUST.md rule 10): each document DIR holds that
+   * follows is kept (one after a repaired hole too), the rest fetched from
+   * the source, accepted, and renamed into place. Stops at the first one it
+   * cannot get.
+   * @param {{ anchor: object }} ctx (signed-roots.js rootContext)
    */
   async trust (ctx, upTo) {
     const tdir = path.join(this.dir, TRUST_DIR)
     await fs.mkdir(tdir, { recursive: true })
-    let prev = null
-    for (let n = 1; n <= upTo; n++) {
-      if (ctx.chain.docs[n - 1]) { prev = ctx.chain.docs[n - 1]; continue }
-      const p = prev
-      // a document after the hole may be good: it follows the repaired one
-      const kept = await localTrustDoc(path.join(tdir, `${n}.json`), n, p, ctx.anchor)
-      if (kept) { prev = kept; continue }
-      try {
-        const doc = await this.src.mirrors.fetch(`${TRUST_DIR}/${n}.json`, MAX_TRUST_DOC, bytes => {
-          const d = decodeTrustDoc(bytes)
-          if (d.seq !== n) throw new BadFormatError(`${TRUST_DIR}/${n}.json holds trust document ${d.seq}`)
-          acceptTrustStep(p, d, ctx.anchor)
-          d.bytes = typeof bytes === 'string' ? Buffer.from(bytes) : bytes
-          return d
-        })
-        const tmp = path.join(tdir, `.tmp-${n}-${process.pid}`)
-        await writeDurable(tmp, doc.bytes, this.fsync)
-        await fs.rename(tmp, path.join(tdir, `${n}.json`))
-        this.result.repaired.push({ hash: null, kind: 'trust', seq: n, size: doc.bytes.length })
-        prev = doc
-      } catch (err) {
-        this.result.unrepaired.push({ hash: null, kind: 'trust', seq: n, code: err.code, message: err.message })
-        return
-      }
+    let reached = 0
+    try {
+      await walkChain(firstTrustSource(folderTrustSource(this.dir), mirrorTrustSource(this.src.mirrors)), {
+        anchor: ctx.anchor,
+        to: upTo,
+        onStep: async doc => {
+          reached = doc.seq
+          if (doc.source === 0) return
+          const tmp = path.join(tdir, `.tmp-${doc.seq}-${process.pid}`)
+          await writeDurable(tmp, doc.bytes, this.fsync)
+          await fs.rename(tmp, path.join(tdir, `${doc.seq}.json`))
+          this.result.repaired.push({ hash: null, kind: 'trust', seq: doc.seq, size: doc.bytes.length })
+        }
+      })
+    } catch (err) {
+      this.result.unrepaired.push({ hash: null, kind: 'trust', seq: reached + 1, code: err.code, message: err.message })
+      return
     }
     if (this.fsync) await syncDir(tdir)
   }
@@ -111,17 +104,4 @@ export class Repairer {
   async sync () { await this.store?.sync() }
 
   report () { return { ...this.result, requests: 0, bytes: 0, ...this.src.stats() } }
-}
-
-/** trust/<n>.json in DIR if it is there and a reader accepts it after `prev`; else null. */
-async function localTrustDoc (file, n, prev, anchor) {
-  const bytes = await readCapped(file, MAX_TRUST_DOC)
-  if (bytes === null) return null
-  try {
-    const d = decodeTrustDoc(bytes)
-    return d.seq === n ? acceptTrustStep(prev, d, anchor) : null
-  } catch (err) {
-    if (typeof err.code === 'string' && err.code.startsWith('ROTREE_')) return null
-    throw err
-  }
 }

@@ -27,12 +27,11 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { openTree } from 'rotree-client'
 import { checkRollback } from 'rotree-client/verify'
-import { BadFormatError, ForkError, WrongKeyError } from 'rotree-client/errors'
-import { decodeTrustDoc, MAX_TRUST_DOC } from 'rotree-client/format'
-import { acceptTrustStep, advanceState, trustHash } from 'rotree-client/trust'
+import { ForkError, WrongKeyError } from 'rotree-client/errors'
+import { advanceState, walkChain, firstTrustSource, mirrorTrustSource, checkNamedTrust } from 'rotree-client/trust'
 import { BlobStore, publishFsinfo, writeHistory, isHistoryConflict, cleanHistoryTemps, withDirLock, pidAlive, syncDir } from '../lib/published/index.js'
 import { writeDurable } from '../lib/published/history.js'
-import { decodeRoot, readTrustChain, rootContext, verifyRoot, TRUST_DIR } from '../lib/published/signed-roots.js'
+import { decodeRoot, readTrustChain, rootContext, verifyRoot, folderTrustSource, TRUST_DIR } from '../lib/published/signed-roots.js'
 import { TreeCopy } from './copy-tree.js'
 import { collect } from './gc.js'
 
@@ -189,11 +188,11 @@ async function ownTree (dir, raw) {
 }
 
 /**
- * Step 3b: DIR/trust/1.json … <n>.json for the document fsinfo.json names.
- * Documents already in DIR that a reader accepts from the anchor are kept;
- * the rest are fetched, each accepted by acceptTrustStep before it is
- * written, and the last must be the one fsinfo.json names (by hash: the one
- * the reader verified it under).
+ * Step 3b: DIR/trust/1.json … <n>.json for the document fsinfo.json names,
+ * walked as a reader walks a chain (walkChain, docs/TRUST.md rule 10): each
+ * document DIR holds that follows is kept, the rest are fetched, accepted
+ * and written before the next is asked for; the last must be the one
+ * fsinfo.json names (checkNamedTrust: another with its number is a fork).
  * @returns {Promise<{ fetched: number, present: number }>}
  */
 async function copyTrust (tree, dir, info, fsync, warn) {
@@ -204,25 +203,23 @@ async function copyTrust (tree, dir, info, fsync, warn) {
   if (local.fault && local.fault.seq <= info.trust.seq && !local.fault.missing) warn(`${local.fault.message}; fetching it again`)
   const tdir = path.join(dir, TRUST_DIR)
   await fs.mkdir(tdir, { recursive: true })
-  let prev = null
-  for (let n = 1; n <= info.trust.seq; n++) {
-    if (local.docs[n - 1]) { prev = local.docs[n - 1]; out.present++; continue }
-    const p = prev
-    const doc = await tree.mirrors.fetch(`${TRUST_DIR}/${n}.json`, MAX_TRUST_DOC, bytes => {
-      const d = decodeTrustDoc(bytes)
-      if (d.seq !== n) throw new BadFormatError(`${TRUST_DIR}/${n}.json holds trust document ${d.seq}`)
-      acceptTrustStep(p, d, anchor)
-      d.bytes = typeof bytes === 'string' ? Buffer.from(bytes) : bytes
-      return d
-    })
-    // under a temporary name, then renamed: a reader of DIR never sees half a document
-    const tmp = path.join(tdir, `.tmp-${n}-${process.pid}`)
-    await writeDurable(tmp, doc.bytes, fsync)
-    await fs.rename(tmp, path.join(tdir, `${n}.json`))
-    prev = doc; out.fetched++
-  }
-  if (trustHash(prev) !== info.trust.hash) {
-    throw new ForkError(`DIR's ${TRUST_DIR}/${prev.seq}.json is not the trust document fsinfo.json names (another document ${prev.seq} signed by the root keys); move it aside to pull`)
+  const last = await walkChain(firstTrustSource(folderTrustSource(dir), mirrorTrustSource(tree.mirrors)), {
+    anchor,
+    to: info.trust.seq,
+    onStep: async doc => {
+      if (doc.source === 0) { out.present++; return }
+      // under a temporary name, then renamed: a reader of DIR never sees half a document
+      const tmp = path.join(tdir, `.tmp-${doc.seq}-${process.pid}`)
+      await writeDurable(tmp, doc.bytes, fsync)
+      await fs.rename(tmp, path.join(tdir, `${doc.seq}.json`))
+      out.fetched++
+    }
+  })
+  try {
+    checkNamedTrust(last, info.trust, 'the pulled fsinfo.json')
+  } catch (err) {
+    if (err.code !== 'ROTREE_FORK') throw err
+    throw new ForkError(`DIR's ${TRUST_DIR}/${last.seq}.json is not the trust document fsinfo.json names (another document ${last.seq} signed by the root keys); move it aside to pull`, { cause: err })
   }
   if (fsync && out.fetched) await syncDir(tdir)
   return out

@@ -18,8 +18,9 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { verifyFsinfoSignature } from 'rotree-client/verify'
 import { ThresholdError, BadFormatError } from 'rotree-client/errors'
-import { decodeFsinfo, fsinfoVersion, decodeFsinfoV2, decodeTrustDoc, MAX_TRUST_DOC, refOfReleaseRoot, decodeUtf8 } from 'rotree-client/format'
-import { acceptTrustStep, trustHash, verifyFsinfoV2, verifyHistoryEntryV2, checkLoneKey, parseFragment } from 'rotree-client/trust'
+import { decodeFsinfo, fsinfoVersion, decodeFsinfoV2, decodeTrustDoc, MAX_TRUST_DOC, refOfReleaseRoot } from 'rotree-client/format'
+import { trustHash, verifyFsinfoV2, verifyHistoryEntryV2, checkLoneKey, parseFragment, walkChain } from 'rotree-client/trust'
+import { readRegular } from '../open-regular.js'
 
 export const TRUST_DIR = 'trust'
 const TRUST_NAME = /^([1-9][0-9]{0,15})\.json$/
@@ -56,25 +57,39 @@ export async function readTrustChain (dir, anchor) {
   try { names = await fs.readdir(path.join(dir, TRUST_DIR)) } catch (err) { if (err.code !== 'ENOENT') throw err }
   const highest = Math.max(0, ...names.map(n => TRUST_NAME.exec(n)).filter(Boolean).map(m => Number(m[1])))
   const out = { docs: [], highest, fault: null, anchor }
-  let prev = null
-  for (let n = 1; n <= highest; n++) {
-    const bytes = await readCapped(path.join(dir, TRUST_DIR, `${n}.json`), MAX_TRUST_DOC)
-    if (bytes === null) { out.fault = { seq: n, code: 'ROTREE_NOT_FOUND', message: `${TRUST_DIR}/${n}.json is missing, but ${TRUST_DIR}/${highest}.json is there: the chain is broken`, missing: true }; break }
-    try {
-      const doc = decodeTrustDoc(bytes)
-      if (doc.seq !== n) throw new BadFormatError(`${TRUST_DIR}/${n}.json holds trust document ${doc.seq}`)
-      if (n === 1 && out.anchor === null) out.anchor = { kind: 'trust', hash: trustHash(doc) } // self: consistency from here on
-      acceptTrustStep(prev, doc, out.anchor)
-      doc.bytes = bytes
-      doc.text = decodeUtf8(bytes)
-      out.docs.push(prev = doc)
-    } catch (err) {
-      if (typeof err.code !== 'string' || !err.code.startsWith('ROTREE_')) throw err
-      out.fault = { seq: n, code: err.code, message: `${TRUST_DIR}/${n}.json: ${err.message}`, err }
-      break
+  const fault = (n, err) => { out.fault = { seq: n, code: err.code, message: `${TRUST_DIR}/${n}.json: ${err.message}`, err } }
+  try {
+    // self: the folder's own document 1 is the anchor (consistency from there on)
+    if (highest > 0 && out.anchor === null) {
+      const first = await readRegular(trustFile(dir, 1), MAX_TRUST_DOC)
+      if (first !== null) out.anchor = { kind: 'trust', hash: trustHash(decodeTrustDoc(first)) }
+    }
+    await walkChain(folderTrustSource(dir), { anchor: out.anchor, to: highest, onStep: d => { out.docs.push(d) } })
+  } catch (err) {
+    if (typeof err.code !== 'string' || !err.code.startsWith('ROTREE_')) throw err
+    fault(out.docs.length + 1, err)
+    return out
+  }
+  const n = out.docs.length + 1
+  if (n <= highest) out.fault = { seq: n, code: 'ROTREE_NOT_FOUND', message: `${TRUST_DIR}/${n}.json is missing, but ${TRUST_DIR}/${highest}.json is there: the chain is broken`, missing: true }
+  return out
+}
+
+const trustFile = (dir, n) => path.join(dir, TRUST_DIR, `${n}.json`)
+
+/**
+ * dir/trust/<n>.json as a source of the reader's chain walk (client-js
+ * walkChain): a regular file only, never through a link or from a FIFO
+ * (lib/open-regular.js); null when there is none.
+ * @param {string} dir @returns {import('rotree-client/trust').TrustSource}
+ */
+export function folderTrustSource (dir) {
+  return {
+    async get (n, accept) {
+      const bytes = await readRegular(trustFile(dir, n), MAX_TRUST_DOC)
+      return bytes === null ? null : accept(bytes)
     }
   }
-  return out
 }
 
 /**
@@ -85,12 +100,11 @@ export async function readTrustChain (dir, anchor) {
  */
 export async function rootContext (dir, { given = null, current = null } = {}) {
   if (given) return { anchor: given.anchor, name: given.name ?? '', self: false, chain: await readTrustChain(dir, given.anchor) }
-  const chain = await readTrustChain(dir, null)
-  let anchor = chain.anchor
-  // a single-key tree: the anchor it names (FORMAT.md §12.4), as version 1's key is the one inside fsinfo.json
-  if (!anchor && current?.version === 2) anchor = parseFragment(current.info.anchor).anchor
-  if (!anchor && current?.version === 1) anchor = { kind: 'key', key: current.key }
-  return { anchor, name: current?.name ?? '', self: true, chain }
+  // the anchor the folder's fsinfo.json names (FORMAT.md §12.4), as version 1's key is the one
+  // inside its fsinfo.json; without one, its own trust/1.json's hash (readTrustChain)
+  const named = current?.version === 2 ? parseFragment(current.info.anchor).anchor : current?.version === 1 ? { kind: 'key', key: current.key } : null
+  const chain = await readTrustChain(dir, named)
+  return { anchor: chain.anchor, name: current?.name ?? '', self: true, chain }
 }
 
 /**
@@ -144,19 +158,4 @@ export function verifyHistoryRoot (h, ctx) {
   const v = verifyRoot(h.raw, ctx)
   if (v.seq !== h.seq) throw new BadFormatError(`history/${h.seq}.json holds seq ${v.seq}`)
   return v
-}
-
-/** A small file's bytes, at most `cap` + 1 of them (one more is enough to be refused as too large); null when absent. */
-export async function readCapped (file, cap) {
-  let fh
-  try { fh = await fs.open(file, 'r') } catch (err) { if (err.code === 'ENOENT') return null; throw err }
-  try {
-    const buf = Buffer.allocUnsafe(cap + 1)
-    let n = 0
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, n, buf.length - n, n)
-      if (bytesRead === 0 || (n += bytesRead) === buf.length) break
-    }
-    return new Uint8Array(buf.buffer, buf.byteOffset, n)
-  } finally { await fh.close() }
 }

@@ -58,12 +58,10 @@ test('the root page is asked for once a root verifies, before a slower mirror ha
   const fast = await mirror(p.out)
   const slow = await slowMirror(p.out)
   const root = await rootPath(p.out)
-  let opened = false
-  // the settle window keeps the open waiting for the slow mirror's answer
+  // (how long the open waits for the slow mirror is its distance's business: Mirrors.fetchAll)
   const opening = openTree(p.address(fast.url), { stateDir: null, mirrors: [slow.url], fsinfoSettleMs: 10_000, timeoutMs: 10_000 })
-    .then(t => { opened = true; cleanups.push(() => t.close()); return t })
-  await until(() => [...fast.requests, ...slow.requests].includes(root), 'the root page was asked for while the open waited')
-  assert.equal(opened, false, 'the open was still waiting for the slow mirror')
+    .then(t => { cleanups.push(() => t.close()); return t })
+  await until(() => [...fast.requests, ...slow.requests].includes(root), 'the root page was asked for before the slow mirror answered')
   assert.equal([...fast.requests, ...slow.requests].filter(r => r === root).length, 1, 'asked for once')
   slow.release()
   const tree = await opening

@@ -8,7 +8,7 @@ import { BadFormatError, WrongKeyError } from '../errors.js'
 import { decodeUtf8 } from '../format/bytes.js'
 import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from '../format/fsinfo-v2.js'
 import { verifyHistoryEntryV2, checkLoneKey, anchorText } from '../trust/roles.js'
-import { fetchTrustStep } from '../trust/trust-chain.js'
+import { walkChain, mirrorTrustSource } from '../trust/trust-chain.js'
 import { rootRecordV2 } from '../trust/root-store.js'
 
 /** Bytes of history/index.json a reader takes: ~90,000 sequence numbers (years of hourly re-signing). */
@@ -81,7 +81,7 @@ function entryVerifier (tree) {
   const { anchor, name } = tree.roots
   const docs = [] // trust documents 1 … n, each accepted after the one before (never persisted: rule 17)
   const docAt = async n => {
-    while (docs.length < n) docs.push(await fetchTrustStep(tree.mirrors, docs.length + 1, docs.at(-1) ?? null, anchor))
+    if (docs.length < n) await walkChain(mirrorTrustSource(tree.mirrors), { anchor, from: docs.at(-1) ?? null, to: n, onStep: d => { docs.push(d) } })
     return docs[n - 1]
   }
   // the newest document this reader trusts: a key it dropped vouches for no entry (checkLoneKey)

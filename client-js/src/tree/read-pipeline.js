@@ -3,7 +3,8 @@
 // the range onto chunks through the entry's chunk list or its chunk-index
 // tree (FORMAT.md §4.5). It decides nothing about trust: every chunk and
 // index it sees comes through the source it is given, which verifies
-// (verify.js) before handing anything over.
+// (verify.js) before handing anything over, and whether a lead chunk may go
+// out is verify.js's checkLeadRef.
 //
 // How far ahead: with a scheduler (the Tree's Mirrors, sched.js), by bytes:
 // as far as the scheduler says one reader should (three times the mirrors'
@@ -23,8 +24,7 @@
 //   chunk(ref, { cache, lend }) -> Promise<Uint8Array> verified bytes of one data chunk
 //   chunkIndex(ref, expect) -> Promise<object>      a verified, placed chunk-index page
 //   sched (optional)        { readAheadBytes(), held, maxInflightBytes, reserve(n), release(n) }
-import { BadFormatError } from '../errors.js'
-import { storedSizeOf } from '../trust/verify.js'
+import { storedSizeOf, checkLeadRef } from '../trust/verify.js'
 
 /**
  * Verified bytes of file `entry` in [start, end), in order, with read-ahead.
@@ -123,14 +123,14 @@ export async function * chunkSpans (source, entry, start, end) {
   // index still has its first byte one round trip after the directory page.
   if (!entry.lead || start >= entry.lead.size) {
     for await (const s of indexSpans(source, entry, start, end)) {
-      if (s.offset === 0 && entry.lead && !sameRef(s.ref, entry.lead)) throw leadMismatch()
+      if (s.offset === 0 && entry.lead) checkLeadRef(entry.lead, s.ref)
       yield s
     }
     return
   }
   const walk = indexSpans(source, entry, 0, end)
   const first = walk.next() // runs to the first leaf child on its own: nothing waits for the consumer
-  const confirmed = first.then(n => { if (n.done || n.value.offset !== 0 || !sameRef(n.value.ref, entry.lead)) throw leadMismatch() })
+  const confirmed = first.then(n => checkLeadRef(entry.lead, n.done || n.value.offset !== 0 ? null : n.value.ref))
   confirmed.catch(() => {}) // surfaced by whoever awaits it first
   let open = true
   try {
@@ -143,15 +143,6 @@ export async function * chunkSpans (source, entry, start, end) {
     // the walk may be on its way to the first leaf: let it end there, not wait for it
     if (open) first.then(() => walk.return(), () => {}).catch(() => {})
   }
-}
-
-function leadMismatch () {
-  return new BadFormatError('the chunk index\'s first chunk is not the first chunk its file entry names (FORMAT.md §5.1)')
-}
-
-/** A version-2 ref and another are the same blob stored the same way. */
-function sameRef (a, b) {
-  return a.hash === b.hash && a.size === b.size && (a.storedSize ?? a.size) === (b.storedSize ?? b.size) && (a.codec ?? 'none') === (b.codec ?? 'none')
 }
 
 async function * indexSpans (source, entry, start, end) {

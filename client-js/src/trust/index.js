@@ -5,16 +5,17 @@
 export {
   DEFAULT_SKEW_MS, verifyFsinfo, verifyFsinfoSignature, verifyHistoryEntry, checkFileHash, FileHashVerdicts, fileHashImplied,
   checkFreshness, isExpired, checkRollback, storedSizeOf, verifyBlob, verifyDecoded, verifyChunk, verifyDirPage, verifyChunkIndex,
-  checkChunkIndexPlacement, checkPagePlacement, VERIFIERS, dirExpectation, childPageExpectation, localChunkFault, compareRoots,
+  checkChunkIndexPlacement, checkPagePlacement, checkLeadRef, VERIFIERS, dirExpectation, childPageExpectation, localChunkFault, compareRoots,
   rankRoots, hasFork, staleMirrors
 } from './verify.js'
 export {
   MAX_TRUST_STEPS, parseFragment, anchorText, trustAnchorOf, trustHash, validSigners, requireThreshold, acceptTrustStep, walkTrust,
-  singleKeyRoles, checkAddress, checkLoneKey, checkNotRetired, verifyFsinfoV2, countSigners, verifyHistoryEntryV2, advanceState
+  singleKeyRoles, checkAddress, checkLoneKey, checkNotRetired, sameTrustDocument, checkNamedTrust, verifyFsinfoV2, countSigners,
+  verifyHistoryEntryV2, advanceState
 } from './roles.js'
 export { parseAddress, mirrorUrl } from './address.js'
 export { checkRecord, SeqStore } from './state.js'
 // where a reader keeps its state by default ($ROTREE_STATE, $XDG_STATE_HOME/rotree, ~/.local/state/rotree)
 export { defaultStateDir, stateLocation } from '#platform'
-export { fetchTrustStep, TrustChain } from './trust-chain.js'
+export { walkChain, mirrorTrustSource, probeTrustSource, firstTrustSource, TrustChain } from './trust-chain.js'
 export { RootStore, rootRecordV2, infoOf } from './root-store.js'

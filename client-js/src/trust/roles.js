@@ -12,6 +12,7 @@ import { verifySignature } from '#ed25519'
 import { NAME_RE, HEX64 } from '../format/signed-doc.js'
 import { weakKeyReason } from '../format/public-key.js'
 import { sha256HexSync } from '#sha256'
+import { isExpired } from './verify.js'
 
 /** How many trust documents one refresh may walk (docs/TRUST.md rule 10). */
 export const MAX_TRUST_STEPS = 64
@@ -161,6 +162,29 @@ export function checkLoneKey (anchor, newest, what) {
 
 const ROLE_NAMES = ['root', 'release', 'timestamp']
 
+/**
+ * docs/TRUST.md rule 13: two trust documents with one number, each signed as
+ * a step of the chain requires, mean the root keys signed both (a fork).
+ * @param {{ seq: number, hash: string }|null} known what this reader or folder holds
+ * @param {{ seq: number, hash: string }} other
+ * @returns {boolean} whether `other` is the very document `known` is
+ */
+export function sameTrustDocument (known, other) {
+  if (!known || known.seq !== other.seq) return false
+  if (known.hash !== other.hash) throw new ForkError(`two trust documents numbered ${other.seq}, both signed by the root keys`)
+  return true
+}
+
+/**
+ * The trust document `named` ({ seq, hash }: what an fsinfo.json names) is
+ * the one the chain reached (`trust`, decoded): the same number, and the
+ * same document (sameTrustDocument: another one is a fork).
+ */
+export function checkNamedTrust (trust, named, what) {
+  if (trust === null || trust.seq !== named.seq) throw new BadFormatError(`${what} names trust document ${named.seq}, which is not the one the chain verified`)
+  sameTrustDocument({ seq: trust.seq, hash: trustHash(trust) }, named)
+}
+
 /** docs/TRUST.md rule 14: a family whose newest trust document has no release keys has retired its trees. */
 export function checkNotRetired (trust) {
   if (trust != null && trust.roles.release.threshold === 0) throw new RetiredError(`trust document ${trust.seq} retires this tree (no release keys)`)
@@ -192,16 +216,14 @@ export function verifyFsinfoV2 (info, { anchor, name, trust, now, skewMs, graceM
   } else {
     // rule 13: an fsinfo.json under an older document than this reader trusts is behind
     if (trust !== null && info.trust.seq < trust.seq) throw new RollbackError(`fsinfo.json is under trust document ${info.trust.seq}, older than ${trust.seq} already accepted`)
-    if (trust === null || trust.seq !== info.trust.seq || trustHash(trust) !== info.trust.hash) {
-      throw new BadFormatError(`fsinfo.json names trust document ${info.trust.seq}, which is not the one the chain verified`)
-    }
+    checkNamedTrust(trust, info.trust, 'fsinfo.json')
     roles = trust.roles
-    if (trust.expiresMs + graceMs < now) throw new ExpiredError(`trust document ${trust.seq} expired at ${trust.expires}`, { details: { expires: trust.expires, now } })
+    if (isExpired(trust, { now, graceMs })) throw new ExpiredError(`trust document ${trust.seq} expired at ${trust.expires}`, { details: { expires: trust.expires, now } })
   }
   const signers = countSigners(info, roles)
   // rule 2: fsinfo.json's own times, then the release's
   checkFreshness(info, { now, skewMs, graceMs })
-  if (info.release.expiresMs + graceMs < now) throw new ExpiredError(`release ${info.release.seq} expired at ${info.release.expires}`, { details: { expires: info.release.expires, now } })
+  if (isExpired(info.release, { now, graceMs })) throw new ExpiredError(`release ${info.release.seq} expired at ${info.release.expires}`, { details: { expires: info.release.expires, now } })
   return { roles, signers }
 }
 
@@ -233,9 +255,7 @@ export function verifyHistoryEntryV2 (info, { anchor, name, trust, newest = trus
     checkLoneKey(anchor, newest, `the old fsinfo.json of sequence ${info.seq}`)
     roles = singleKeyRoles(anchor.key)
   } else {
-    if (trust === null || trust.seq !== info.trust.seq || trustHash(trust) !== info.trust.hash) {
-      throw new BadFormatError(`this old fsinfo.json names trust document ${info.trust.seq}, which is not the one the chain verified`)
-    }
+    checkNamedTrust(trust, info.trust, 'this old fsinfo.json')
     checkNotRetired(trust)
     roles = trust.roles
   }
@@ -265,7 +285,7 @@ export function advanceState (seen, info, roles, signers = countSigners(info, ro
   const trust = info.trust
   if (seen?.trust) {
     if (!trust || trust.seq < seen.trust.seq) throw new RollbackError(`fsinfo.json is under trust document ${trust ? trust.seq : '(none)'}, older than ${seen.trust.seq} already seen`)
-    if (trust.seq === seen.trust.seq && trust.hash !== seen.trust.hash) throw new ForkError(`two trust documents numbered ${trust.seq}`)
+    sameTrustDocument(seen.trust, trust)
   }
   const rel = { signers: [...signers.release].sort(), seq: info.release.seq, root: info.release.root.hash }
   const ts = { signers: [...signers.timestamp].sort(), seq: info.seq, release: info.releaseHash }

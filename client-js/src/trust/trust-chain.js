@@ -13,30 +13,104 @@
 // The probe runs beside the fsinfo.json requests, so a reader learns of a
 // rotation that an old fsinfo.json (one that names an older document)
 // does not mention, without another round trip.
-import { BadFormatError, ForkError, StateError } from '../errors.js'
-import { decodeUtf8 } from '../format/bytes.js'
+import { BadFormatError, StateError } from '../errors.js'
+import { decodeUtf8, utf8 } from '../format/bytes.js'
 import { decodeTrustDoc, MAX_TRUST_DOC } from '../format/trust-doc.js'
-import { acceptTrustStep, trustHash, MAX_TRUST_STEPS } from './roles.js'
+import { acceptTrustStep, trustHash, sameTrustDocument, MAX_TRUST_STEPS } from './roles.js'
 
 /**
- * trust/<n>.json from the mirrors (the usual failover: a mirror whose
- * document is not accepted is a fault, and the next one is asked), accepted
- * after `prev` by acceptTrustStep (docs/TRUST.md rule 10). Returns the
- * decoded document with its JSON `text`.
- * @param {import('../fetch/mirrors.js').Mirrors} mirrors @param {number} n
- * @param {object|null} prev the document before it, already accepted (null: n is 1)
- * @param {{ kind: 'key', key: string } | { kind: 'trust', hash: string }} anchor
+ * Where trust documents come from: the mirrors, a published folder's own
+ * trust/ (lib/published/signed-roots.js folderTrustSource), or one then the
+ * other. get(n, accept) resolves to trust/<n>.json as `accept(bytes)` returns
+ * it (accept throws a typed error for a document it refuses), or to null
+ * when the source has no document n.
+ * @typedef {{ get (n: number, accept: (bytes: Uint8Array|string) => object): Promise<object|null> }} TrustSource
  */
-export function fetchTrustStep (mirrors, n, prev, anchor) {
-  return mirrors.fetch(`trust/${n}.json`, MAX_TRUST_DOC, bytes => decodeStep(bytes, n, prev, anchor))
+
+/**
+ * The mirrors in turn (docs/TRUST.md rule 4: a mirror whose document is
+ * refused is a fault and the next one is asked). For a document something
+ * signed names, so having none is a fault too (ROTREE_ALL_MIRRORS_FAILED).
+ * @param {import('../fetch/mirrors.js').Mirrors} mirrors @returns {TrustSource}
+ */
+export function mirrorTrustSource (mirrors) {
+  return { get: (n, accept) => mirrors.fetch(`trust/${n}.json`, MAX_TRUST_DOC, accept) }
 }
 
-/** trust/<n>.json's bytes as the document accepted after `prev` (rule 10), with its JSON `text`. */
+/**
+ * Every mirror at once, for the document after the newest trusted one
+ * (FORMAT.md §12.9 step 4): a 404 is the honest "there is none yet", not a
+ * fault; the first answer accepted wins; none: null.
+ * @param {import('../fetch/mirrors.js').Mirrors} mirrors @returns {TrustSource}
+ */
+export function probeTrustSource (mirrors) {
+  return {
+    async get (n, accept) {
+      const results = await mirrors.fetchAll(`trust/${n}.json`, MAX_TRUST_DOC, accept, { absentOk: true, until: r => r.value !== undefined })
+      return results.find(r => r.value !== undefined)?.value ?? null
+    }
+  }
+}
+
+/**
+ * Each document from the first source that has one it accepts (a folder's
+ * own copy, then the mirrors): a damaged or missing copy is fetched, one
+ * after a repaired hole is kept. The document carries `source`, the index of
+ * the source that gave it. The last source's refusal is the error.
+ * @param {...TrustSource} sources @returns {TrustSource}
+ */
+export function firstTrustSource (...sources) {
+  return {
+    async get (n, accept) {
+      for (let i = 0; i < sources.length; i++) {
+        let doc
+        try {
+          doc = await sources[i].get(n, accept)
+        } catch (err) {
+          if (i === sources.length - 1 || !isRotreeError(err)) throw err
+          continue
+        }
+        if (doc !== null) return Object.assign(doc, { source: i })
+      }
+      return null
+    }
+  }
+}
+
+const isRotreeError = err => typeof err?.code === 'string' && err.code.startsWith('ROTREE_')
+
+/**
+ * docs/TRUST.md rule 10, one document at a time: from `from` (the newest
+ * trusted document, or null for the anchor) on, each trust/<n>.json from
+ * `source` accepted after the one before (acceptTrustStep), up to document
+ * `to` or while the source has a next one, at most `maxSteps`. `onStep(doc)`
+ * runs for each before the next is asked for (persist it, write it to disk).
+ * Every reader and tool that walks a chain walks it here: the reader's root
+ * store (TrustChain), history, pull, fsck and the publisher's folder.
+ * @param {TrustSource} source
+ * @param {{ anchor: object, from?: object|null, to?: number, maxSteps?: number, onStep?: (doc: object) => unknown }} o
+ * @returns {Promise<object|null>} the newest document reached (`from` when none was)
+ */
+export async function walkChain (source, { anchor, from = null, to = Infinity, maxSteps = Infinity, onStep }) {
+  let cur = from
+  const first = (from?.seq ?? 0) + 1
+  for (let n = first; n <= to && n - first < maxSteps; n++) {
+    const prev = cur
+    const doc = await source.get(n, bytes => decodeStep(bytes, n, prev, anchor))
+    if (doc === null) break
+    if (onStep) await onStep(doc)
+    cur = doc
+  }
+  return cur
+}
+
+/** trust/<n>.json's bytes as the document accepted after `prev` (rule 10), with its `bytes` and JSON `text`. */
 function decodeStep (bytes, n, prev, anchor) {
   const doc = decodeTrustDoc(bytes)
   if (doc.seq !== n) throw new BadFormatError(`trust/${n}.json holds trust document ${doc.seq}`)
   acceptTrustStep(prev, doc, anchor)
   doc.text = typeof bytes === 'string' ? bytes : decodeUtf8(bytes)
+  doc.bytes = typeof bytes === 'string' ? utf8.encode(bytes) : bytes
   return doc
 }
 
@@ -101,15 +175,13 @@ export class TrustChain {
 
   async _probe () {
     await this.load()
-    for (let step = 0; step < MAX_TRUST_STEPS; step++) {
-      const n = (this.doc?.seq ?? 0) + 1
-      const prev = this.doc
-      const results = await this.mirrors.fetchAll(`trust/${n}.json`, MAX_TRUST_DOC, bytes => decodeStep(bytes, n, prev, this.anchor), { absentOk: true, until: r => r.value !== undefined })
-      const found = results.find(r => r.value !== undefined)
-      if (!found) return this.doc
-      // a walk (reach) may have got there meanwhile: each step follows the newest, once
-      await this._serial(async () => { if (this.doc === prev) await this._persist(found.value) })
-    }
+    await walkChain(probeTrustSource(this.mirrors), {
+      anchor: this.anchor,
+      from: this.doc,
+      maxSteps: MAX_TRUST_STEPS,
+      // a walk to a named document (reach) may have got there meanwhile: its documents stand
+      onStep: doc => this._serial(async () => { if ((this.doc?.seq ?? 0) === doc.seq - 1) await this._persist(doc) })
+    })
     return this.doc
   }
 
@@ -120,15 +192,16 @@ export class TrustChain {
   }
 
   async _walk (target) {
-    const from = this.doc?.seq ?? 0
-    let cur = this.doc
+    const from = this.doc
+    let last = from
     try {
-      for (let n = from + 1; n <= Math.min(target, from + MAX_TRUST_STEPS); n++) cur = await fetchTrustStep(this.mirrors, n, cur, this.anchor)
+      await walkChain(mirrorTrustSource(this.mirrors), { anchor: this.anchor, from, to: target, maxSteps: MAX_TRUST_STEPS, onStep: doc => { last = doc } })
     } finally {
-      if (cur !== this.doc) await this._persist(cur)
+      // one write for the whole walk, also when a later step failed: what was accepted sticks
+      if (last !== from) await this._persist(last)
     }
-    if (cur === null || cur.seq < target) throw new BadFormatError(`fsinfo.json names trust document ${target}, more than ${MAX_TRUST_STEPS} documents past ${from}: the next refresh walks on`)
-    return cur
+    if (last === null || last.seq < target) throw new BadFormatError(`fsinfo.json names trust document ${target}, more than ${MAX_TRUST_STEPS} documents past ${from?.seq ?? 0}: the next refresh walks on`)
+    return last
   }
 
   async _persist (doc) {
@@ -137,7 +210,7 @@ export class TrustChain {
       // a version-1 record gives way: this tree now speaks version 2 (verify.js checkRollback)
       const base = seen?.v === 2 ? seen : { v: 2, trust: null, release: null, timestamp: null }
       if (base.trust && base.trust.seq >= doc.seq) {
-        if (base.trust.seq === doc.seq && base.trust.hash !== hash) throw new ForkError(`two trust documents numbered ${doc.seq}, both signed by the root keys`)
+        sameTrustDocument(base.trust, { seq: doc.seq, hash })
         return null // another process walked as far or further
       }
       return { ...base, trust: { seq: doc.seq, hash }, trustDoc: doc.text }

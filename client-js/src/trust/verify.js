@@ -161,6 +161,21 @@ export function isExpired (info, { now = Date.now(), graceMs = 0 } = {}) {
 }
 
 /**
+ * docs/TRUST.md rule 3, FORMAT.md §5.1: a version-2 file under a chunk index
+ * names its first chunk beside the index (the lead ref), so a read can ask for
+ * it at once; its bytes go out only once the index's first leaf child is the
+ * same blob stored the same way. A publisher who signed two first chunks
+ * would otherwise show one content to a read inside the lead and another to
+ * every read past it (one file, one content).
+ * @param {object} lead the entry's lead ref @param {object|null} first the index's first leaf child (null: none at offset 0)
+ */
+export function checkLeadRef (lead, first) {
+  const same = first !== null && first.hash === lead.hash && first.size === lead.size &&
+    (first.storedSize ?? first.size) === (lead.storedSize ?? lead.size) && (first.codec ?? 'none') === (lead.codec ?? 'none')
+  if (!same) throw new BadFormatError('the chunk index\'s first chunk is not the first chunk its file entry names (FORMAT.md §5.1)')
+}
+
+/**
  * docs/TRUST.md rule 2, rollback: `seen` is the highest accepted { seq, root } for this key
  * (or null). Returns true when `info` is newer than seen (state must be updated).
  * A tree this reader saw in format version 2 never goes back to a version-1
