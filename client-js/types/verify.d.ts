@@ -29,9 +29,13 @@ export interface SeenRecordV2 {
   /** the newest trusted trust document (seq, hash) and its JSON text; null for a single-key tree */
   trust: { seq: number, hash: string } | null
   trustDoc?: string
-  /** per role: the id of its key set, its highest sequence and what it was seen with; null until one is accepted */
-  release: { id: string, seq: number, root: string } | null
-  timestamp: { id: string, seq: number, release: string } | null
+  /**
+   * per role: the keys whose signatures counted, its highest sequence and what it was
+   * seen with; null until one is accepted. A sequence holds while one of its signers
+   * is still in the role (docs/TRUST.md rule 13).
+   */
+  release: { signers: string[], seq: number, root: string } | null
+  timestamp: { signers: string[], seq: number, release: string } | null
 }
 
 /** The highest accepted sequence number for a key, and the root it was signed over (or a version-2 record). */
@@ -59,6 +63,12 @@ export interface PagePlacement { level?: number, firstNameBytes?: Uint8Array, ne
 export declare function checkPagePlacement (page: DirPage, expect?: PagePlacement): void
 /** FORMAT.md §4.3: a chunk index has the level and byte count its parent promised. */
 export declare function checkChunkIndexPlacement (idx: ChunkIndex, expect: { level: number, bytes: number }): void
+/**
+ * docs/TRUST.md rule 3, FORMAT.md §5.1: a version-2 file's lead ref (its first chunk, named
+ * beside the chunk index) is the index's first leaf child, the same blob stored the same way
+ * (`first`: null when the index has none at offset 0). Throws ROTREE_BAD_FORMAT.
+ */
+export declare function checkLeadRef (lead: Ref, first: Ref | null): void
 
 /** docs/TRUST.md rules 1 and 2 without the clock (history tools; never to pick the root a reader serves). */
 export declare function verifyFsinfoSignature (bytes: Uint8Array | string, opts: { publicKey: string | null, name?: string }): VerifiedFsinfo
