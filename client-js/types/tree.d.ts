@@ -18,6 +18,10 @@ export interface Transport {
   get (url: string, o: { cap: number, timeoutMs: number, signal?: AbortSignalLike }): Promise<Uint8Array>
   close (): void
   stats: { requests: number, bytes: number }
+  /** Open the connection a first request to `url` will use; only a head start (Node's transport has it). */
+  preconnect? (url: string, o: { timeoutMs: number }): void
+  /** The round trip to `url`'s origin as its first handshake measured it, ms; null when unknown. */
+  rtt? (url: string): Promise<number | null>
 }
 
 /** A local store of blobs tried before the mirrors; what it returns is verified again. */
@@ -243,12 +247,8 @@ export declare function parseAddress (address: string): {
 /** Normalise a mirror base URL: http(s) only, no query or fragment, trailing '/'. */
 export declare function mirrorUrl (s: string): string
 
-/**
- * The one byte range a Range header asks for (RFC 9110 §14.2), as `rotree serve`,
- * the gateway and the web app's Service Worker answer it: null to ignore the header
- * (send the whole representation, 200), 'unsatisfiable' for a 416, else the inclusive range.
- */
-export declare function parseRange (header: string | null | undefined, size: number): { start: number, end: number } | 'unsatisfiable' | null
+/** The one byte range a Range header asks for (src/net/http-range.js, declared in http.d.ts). */
+export { parseRange } from './http.js'
 
 /** The public shape of a decoded entry. */
 export declare function toStat (e: Entry): Stat
@@ -270,5 +270,12 @@ export declare function walkTree (
   root: Ref,
   load: (ref: Ref, kind: 'dir' | 'cindex') => Promise<DirPage | ChunkIndex>,
   onRef: (ref: Ref, kind: BlobKind, path: string) => void | Promise<void>,
-  o?: { concurrency?: number }
+  o?: {
+    /** page loads at once (default 64) */
+    concurrency?: number
+    /** page keys ('d'/'c' + hash) whose subtree is known: shared between calls, each subtree is walked once */
+    walked?: Set<string>
+    /** a page that cannot be loaded is reported here and its subtree skipped, instead of ending the walk */
+    onLoadError?: (ref: Ref, kind: 'dir' | 'cindex', path: string, err: Error) => void
+  }
 ): Promise<void>
