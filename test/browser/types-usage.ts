@@ -1,6 +1,7 @@
 // Checked by `tsc --noEmit` (test/browser/types.test.js), never run: how a
-// browser app or bundler project uses rotree-client's declarations. Every
-// expect-error directive below proves a type is precise, not `any`.
+// browser app or bundler project uses rotree-client's declarations, every
+// entry point of the exports map. Every expect-error directive below proves a
+// type is precise, not `any`.
 import {
   openTree, Tree, parseAddress, mirrorUrl, toStat, SeqStore, walkTree,
   verifyFsinfo, verifyBlob, verifyDirPage, verifyChunkIndex, checkRollback, checkPagePlacement, checkChunkIndexPlacement,
@@ -11,6 +12,17 @@ import { DEFAULT_SKEW_MS } from 'rotree-client/verify'
 import { decodeFsinfo, limits, toHex, type DirPage } from 'rotree-client/format'
 import { NotFoundError } from 'rotree-client/errors'
 import * as bundle from 'rotree-client/browser'
+// the layer subpaths, as the rest of the rotree repository uses them
+import { decodeTrustDoc, readRef, Reader, type TrustDoc } from 'rotree-client/format'
+import { decodeBlob } from 'rotree-client/codec'
+// @ts-expect-error: packing blobs is Node's (codec-node.d.ts)
+import { packBlob } from 'rotree-client/codec'
+import { sha256Hex, createSha256, hashBackend, verifySignature } from 'rotree-client/crypto'
+import { parseFragment, anchorText, trustHash, acceptTrustStep, checkNotRetired, type Anchor } from 'rotree-client/trust'
+import { redactUrl, redirectPolicy } from 'rotree-client/net'
+import { parseRange, contentRange, etagMatches } from 'rotree-client/http'
+import { LRU, limiter } from 'rotree-client/fetch'
+import { splitPath, openHistoric, treeHistory, Tree as LayerTree } from 'rotree-client/tree'
 
 const opts: TreeOptions = { mirrors: ['https://m2.example/'], timeoutMs: 10_000, stateDir: 'rotree', concurrency: 4, readAhead: 4, cacheBytes: 1 << 20, skewMs: DEFAULT_SKEW_MS, graceMs: 0, fsinfoSettleMs: 500, now: () => Date.now() }
 // @ts-expect-error: unknown option
@@ -107,6 +119,46 @@ export async function usage (key: string): Promise<void> {
   // the prebuilt bundle has the same API
   const t3: Tree = await bundle.openTree(`https://m.example/#${key}`)
   void t3
+}
+
+export async function layers (tree: Tree, bytes: Uint8Array): Promise<void> {
+  const ref: Ref = readRef(new Reader(bytes), 2, 1 << 20)
+  const raw: Uint8Array = await decodeBlob(bytes, ref.codec ?? 'none', ref.size)
+  // @ts-expect-error: not a codec of FORMAT.md §12.6
+  await decodeBlob(bytes, 'gzip', ref.size)
+  const hex: string = await sha256Hex(raw)
+  const whole: string = createSha256().update(raw).update(raw).hex()
+  const backend: 'node:crypto' | 'webcrypto' | '@noble/hashes' = hashBackend
+  const signed: boolean = verifySignature('00', raw, hex)
+
+  // a trust document, accepted as the first step from an address's anchor
+  const { anchor, name } = parseFragment(`t${hex}:stable`)
+  const a: Anchor = anchor
+  if (a.kind === 'trust') { const h: string = a.hash; void h }
+  const doc: TrustDoc = acceptTrustStep(null, decodeTrustDoc(bytes), anchor)
+  checkNotRetired(doc)
+  const threshold: number = doc.roles.release.threshold
+  const spelled: string = anchorText(anchor) + trustHash(doc)
+
+  const shown: string = redactUrl('https://user:pass@m.example/')
+  const anyOrigin: boolean = redirectPolicy({ allowRedirectOrigins: ['https://cdn.example'] }).any
+  const range = parseRange('bytes=0-9', 100)
+  if (range !== null && range !== 'unsatisfiable') { const header: string = contentRange(range, 100); void header }
+  const fresh: boolean = etagMatches('"a"', '"a"')
+
+  const lru = new LRU<Uint8Array>(1 << 20)
+  lru.set(ref.hash, raw, raw.length)
+  const hit: Uint8Array | undefined = lru.get(ref.hash)
+  const one: number = await limiter(4)(async () => 1)
+
+  const parts: string[] = splitPath('/a/../b')
+  const old: Tree = await openHistoric(tree, 3)
+  const layer: LayerTree = old
+  const { total, entries } = await treeHistory(tree, { limit: 5 })
+  for (const e of entries) {
+    if (e.ok) { const seq: number = e.info.seq; void seq } else { const code: string = e.code; void code }
+  }
+  void whole; void backend; void signed; void name; void threshold; void spelled; void shown; void anyOrigin; void fresh; void hit; void one; void parts; void layer; void total
 }
 
 async function fetchBlob (ref: Ref): Promise<Uint8Array> {

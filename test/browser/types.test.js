@@ -1,9 +1,11 @@
 // The hand-written declarations in client-js/types: tsc checks two usage files
-// against them (browser/bundler resolution and Node's), and every value the
-// package exports at run time is declared, and nothing more.
+// against them (browser/bundler resolution and Node's), and for every subpath
+// of the exports map, every value it exports at run time is declared, and
+// nothing more.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import path from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import ts from 'typescript'
@@ -39,18 +41,35 @@ function declaredValues (file) {
     .map(s => s.name).sort()
 }
 
-const runtime = async spec => Object.keys(await import(spec)).sort()
+const PKG = path.dirname(TYPES)
+const EXPORTS = JSON.parse(ts.sys.readFile(path.join(PKG, 'package.json'))).exports
+
+/** What a conditions object (or a plain path) gives under `condition`, as Node resolves it. */
+const pick = (target, condition) => typeof target === 'string' ? target : target[condition] ?? target.default
+
+/**
+ * Each declaration file of the exports map with the code it stands for, under
+ * Node's conditions and under the default ones (bundlers, and browsers past
+ * "./browser", the prebuilt bundle that bundle.test.js compares with the entry).
+ */
+function declarationPairs () {
+  const pairs = []
+  for (const [subpath, entry] of Object.entries(EXPORTS)) {
+    if (subpath === './browser' || subpath === './package.json') continue
+    assert.ok(typeof entry === 'object' && Object.keys(entry)[0] === 'types', `exports["${subpath}"] declares its types first`)
+    for (const condition of ['node', 'default']) {
+      const dts = pick(entry.types, condition)
+      const code = pick(entry, condition)
+      if (!pairs.some(p => p.dts === dts && p.code === code)) pairs.push({ subpath, condition, dts, code })
+    }
+  }
+  return pairs
+}
 
 test('every exported value is declared, for each entry point', async () => {
-  const cases = [
-    ['rotree-client', 'index.d.ts'],
-    ['rotree-client', 'node.d.ts'],
-    ['rotree-client/errors', 'errors.d.ts'],
-    ['rotree-client/verify', 'verify.d.ts'],
-    ['rotree-client/format', 'format.d.ts']
-  ]
-  for (const [spec, dts] of cases) {
-    assert.deepEqual(declaredValues(path.join(TYPES, dts)), await runtime(spec), `${dts} vs ${spec}`)
+  for (const { subpath, condition, dts, code } of declarationPairs()) {
+    const runtime = Object.keys(await import(pathToFileURL(path.join(PKG, code)).href)).sort()
+    assert.deepEqual(declaredValues(path.join(PKG, dts)), runtime, `${dts} vs ${code} (exports["${subpath}"], ${condition})`)
   }
 })
 
