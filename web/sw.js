@@ -5,6 +5,8 @@
 // (untrusted) mirrors: a response is built only from bytes that have
 // verified, so the page never sees a tampered script, style, image or font.
 // Requests outside the scope (other origins, other paths) are not touched.
+// An optional &timeout=<ms> (100 to 600000) bounds each request to a mirror
+// (openTree's timeoutMs); without it the client's default applies.
 //
 // One tree never acts with the rights of another, or of the app (docs/WEB.md
 // "One origin per site"):
@@ -19,7 +21,7 @@
 //   subresources would otherwise reach the network unverified.
 //
 // A module worker (Chromium 91+, Safari 15+, Firefox 147+): static imports only.
-import { openTree, BadAddressError, BadPathError, ABSENT_CODES, parseRange } from './rotree-client.js'
+import { openTree, BadAddressError, BadPathError, ABSENT_CODES, parseRange, statusOf } from './rotree-client.js'
 import { contentType } from './mime.js'
 import { explain } from './explain.js'
 import { KEY_RE, keyOfHost, appOriginOf } from './origins.js'
@@ -32,6 +34,8 @@ const MIRRORS = conf.getAll('mirror').length ? conf.getAll('mirror') : [new URL(
 const SCOPE = new URL(self.registration.scope)
 // non-null on a per-key origin: the one key this origin belongs to
 const ORIGIN_KEY = keyOfHost(HERE.hostname)
+const TIMEOUT = conf.get('timeout')
+const TIMEOUT_MS = TIMEOUT === null ? undefined : Number(TIMEOUT)
 // Files up to this size are verified whole before the response starts; larger
 // ones, and every Range request, stream, each chunk verified before it is
 // passed on, and a bad chunk aborts the response (the browser sees a network
@@ -57,6 +61,9 @@ function misfit () {
   const own = new URL(`site/${KEY}/`, HERE).href
   if (SCOPE.href !== own) return `sw.js?key=${KEY} serves the scope ${own} only, not ${SCOPE.href}`
   if (ORIGIN_KEY !== null && ORIGIN_KEY !== KEY) return `this origin belongs to the key ${ORIGIN_KEY}, not ${KEY}`
+  if (TIMEOUT_MS !== undefined && !(Number.isInteger(TIMEOUT_MS) && TIMEOUT_MS >= 100 && TIMEOUT_MS <= 600_000)) {
+    return `sw.js?timeout= is a whole number of milliseconds from 100 to 600000, not ${JSON.stringify(TIMEOUT)}`
+  }
   return null
 }
 const MISFIT = misfit()
@@ -92,7 +99,9 @@ async function getTree (navigate) {
   let opened = false
   if (!treeP) {
     opened = true
-    treeP = openTree(`${MIRRORS[0]}#${KEY}`, { mirrors: MIRRORS.slice(1), fsinfoSettleMs: 500 })
+    const opts = { mirrors: MIRRORS.slice(1), fsinfoSettleMs: 500 }
+    if (TIMEOUT_MS !== undefined) opts.timeoutMs = TIMEOUT_MS
+    treeP = openTree(`${MIRRORS[0]}#${KEY}`, opts)
     treeP.catch(() => { treeP = null }) // try again on the next request
   }
   const tree = await treeP
@@ -265,9 +274,12 @@ function blocked (err, path, req) {
 
 async function failure (err, path, req, navigate) {
   const { code, title, text } = explain(err)
-  const notFound = code === 'ROTREE_NOT_FOUND'
-  const status = notFound ? 404 : code === 'ROTREE_BAD_PATH' ? 400 : 502
-  if (notFound && navigate && treeP) {
+  // the status is the gateway's (statusOf, docs/ERRORS.md): 404 only for what
+  // the signed tree proves absent (docs/TRUST.md rule 5), 504 when every
+  // mirror stalled, 410 for a retired tree, 508 for a symlink loop
+  const status = statusOf(err)
+  const absent = ABSENT_CODES.has(err?.code)
+  if (absent && navigate && treeP) {
     // the publisher's own 404 page, when the tree has one
     try {
       const view = (await treeP).snapshot()
@@ -276,7 +288,7 @@ async function failure (err, path, req, navigate) {
     } catch {}
   }
   // a missing path is proven absent by the signed tree: a plain 404, not an attack
-  if (!notFound) blocked(err, path, req)
+  if (!absent) blocked(err, path, req)
   const headers = { 'x-rotree-error': code, 'cache-control': 'no-store' }
   if (!navigate) {
     return new Response(`rotree: blocked ${path}: ${code}: ${err?.message ?? err}\n`, { status, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' } })
@@ -287,7 +299,7 @@ async function failure (err, path, req, navigate) {
 h1{color:#b3261e;font-size:1.4rem}code,.m{font-family:ui-monospace,monospace;font-size:.9em;word-break:break-all}
 .box{background:#fdecea;border:1px solid #f0b4ae;border-radius:8px;padding:1rem 1.2rem}</style>
 <div class="box" id="rotree-error" data-code="${esc(code)}">
-<h1>${notFound ? '' : '✗ Blocked: '}${esc(title)}</h1>
+<h1>${absent ? '' : '✗ Blocked: '}${esc(title)}</h1>
 <p>${esc(text)}</p>
 <p class="m">${esc(code)}: ${esc(err?.message ?? String(err))}</p>
 <p class="m">path: ${esc(path)}</p>
