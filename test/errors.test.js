@@ -2,6 +2,7 @@
 // flags, and this test keeps it true in both directions: every row of
 // ERROR_TABLE is in the doc, every code the doc's table names is in
 // ERROR_TABLE, and what the doc says about each matches what the code does.
+// The status table of docs/GATEWAY.md is checked against statusOf the same way.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
@@ -72,4 +73,42 @@ test('the prose is true: a mirror fault is 502 or 504, absence is 404, and all m
   assert.equal(errors.statusOf(same), 504)
   const mixed = errors.allFailed('h/x', [{ mirror: 'http://a/', code: 'ROTREE_TIMEOUT', message: 's' }, { mirror: 'http://b/', code: 'ROTREE_HASH_MISMATCH', message: 'h' }])
   assert.equal(errors.statusOf(mixed), 502)
+})
+
+// docs/GATEWAY.md "Status codes and the trust rules": a table of status, when,
+// codes. Each code is listed under every status statusOf can give it (its
+// row's status, and the refinements: 414 for a path too long, 504 when every
+// mirror stalled) and under no other.
+async function gatewayPairs () {
+  const doc = await fs.readFile(new URL('../docs/GATEWAY.md', import.meta.url), 'utf8')
+  const section = doc.slice(doc.indexOf('## Status codes and the trust rules'))
+  const table = section.slice(0, section.indexOf('\n\n', section.indexOf('| status |')))
+  const pairs = new Set()
+  let rows = 0
+  for (const line of table.split('\n').filter(l => /^\| \d/.test(l))) {
+    const m = /^\| (\d{3}) \| [^|]+ \| ?((?:`ROTREE_[A-Z_]+`(?:, )?)*) ?\|$/.exec(line)
+    assert.ok(m, `a row of the status table in docs/GATEWAY.md that does not parse: ${line}`)
+    rows++
+    for (const [, code] of m[2].matchAll(/`(ROTREE_[A-Z_]+)`/g)) {
+      const pair = `${m[1]} ${code}`
+      assert.ok(!pairs.has(pair), `docs/GATEWAY.md lists ${code} under ${m[1]} twice`)
+      pairs.add(pair)
+    }
+  }
+  assert.ok(rows >= 10, `the status table of docs/GATEWAY.md was not found (${rows} rows)`)
+  return pairs
+}
+
+/** Every status statusOf gives an error of `code`: plain, a path too long, every mirror stalled. */
+function statusesOf (code) {
+  const variants = [{ code }, { code, status: 414 }, { code, errors: [{ code: 'ROTREE_TIMEOUT' }, { code: 'ROTREE_TIMEOUT' }] }]
+  return new Set(variants.map(errors.statusOf))
+}
+
+test('the status table of docs/GATEWAY.md is statusOf\'s, both ways', async () => {
+  const pairs = await gatewayPairs()
+  const want = new Set()
+  for (const [code] of errors.ERROR_TABLE) for (const s of statusesOf(code)) want.add(`${s} ${code}`)
+  for (const pair of want) assert.ok(pairs.has(pair), `docs/GATEWAY.md does not list ${pair.split(' ')[1]} under ${pair.split(' ')[0]}`)
+  for (const pair of pairs) assert.ok(want.has(pair), `docs/GATEWAY.md lists ${pair.split(' ')[1]} under ${pair.split(' ')[0]}, which statusOf never gives it`)
 })
