@@ -6,10 +6,10 @@
 // when fsinfo.json names an earlier one. Every decision is the reader's
 // (lib/published/signed-roots.js calls client-js/src/trust/roles.js and
 // verify.js). Never throws for what is wrong with it: that is the report.
-import fs from 'node:fs/promises'
 import path from 'node:path'
 import { checkFreshness, storedSizeOf, DEFAULT_SKEW_MS } from 'rotree-client/verify'
 import { decodeRoot, rootContext, verifyRoot, checkRootTimes, TRUST_DIR } from '../lib/published/signed-roots.js'
+import { readFsinfoFile } from '../lib/published/publish.js'
 
 /**
  * @param {string} dir
@@ -28,8 +28,8 @@ export async function checkFsinfo (dir, o, now, warn) {
   const out = { info: null, key: anchorText(anchor), keySource: anchor ? (o.keySource ?? 'given') : 'fsinfo', problems: [], trusted: false, report: { present: false }, ctx: null }
   const problem = (code, message) => out.problems.push({ code, message })
   let raw
-  try { raw = new Uint8Array(await fs.readFile(path.join(dir, 'fsinfo.json'))) } catch (err) {
-    if (err.code !== 'ENOENT') throw err
+  raw = await readFsinfoFile(dir)
+  if (raw === null) {
     problem('ROTREE_NOT_FOUND', `${dir} has no fsinfo.json`)
     out.ctx = await rootContext(dir, { given })
     return out

@@ -31,6 +31,7 @@ import { ForkError, WrongKeyError } from 'rotree-client/errors'
 import { advanceState, walkChain, firstTrustSource, mirrorTrustSource, checkNamedTrust } from 'rotree-client/trust'
 import { BlobStore, publishFsinfo, writeHistory, isHistoryConflict, cleanHistoryTemps, withDirLock, pidAlive, syncDir } from '../lib/published/index.js'
 import { writeDurable } from '../lib/published/history.js'
+import { readFsinfoFile } from '../lib/published/publish.js'
 import { decodeRoot, readTrustChain, rootContext, verifyRoot, folderTrustSource, TRUST_DIR } from '../lib/published/signed-roots.js'
 import { TreeCopy } from './copy-tree.js'
 import { collect } from './gc.js'
@@ -158,7 +159,8 @@ function notBehind (info, local, rec) {
 export async function readLocalFsinfo (dir, ctx, warn = () => {}) {
   if (typeof ctx === 'string') ctx = { anchor: { kind: 'key', key: ctx }, name: '' }
   let raw
-  try { raw = new Uint8Array(await fs.readFile(path.join(dir, 'fsinfo.json'))) } catch (err) { if (err.code === 'ENOENT') return null; throw err }
+  raw = await readFsinfoFile(dir)
+  if (raw === null) return null
   try {
     return verifyRoot(raw, await rootContext(dir, { given: ctx }))
   } catch (err) {

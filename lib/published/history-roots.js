@@ -5,9 +5,9 @@
 // Lazily, newest first: a signature check costs ~1.5 ms, and `pull --gc`
 // usually needs only the newest entry or two of a history that grows by one
 // entry per publish.
-import fs from 'node:fs/promises'
 import { verifyFsinfoSignature } from 'rotree-client/verify'
-import { BadFormatError } from 'rotree-client/errors'
+import { BadFormatError, BadPathError } from 'rotree-client/errors'
+import { openRegular } from '../open-regular.js'
 import { HISTORY_DIR, listHistory } from './history.js'
 
 /**
@@ -18,12 +18,13 @@ import { HISTORY_DIR, listHistory } from './history.js'
  */
 export async function * historyEntries (dir) {
   for (const h of await listHistory(dir)) {
-    let raw, st
-    try { [raw, st] = await Promise.all([fs.readFile(h.file), fs.stat(h.file)]) } catch (error) {
-      yield { ...h, error }
-      continue
-    }
-    yield { ...h, raw: new Uint8Array(raw), publishedMs: st.mtimeMs }
+    // a regular file only: a link or FIFO planted in history/ is not followed or waited on
+    let opened
+    try { opened = await openRegular(h.file) } catch (error) { yield { ...h, error }; continue }
+    if (opened === null) { yield { ...h, error: new BadPathError(`${h.file} is not a regular file`) }; continue }
+    let raw
+    try { raw = await opened.fh.readFile() } catch (error) { yield { ...h, error }; continue } finally { await opened.fh.close() }
+    yield { ...h, raw: new Uint8Array(raw), publishedMs: opened.st.mtimeMs }
   }
 }
 

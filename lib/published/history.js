@@ -8,7 +8,8 @@
 // fetches, and a mirror can only leave entries out.
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { decodeFsinfo, fsinfoVersion, decodeFsinfoV2 } from 'rotree-client/format'
+import { decodeFsinfo, fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from 'rotree-client/format'
+import { readRegular } from '../open-regular.js'
 import { ForkError } from 'rotree-client/errors'
 import { pidAlive } from './lock.js'
 import { syncDir } from './blob-store.js'
@@ -36,8 +37,9 @@ export async function listHistory (dir) {
     .sort((a, b) => b.seq - a.seq)
 }
 
+/** history/<seq>.json's bytes (a regular file only, lib/open-regular.js), or null. */
 export async function readHistory (dir, seq) {
-  return new Uint8Array(await fs.readFile(path.join(dir, HISTORY_DIR, `${seq}.json`)))
+  return readRegular(path.join(dir, HISTORY_DIR, `${seq}.json`), MAX_FSINFO_V2)
 }
 
 /**
@@ -58,9 +60,9 @@ export async function writeHistory (dir, text, fsync = true) {
     await fs.link(tmp, final)
   } catch (err) {
     if (err.code !== 'EEXIST') throw err
-    const had = await fs.readFile(final)
+    const had = await readRegular(final, MAX_FSINFO_V2)
     // one seq, two signed texts: the closest code is a fork (one number, two signed roots)
-    if (!had.equals(Buffer.from(text))) {
+    if (had === null || !Buffer.from(had).equals(Buffer.from(text))) {
       throw new ForkError(`${final} already holds a different fsinfo.json with seq ${seq}; refusing to overwrite history`, { details: { seq, historyConflict: true } })
     }
   } finally {

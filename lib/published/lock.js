@@ -19,6 +19,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { LockedError } from 'rotree-client/errors'
 import { procInfo, isDeadState } from '../proc-stat.js'
+import { readRegular } from '../open-regular.js'
 
 export const LOCK_NAME = '.rotree-lock'
 
@@ -94,7 +95,10 @@ async function sweepPrivate (dir) {
 
 async function readOwner (file) {
   let text
-  try { text = await fs.readFile(file, 'utf8') } catch (err) { if (err.code === 'ENOENT') return null; throw err }
+  // a regular file only: a link or FIFO at the lock's name is nobody's lock (lib/open-regular.js)
+  const bytes = await readRegular(file, 4096)
+  if (bytes === null) return null
+  text = Buffer.from(bytes).toString('utf8')
   // "<pid> <start time or -> <what>"; locks written before the start time was recorded: "<pid> <what>"
   const m = /^(\d+)(?: (\d+|-)(?= |$))? ?(.*)$/m.exec(text)
   if (!m) return { pid: 0, start: null, what: '' }

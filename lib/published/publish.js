@@ -7,20 +7,28 @@
 //   DIR/unsigned.json         a root waiting for an offline signature (`build --unsigned`)
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { decodeFsinfo } from 'rotree-client/format'
+import { decodeFsinfo, MAX_FSINFO_V2 } from 'rotree-client/format'
 import { HISTORY_DIR, listHistory, writeHistory, writeDurable, decodeAny } from './history.js'
 import { syncDir } from './blob-store.js'
+import { readRegular } from '../open-regular.js'
 import { UsageError } from 'rotree-client/errors'
 
 export const UNSIGNED_FILE = 'unsigned.json'
 const FSINFO = 'fsinfo.json'
 
+/**
+ * dir/fsinfo.json's bytes, or null when there is none: a regular file only, at
+ * most MAX_FSINFO_V2 + 1 bytes (lib/open-regular.js), so a link or FIFO
+ * planted there is neither followed nor waited on.
+ */
+export function readFsinfoFile (dir) { return readRegular(path.join(dir, FSINFO), MAX_FSINFO_V2) }
+
 /** The fsinfo.json currently in dir, decoded (not verified), or null. A corrupt one does not block a rebuild. */
 export async function readPublished (dir) {
   try {
-    return decodeFsinfo(await fs.readFile(path.join(dir, FSINFO)))
+    const bytes = await readFsinfoFile(dir)
+    return bytes === null ? null : decodeFsinfo(bytes)
   } catch (err) {
-    if (err.code === 'ENOENT') return null
     if (err.code === 'ROTREE_BAD_FORMAT' || err.code === 'ROTREE_UNSUPPORTED_VERSION') return null
     throw err
   }
@@ -32,11 +40,8 @@ export async function readPublished (dir) {
  * when there is none or it does not decode.
  */
 export async function readPublishedAny (dir) {
-  let bytes
-  try { bytes = await fs.readFile(path.join(dir, FSINFO)) } catch (err) {
-    if (err.code === 'ENOENT') return null
-    throw err
-  }
+  const bytes = await readFsinfoFile(dir)
+  if (bytes === null) return null
   try { return decodeAny(bytes) } catch (err) {
     if (err.code === 'ROTREE_BAD_FORMAT' || err.code === 'ROTREE_UNSUPPORTED_VERSION') return null
     throw err
@@ -92,7 +97,7 @@ export async function publishFsinfo (dir, text, fsync = true) {
 async function backfillHistory (dir, fsync) {
   let bytes, info
   try {
-    bytes = await fs.readFile(path.join(dir, FSINFO))
+    bytes = await readFsinfoFile(dir)
     info = decodeAny(bytes)
   } catch { return }
   try { await fs.access(path.join(dir, HISTORY_DIR, `${info.seq}.json`)) } catch { await writeHistory(dir, bytes, fsync) }

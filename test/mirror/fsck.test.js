@@ -248,4 +248,13 @@ test('a directory page planted as a FIFO or a link in h/ is missing to fsck, not
   const link = await fsckJson(s, ['--key', s.key.publicKey])
   assert.equal(link.code, 1)
   assert.ok(JSON.stringify(link.report).includes(page), 'the page is reported')
+  // fsinfo.json and a history entry planted as FIFOs: missing and unreadable, not waited on
+  await fs.rename(path.join(s.mirror, 'fsinfo.json'), path.join(s.dir, 'fsinfo.away'))
+  execFileSync('mkfifo', [path.join(s.mirror, 'fsinfo.json')])
+  const hist = (await fs.readdir(path.join(s.mirror, 'history'))).find(n => /^\d+\.json$/.test(n))
+  await fs.rm(path.join(s.mirror, 'history', hist))
+  execFileSync('mkfifo', [path.join(s.mirror, 'history', hist)])
+  const noRoot = await fsckJson(s, ['--key', s.key.publicKey])
+  assert.equal(noRoot.code, 1)
+  assert.ok(noRoot.report.fsinfo.problems.some(p => p.code === 'ROTREE_NOT_FOUND'), JSON.stringify(noRoot.report.fsinfo))
 })
