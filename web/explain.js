@@ -12,6 +12,7 @@ const TEXT = {
   ROTREE_EXPIRED: ['Expired tree', 'The signed tree has expired by this computer\'s clock. A mirror may be serving a stale copy (a freeze attack), or the publisher has not re-signed it.'],
   ROTREE_NOT_YET_VALID: ['Tree from the future', 'fsinfo.json claims to be issued later than this computer\'s clock allows. Check the clock.'],
   ROTREE_ROLLBACK: ['Rollback', 'A mirror serves an older version of this tree than this browser has already seen (a rollback attack, or a stale mirror).'],
+  ROTREE_RETIRED: ['Retired tree', 'The publisher has retired this tree: its trust document has no release keys, so nothing published under it is shown any more.'],
   ROTREE_FORK: ['Forked tree', 'Two different trees are signed under one sequence number: the publisher\'s key may be compromised.'],
   ROTREE_UNSUPPORTED_VERSION: ['Unsupported format', 'This tree uses a format version this reader does not know.'],
   ROTREE_MIRROR_HTTP: ['Mirror error', 'The mirror answered with an HTTP error.'],

@@ -65,7 +65,8 @@ async function answers (key, mirrors, paths) {
       out[p] = {
         status: r.status(),
         error: await r.headerValue('x-rotree-error'),
-        page: await page.evaluate(() => document.getElementById('rotree-error')?.dataset.code ?? null)
+        page: await page.evaluate(() => document.getElementById('rotree-error')?.dataset.code ?? null),
+        title: await page.evaluate(() => document.querySelector('#rotree-error h1')?.textContent ?? null)
       }
     }
     return out
@@ -78,7 +79,7 @@ test('every mirror stalled: 504, as the gateway answers', async () => {
   const a = await mirror(p.out, STALL)
   const b = await mirror(p.out, STALL)
   const got = await answers(p.k.K.publicKey, [a, b], ['index.html'])
-  assert.deepEqual(got['index.html'], { status: 504, error: 'ROTREE_TIMEOUT', page: 'ROTREE_TIMEOUT' })
+  assert.deepEqual(got['index.html'], { status: 504, error: 'ROTREE_TIMEOUT', page: 'ROTREE_TIMEOUT', title: '✗ Blocked: Mirror timed out' })
   assert.ok(a.requests.length > 0 && b.requests.length > 0, 'both mirrors were asked')
 })
 
@@ -91,10 +92,11 @@ test('a path through a symlink loop: 508; through a file: a proven absence, 404'
   })
   const m = await mirror(p.out)
   const got = await answers(p.k.K.publicKey, [m], ['index.html', 'loop-a', 'loop-a/page.html', 'index.html/x'])
-  assert.equal(got['index.html'].status, 200)
-  assert.deepEqual(got['loop-a'], { status: 508, error: 'ROTREE_SYMLINK_LOOP', page: 'ROTREE_SYMLINK_LOOP' })
-  assert.deepEqual(got['loop-a/page.html'], { status: 508, error: 'ROTREE_SYMLINK_LOOP', page: 'ROTREE_SYMLINK_LOOP' })
-  assert.deepEqual(got['index.html/x'], { status: 404, error: 'ROTREE_NOT_A_DIRECTORY', page: 'ROTREE_NOT_A_DIRECTORY' })
+  assert.deepEqual(got['index.html'], { status: 200, error: null, page: null, title: null })
+  assert.deepEqual(got['loop-a'], { status: 508, error: 'ROTREE_SYMLINK_LOOP', page: 'ROTREE_SYMLINK_LOOP', title: '✗ Blocked: Symlink loop' })
+  assert.deepEqual(got['loop-a/page.html'], { status: 508, error: 'ROTREE_SYMLINK_LOOP', page: 'ROTREE_SYMLINK_LOOP', title: '✗ Blocked: Symlink loop' })
+  // a proven absence is no attack: not "Blocked"
+  assert.deepEqual(got['index.html/x'], { status: 404, error: 'ROTREE_NOT_A_DIRECTORY', page: 'ROTREE_NOT_A_DIRECTORY', title: 'Not a directory' })
 })
 
 test('a retired tree (a trust document with no release keys): 410', async () => {
@@ -105,7 +107,7 @@ test('a retired tree (a trust document with no release keys): 410', async () => 
   await p.publish({ 'index.html': 'gone' }, { release: { seq: 2, expires: Date.now() + HOUR }, relSigners: [] })
   const m = await mirror(p.out)
   const got = await answers(k.K.publicKey, [m], ['index.html'])
-  assert.deepEqual(got['index.html'], { status: 410, error: 'ROTREE_RETIRED', page: 'ROTREE_RETIRED' })
+  assert.deepEqual(got['index.html'], { status: 410, error: 'ROTREE_RETIRED', page: 'ROTREE_RETIRED', title: '✗ Blocked: Retired tree' })
 })
 
 test('the statuses above are statusOf\'s', () => {
