@@ -1,5 +1,6 @@
 // rotree-client/net: HTTP for Node (transport-node.js: HTTP/1.1 over
-// transport-h1.js, HTTP/2 over transport-h2.js), the URL rules every
+// transport-h1.js, HTTP/2 over transport-h2.js, both behind the one
+// contract of request-handler.js), the URL rules every
 // transport keeps (transport-url.js), and the Range and ETag rules the
 // servers share (http-range.js). Browsers use transport-web.js (fetch),
 // chosen by the #platform import.

@@ -1,11 +1,11 @@
 // A lean HTTP/1.1 client for plain http: mirrors, the common case on a LAN
-// and on loopback, where the client's CPU is the limit. node:http costs
-// ~250 µs of CPU per request here (a ClientRequest and an IncomingMessage
-// with their streams, llhttp, a 64 KiB buffer per socket read, a copy of every
-// body byte); this costs ~85 µs: one write per request, the head parsed from
-// one scratch buffer, and the body read by the kernel straight into the
-// request's own buffer (net.Socket's `onread`), so no body byte is copied in
-// user space. Measured in the report of the commit that added it.
+// and on loopback, where the client's CPU is the limit (BENCHMARKS.md P3).
+// node:http spends most of a request's CPU on machinery a mirror answer does
+// not need (a ClientRequest and an IncomingMessage with their streams,
+// llhttp, a 64 KiB buffer per socket read, a copy of every body byte); this
+// makes one write per request, parses the head from one scratch buffer, and
+// has the kernel read the body straight into the request's own buffer
+// (net.Socket's `onread`), so no body byte is copied in user space.
 //
 // Only GET, only what a mirror answer needs: Content-Length, chunked and
 // close-delimited bodies, keep-alive, 1xx skipped. Anything malformed is a
@@ -30,49 +30,53 @@
 // on it without announcing it (Connection: close) is not pipelined to again.
 //
 // The per-request rules (cap, deadline, redirects) stay with the caller
-// (transport-node.js), which a connection talks to through:
-//   job.head(status, location, contentLength) -> true: read the body into job.buf
-//   job.buf, job.n          the body buffer and how much of it is filled
-//   job.data(bytes)         body bytes that are not read in place (chunked)
-//   job.end(), job.fail(err), job.netError(err), job.setCancel(fn), job.done
+// (transport-node.js), which this client talks to only through the
+// RequestHandler of request-handler.js. What it keeps of a request is its
+// own record, a Job: the handler, the request's bytes, how often it was
+// asked again.
 import net from 'node:net'
 import { MirrorNetworkError } from '../errors.js'
+import { DRAIN_MAX, networkFault } from './request-handler.js'
+
+/** @typedef {import('./request-handler.js').RequestHandler} RequestHandler */
+/**
+ * One hop of a request, as this client keeps it (a redirect is a new hop: a new Job).
+ * @typedef {{ handler: RequestHandler, head: string, requeued: number }} Job
+ *   head: the request as written; requeued: times asked again after a connection closed under it
+ */
 
 const MAX_HEAD = 16 * 1024 // as node:http's default --max-http-header-size
 const SCRATCH = 16 * 1024
-const DRAIN_MAX = 64 * 1024 // an unwanted body this small is read and dropped to keep the connection
 const CRLF2 = Buffer.from('\r\n\r\n')
 const MAX_REQUEUE = 3 // a request written behind answers that never came is asked again at most this often
 const SHORT_WAIT = 64 * 1024 // answers outstanding on a connection that a small request waits behind rather than open another
 
 export class H1Pool {
   /**
-   * @param {{ maxSockets: number, pipelineDepth?: number, pipelineConns?: number }} o per origin;
-   *   pipelineDepth 1 turns pipelining off
+   * @param {{ maxSockets: number, pipelineDepth?: number, pipelineConns?: number, handshakes?: import('./handshake-times.js').HandshakeTimes }} o
+   *   per origin; pipelineDepth 1 turns pipelining off; handshakes: where each new connection's TCP handshake time goes
    */
-  /** @param {{ maxSockets: number, pipelineDepth?: number, pipelineConns?: number, handshakes?: import('./handshake-times.js').HandshakeTimes }} o */
   constructor ({ maxSockets, pipelineDepth = 8, pipelineConns = 8, handshakes }) {
     this.maxSockets = maxSockets
     this.handshakes = handshakes
     this.pipelineDepth = Math.max(1, pipelineDepth)
     this.pipelineConns = Math.max(1, pipelineConns)
-    /** @type {Map<string, { idle: Conn[], live: Conn[], queue: object[] }>} */
+    /** @type {Map<string, { origin: string, idle: Conn[], live: Conn[], queue: Job[] }>} */
     this.origins = new Map()
     this.conns = new Set()
     this.closed = false
   }
 
   /**
-   * @param {object} job transport-node.js's Request
+   * @param {RequestHandler} handler one hop of a request (request-handler.js)
    * @param {URL} u an http: URL
    * @param {string|null} auth an Authorization value for this origin
    */
-  dispatch (job, u, auth) {
-    if (this.closed) return job.fail(new MirrorNetworkError(`${u.origin}: transport closed`))
+  dispatch (handler, u, auth) {
+    if (this.closed) return handler.onError(new MirrorNetworkError(`${u.origin}: transport closed`))
     const o = this._origin(u)
-    job.h1Requeued = 0 // per hop: a redirect is a new request
-    job.h1Request = `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nAccept-Encoding: identity\r\n${auth ? `Authorization: ${auth}\r\n` : ''}\r\n`
-    this.start(job, o)
+    const head = `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nAccept-Encoding: identity\r\n${auth ? `Authorization: ${auth}\r\n` : ''}\r\n`
+    this.start({ handler, head, requeued: 0 }, o)
   }
 
   _origin (u) {
@@ -103,19 +107,20 @@ export class H1Pool {
   }
 
   /**
-   * Send job.h1Request on an idle connection, behind the answers of a busy
+   * Send job's request on an idle connection, behind the answers of a busy
    * one (pipelining), on a new one, or when one is free.
+   * @param {Job} job
    */
   start (job, o) {
-    if (job.done) return
-    if (this.closed) return job.fail(new MirrorNetworkError(`${job.u.origin}: transport closed`))
+    if (job.handler.done) return
+    if (this.closed) return job.handler.onError(new MirrorNetworkError(`${o.origin}: transport closed`))
     const c = o.idle.pop()
     if (c) return c.send(job)
     const room = o.live.length < this.maxSockets
     const pipe = this.pipelineDepth > 1 && o.persistent && !o.noPipeline
     if (pipe) {
       // a short wait behind short answers beats a new connection's handshake round trip
-      const near = this._shortWait(o, job.o.cap)
+      const near = this._shortWait(o, job.handler.cap)
       if (near) return near.pipe(job)
     }
     if (room && (!pipe || o.live.length < this.pipelineConns)) return new Conn(this, o).send(job)
@@ -125,7 +130,7 @@ export class H1Pool {
     }
     if (room) return new Conn(this, o).send(job)
     o.queue.push(job)
-    job.setCancel(() => { const i = o.queue.indexOf(job); if (i >= 0) o.queue.splice(i, 1) })
+    job.handler.onCancel(() => { const i = o.queue.indexOf(job); if (i >= 0) o.queue.splice(i, 1) })
   }
 
   /** A connection whose outstanding answers, with one of `cap` bytes more, are at most SHORT_WAIT bytes, or null. */
@@ -151,7 +156,7 @@ export class H1Pool {
     if (this.closed) return c.destroy()
     while (o.queue.length) {
       const job = o.queue.shift()
-      if (!job.done) return c.send(job)
+      if (!job.handler.done) return c.send(job)
     }
     c.sock.unref() // an idle keep-alive connection does not hold the process open
     o.idle.push(c)
@@ -161,7 +166,7 @@ export class H1Pool {
    * A connection is gone: the requests written on it that had no byte of
    * answer are asked again, ahead of those waiting for a connection, and all
    * of them start again (start(): an idle, new or busy connection).
-   * @param {object[]} orphans requests written on it that had no byte of answer
+   * @param {Job[]} orphans requests written on it that had no byte of answer
    */
   gone (o, c, orphans) {
     this.conns.delete(c)
@@ -170,10 +175,9 @@ export class H1Pool {
     o.live.splice(o.live.indexOf(c), 1)
     for (let k = orphans.length - 1; k >= 0; k--) {
       const job = orphans[k]
-      if (job.done) continue
-      if (this.closed) { job.fail(new MirrorNetworkError(`${job.u.origin}: transport closed`)); continue }
-      job.h1Requeued = (job.h1Requeued ?? 0) + 1
-      if (job.h1Requeued > MAX_REQUEUE) { job.fail(new MirrorNetworkError(`${job.u.origin} closed the connection before answering`)); continue }
+      if (job.handler.done) continue
+      if (this.closed) { job.handler.onError(new MirrorNetworkError(`${o.origin}: transport closed`)); continue }
+      if (++job.requeued > MAX_REQUEUE) { job.handler.onError(new MirrorNetworkError(`${o.origin} closed the connection before answering`)); continue }
       o.queue.unshift(job)
     }
     if (!this.closed) for (const job of o.queue.splice(0)) this.start(job, o)
@@ -183,12 +187,12 @@ export class H1Pool {
   close () {
     this.closed = true
     for (const o of this.origins.values()) {
-      for (const job of o.queue.splice(0)) job.fail(new MirrorNetworkError(`${job.u.origin}: transport closed`))
+      for (const job of o.queue.splice(0)) job.handler.onError(new MirrorNetworkError(`${o.origin}: transport closed`))
     }
     for (const c of [...this.conns]) {
       const job = c.job
       c.destroy()
-      job?.fail(new MirrorNetworkError(`${job.u.origin}: transport closed`))
+      job?.handler.onError(new MirrorNetworkError(`${c.o.origin}: transport closed`))
     }
   }
 }
@@ -200,8 +204,10 @@ class Conn {
   constructor (pool, o) {
     this.pool = pool
     this.o = o
-    this.job = null // the request whose answer is read now
-    this.queue = [] // requests written behind it (pipelined), answered in this order
+    /** @type {Job|null} the request whose answer is read now */
+    this.job = null
+    /** @type {Job[]} requests written behind it (pipelined), answered in this order */
+    this.queue = []
     this.state = IDLE
     this.uses = 0
     this.ahead = false // opened by preconnect: idle before its first request, as a kept-alive one is
@@ -235,14 +241,14 @@ class Conn {
   /** Where the kernel puts the next read: the body buffer itself while a body is read in place. */
   nextBuffer () {
     const job = this.job
-    if (job !== null && (this.state === BODY || this.state === UNTIL_CLOSE) && job.n < job.buf.length) return job.buf.subarray(job.n)
+    if (job !== null && (this.state === BODY || this.state === UNTIL_CLOSE) && job.handler.bodyLeft > 0) return job.handler.bodyRoom()
     return this.scratch
   }
 
   send (job) {
-    if (job.done) return this.pool.free(this.o, this)
+    if (job.handler.done) return this.pool.free(this.o, this)
     this.sock.ref()
-    this.sock.write(job.h1Request, 'latin1')
+    this.sock.write(job.head, 'latin1')
     this.begin(job)
   }
 
@@ -252,13 +258,13 @@ class Conn {
     this.state = HEAD
     this.gotBytes = false
     this.headLen = 0
-    job.setCancel(() => this.cancelCurrent(job))
+    job.handler.onCancel(() => this.cancelCurrent(job))
   }
 
   /** Bytes still to come here, at most: the current answer's rest (its cap before its head) and the queued requests' caps. */
   outstanding () {
-    let n = this.state === BODY ? this.job.buf.length - this.job.n : this.job.o.cap
-    for (const job of this.queue) n += job.o.cap
+    let n = this.state === BODY ? this.job.handler.bodyLeft : this.job.handler.cap
+    for (const job of this.queue) n += job.handler.cap
     return n
   }
 
@@ -269,8 +275,8 @@ class Conn {
   pipe (job) {
     this.queue.push(job)
     // cancelled while queued: its answer still comes, and is dropped when it does (onHead)
-    job.setCancel(() => {})
-    this.sock.write(job.h1Request, 'latin1')
+    job.handler.onCancel(() => {})
+    this.sock.write(job.head, 'latin1')
   }
 
   /**
@@ -285,7 +291,7 @@ class Conn {
    */
   cancelCurrent (job) {
     if (this.job !== job) return
-    if (this.queue.length === 0 || this.state !== BODY || job.buf.length - job.n > DRAIN_MAX) this.destroy()
+    if (this.queue.length === 0 || this.state !== BODY || job.handler.bodyLeft > DRAIN_MAX) this.destroy()
   }
 
   onRead (n, buf) {
@@ -295,8 +301,8 @@ class Conn {
     this.gotBytes = true
     if (buf !== this.scratch) {
       // read in place (BODY or UNTIL_CLOSE)
-      job.n += n
-      if (this.state === BODY && job.n === job.buf.length) this.complete()
+      job.handler.onBodyRead(n)
+      if (this.state === BODY && job.handler.bodyLeft === 0) this.complete()
       return
     }
     this.feed(buf, 0, n)
@@ -342,16 +348,16 @@ class Conn {
           continue
         }
         case BODY: case UNTIL_CLOSE: {
-          const room = job.buf.length - job.n
-          const take = Math.min(room, to - from)
-          if (take > 0) { buf.copy(job.buf, job.n, from, from + take); job.n += take; from += take }
-          if (this.state === BODY && job.n === job.buf.length) {
+          const h = job.handler
+          const take = Math.min(h.bodyLeft, to - from)
+          if (take > 0) { buf.copy(h.bodyRoom(), 0, from, from + take); h.onBodyRead(take); from += take }
+          if (this.state === BODY && h.bodyLeft === 0) {
             // more than the answer, with nothing asked behind it: the framing is off
             if (from < to && this.queue.length === 0) this.keepAlive = false
             this.complete()
             break // what follows is the next answer's (or ends a connection now dead)
           }
-          if (from < to) return job.data(buf.subarray(from, to)) // past the buffer: job.data refuses it (cap)
+          if (from < to) return h.onData(buf.subarray(from, to)) // past the buffer: onData refuses it (cap)
           return
         }
         case CHUNKED: from = this.chunked(buf, from, to); break
@@ -409,7 +415,7 @@ class Conn {
     if (more && length === 0) this.keepAlive = false // bytes after an empty answer: the framing is off
     const framing = transferEncoding ? (chunked ? CHUNKED : UNTIL_CLOSE) : length !== null ? BODY : UNTIL_CLOSE
     if (framing === UNTIL_CLOSE) this.keepAlive = false
-    if (job.done || !job.head(status, location, length === null ? undefined : length)) {
+    if (job.handler.done || !job.handler.onHeaders(status, location, length === null ? undefined : length)) {
       // a redirect, an error status or a refused size: keep the connection only for a short, framed body
       if (this.dead) return false
       if (framing === BODY && length <= DRAIN_MAX && this.keepAlive) {
@@ -438,7 +444,7 @@ class Conn {
     while (from < to) {
       if (c.size > 0) { // chunk data
         const take = Math.min(c.size, to - from)
-        this.job.data(buf.subarray(from, from + take))
+        this.job.handler.onData(buf.subarray(from, from + take))
         if (this.dead) return to
         c.size -= take; from += take
         if (c.size === 0) c.size = -2 // its CRLF next
@@ -472,7 +478,7 @@ class Conn {
   complete () {
     const job = this.job
     this.release()
-    job.end()
+    job.handler.onComplete()
   }
 
   /** The answer is read: carry the next request, or close when the framing said so. */
@@ -489,7 +495,7 @@ class Conn {
   protocolError (what) {
     const job = this.job
     this.destroy()
-    job?.fail(new MirrorNetworkError(`${job.u.origin}: ${what}`))
+    job?.handler.onError(new MirrorNetworkError(`${this.o.origin}: ${what}`))
     return false
   }
 
@@ -502,14 +508,14 @@ class Conn {
     if (this.queue.length && this.keepAlive) this.o.noPipeline = true
     // a kept-alive (or preconnected) connection the server had closed before our request reached it,
     // or a request written behind answers: asked again on another connection, as what was queued behind it (gone())
-    const again = job !== null && !job.done && !this.gotBytes && (this.uses > 0 || this.ahead)
+    const again = job !== null && !job.handler.done && !this.gotBytes && (this.uses > 0 || this.ahead)
     if (again) this.queue.unshift(job)
     this.destroy()
-    if (job === null || job.done || again) return
+    if (job === null || job.handler.done || again) return
     // a body that runs to the close of the connection ends here
-    if (state === UNTIL_CLOSE && !err) return job.end()
-    if (err) return job.netError(err)
-    job.fail(new MirrorNetworkError(`${job.u.origin} closed the connection ${this.gotBytes ? 'mid-answer' : 'before answering'}`))
+    if (state === UNTIL_CLOSE && !err) return job.handler.onComplete()
+    if (err) return job.handler.onError(networkFault(this.o.origin, err))
+    job.handler.onError(new MirrorNetworkError(`${this.o.origin} closed the connection ${this.gotBytes ? 'mid-answer' : 'before answering'}`))
   }
 
   destroy () {

@@ -4,8 +4,11 @@
 // streams, never more than the server's SETTINGS_MAX_CONCURRENT_STREAMS; on
 // http/1.1 the connection is handed to the keep-alive https.Agent and the
 // origin is remembered as HTTP/1.1. The per-request rules (cap, deadline,
-// redirects) stay in transport-node.js; a request talks to this module
-// through the small interface documented at H2Origins.dispatch.
+// redirects) stay in transport-node.js, which this module talks to only
+// through the RequestHandler of request-handler.js. What it keeps of a
+// request (its headers, how often it was asked again) and of a session
+// (streams open, the server's limit, a PING out) are records of its own
+// (Job, Session); node's session and stream objects carry none of it.
 //
 // Failure rules: a stalled stream is reset (RST_STREAM CANCEL) by its own
 // deadline and its siblings go on; when a stream stalls, the session is
@@ -29,6 +32,15 @@
 import http2 from 'node:http2'
 import tls from 'node:tls'
 import { MirrorNetworkError, TimeoutError } from '../errors.js'
+import { networkFault } from './request-handler.js'
+
+/** @typedef {import('./request-handler.js').RequestHandler} RequestHandler */
+/**
+ * One hop of a request, as this module keeps it (a redirect is a new hop: a new Job).
+ * @typedef {{ handler: RequestHandler, headers: object, session: Session|null }} Job
+ *   headers: the HTTP/2 request headers; session: where its last stream was opened
+ *   (the one to check when its deadline passes)
+ */
 
 const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM } = http2.constants
 const ALPN = ['h2', 'http/1.1']
@@ -38,15 +50,17 @@ const ALPN = ['h2', 'http/1.1']
 const STREAM_WINDOW = 1 << 20
 const SESSION_WINDOW = 32 << 20
 const PEER_DEFAULT_STREAMS = 100 // until the server's SETTINGS arrive (RFC 9113 §6.5.2 suggests at least 100)
-const MAX_RETRIES = 2
+const MAX_RETRIES = 2 // per request (every hop of it): a refused stream asked again
 const BACKOFF_MS = 25 // before the session after one that ended unanswered; doubled for each more in a row
 const MAX_UNANSWERED = 4 // sessions in a row that ended unanswered, within a request's deadline: then give up
 
 export class H2Origins {
   /**
-   * @param {{ tlsContext: () => tls.SecureContext|undefined, onHttp1: (entry: object, socket: tls.TLSSocket|null) => void, originStats: (origin: string) => object }} o
+   * @param {{ tlsContext: () => tls.SecureContext|undefined, onHttp1: (entry: object, socket: tls.TLSSocket|null) => void,
+   *   originStats: (origin: string) => object, handshakes?: import('./handshake-times.js').HandshakeTimes }} o
    *   onHttp1: called once when an origin answers ALPN with http/1.1 (or nothing),
-   *   with the connected socket for the HTTP/1.1 agent to use (null when no request waits)
+   *   with the connected socket for the HTTP/1.1 agent to use (null when no request waits);
+   *   handshakes: where each connection's TCP + TLS handshake time goes
    */
   constructor ({ tlsContext, onHttp1, originStats, handshakes }) {
     this.tlsContext = tlsContext
@@ -55,6 +69,8 @@ export class H2Origins {
     this.originStats = originStats
     /** @type {Map<string, object>} */
     this.entries = new Map()
+    /** @type {WeakMap<RequestHandler, number>} refused streams asked again, per request */
+    this.retries = new WeakMap()
     this.closed = false
   }
 
@@ -62,28 +78,30 @@ export class H2Origins {
   protocolOf (origin) { return this.entries.get(origin)?.protocol }
 
   /**
-   * Send `job` to u's origin over HTTP/2. The job provides:
-   *   job.timeoutMs, job.done,
-   *   job.setCancel(fn)         how to stop what it waits for now
-   *   job.h2Stream(stream, session, entry)  a stream was opened for it
-   *   job.h1()                  the origin speaks HTTP/1.1: go there instead
-   *   job.fail(err)
-   * @param {object} job @param {URL} u @param {object} headers HTTP/2 request headers
+   * Send one hop of a request to u's origin over HTTP/2.
+   * @param {RequestHandler} handler (request-handler.js)
+   * @param {URL} u an https: URL
+   * @param {string|null} auth an Authorization value for this origin
    */
-  dispatch (job, u, headers) {
-    const e = this._entry(u)
-    job.h2Headers = headers
+  dispatch (handler, u, auth) {
+    const headers = { ':path': u.pathname + u.search, 'accept-encoding': 'identity' }
+    if (auth) headers.authorization = auth
+    this._send(this._entry(u), { handler, headers, session: null })
+  }
+
+  /** @param {Job} job */
+  _send (e, job) {
     const s = e.session
-    if (s && s.active < s.limit && !s.closed && !s.destroyed) return this._open(e, s, job)
+    if (s && s.hasRoom()) return this._open(e, s, job)
     this._wait(e, job)
-    this._dial(e, job.timeoutMs)
+    this._dial(e, job.handler.timeoutMs)
   }
 
   _entry (u) {
     let e = this.entries.get(u.origin)
     if (!e) {
-      // use: what the current session was asked and answered; redial: when the next session may open
-      e = { origin: u.origin, host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) || 443, protocol: undefined, session: null, connecting: null, waiting: [], use: null, redial: new Redial(), redialTimer: null }
+      // session: the current Session; waiting: Jobs for the next; redial: when the next session may open
+      e = { origin: u.origin, host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) || 443, protocol: undefined, session: null, connecting: null, waiting: [], redial: new Redial(), redialTimer: null }
       this.entries.set(u.origin, e)
     }
     return e
@@ -103,7 +121,12 @@ export class H2Origins {
 
   _wait (e, job) {
     e.waiting.push(job)
-    job.setCancel(() => { const i = e.waiting.indexOf(job); if (i >= 0) e.waiting.splice(i, 1) })
+    job.handler.onCancel(timedOut => {
+      const i = e.waiting.indexOf(job)
+      if (i >= 0) e.waiting.splice(i, 1)
+      // waiting again after a refused stream: the session that refused it may be what stalled
+      if (timedOut && job.session !== null) this._suspect(e, job.session, job.handler.timeoutMs)
+    })
   }
 
   /**
@@ -117,7 +140,7 @@ export class H2Origins {
     if (wait === Infinity) return this._failWaiting(e, new MirrorNetworkError(`${e.origin}: ${MAX_UNANSWERED} HTTP/2 sessions in a row ended before answering a request`))
     e.redialTimer = setTimeout(() => {
       e.redialTimer = null
-      if (e.waiting.length) this._dial(e, e.waiting[0].timeoutMs)
+      if (e.waiting.length) this._dial(e, e.waiting[0].handler.timeoutMs)
     }, wait)
   }
 
@@ -160,7 +183,7 @@ export class H2Origins {
       const jobs = e.waiting.splice(0)
       this.onHttp1(e, jobs.length ? sock : null)
       if (!jobs.length) sock.destroy()
-      for (const job of jobs) job.h1()
+      for (const job of jobs) job.handler.onHttp1()
     })
   }
 
@@ -170,35 +193,29 @@ export class H2Origins {
       settings: { enablePush: false, initialWindowSize: STREAM_WINDOW },
       maxSessionMemory: 64 // MiB: the windows above, with room
     })
-    s.active = 0
-    s.limit = PEER_DEFAULT_STREAMS
-    s.pinging = false
-    s.settled = false // the server's SETTINGS arrived
-    e.session = s
-    // asked, answered: of this session's streams; ended: GOAWAY or closed; judged: by _judge
-    const use = e.use = { asked: false, answered: false, ended: false, judged: false }
+    const sess = e.session = new Session(s)
     const st = this.originStats(e.origin)
     st.protocol = 'h2'
     st.sessions = (st.sessions ?? 0) + 1
     s.unref() // refs held only while streams are open (_open)
     s.once('connect', () => { try { s.setLocalWindowSize(SESSION_WINDOW) } catch {} })
     s.on('remoteSettings', settings => {
-      s.limit = Math.max(1, settings.maxConcurrentStreams ?? PEER_DEFAULT_STREAMS)
-      s.settled = true
-      if (e.session === s) this._drain(e)
+      sess.limit = Math.max(1, settings.maxConcurrentStreams ?? PEER_DEFAULT_STREAMS)
+      sess.settled = true
+      if (e.session === sess) this._drain(e)
     })
     const retire = () => {
-      if (e.session !== s) return
+      if (e.session !== sess) return
       e.session = null
-      if (e.waiting.length) this._dial(e, e.waiting[0].timeoutMs)
+      if (e.waiting.length) this._dial(e, e.waiting[0].handler.timeoutMs)
     }
     s.on('goaway', (code, lastStreamID) => {
-      use.ended = true
+      sess.ended = true
       // streams up to lastStreamID are still to be answered (RFC 9113 §6.8): judged once none is open
-      if (!(lastStreamID > 0) || s.active === 0) this._judge(e, use)
+      if (!(lastStreamID > 0) || sess.active === 0) this._judge(e, sess)
       retire()
     })
-    s.on('close', () => { use.ended = true; this._judge(e, use); retire() })
+    s.on('close', () => { sess.ended = true; this._judge(e, sess); retire() })
     s.on('error', () => {}) // each stream reports its own failure to its request
   }
 
@@ -206,82 +223,115 @@ export class H2Origins {
    * A session ended: did it end with requests asked and none answered? Once,
    * before any of its requests is asked again on another session.
    */
-  _judge (e, use) {
-    if (use.judged) return
-    use.judged = true
-    if (!use.asked || use.answered) return
+  _judge (e, sess) {
+    if (sess.judged) return
+    sess.judged = true
+    if (!sess.asked || sess.answered) return
     e.redial.unanswered(performance.now())
     const st = this.originStats(e.origin)
     st.sessionsUnanswered = (st.sessionsUnanswered ?? 0) + 1
   }
 
   _drain (e) {
-    const s = e.session
-    while (e.waiting.length && s && !s.closed && !s.destroyed && s.active < s.limit) this._open(e, s, e.waiting.shift())
-    if (e.waiting.length) this._dial(e, e.waiting[0].timeoutMs)
+    const sess = e.session
+    while (e.waiting.length && sess && sess.hasRoom()) this._open(e, sess, e.waiting.shift())
+    if (e.waiting.length) this._dial(e, e.waiting[0].handler.timeoutMs)
   }
 
-  _open (e, s, job) {
-    if (job.done) return
+  /** Open a stream for `job` on `sess`, the origin's current session (_send, _drain). */
+  _open (e, sess, job) {
+    const handler = job.handler
+    if (handler.done) return
     let stream
     try {
-      stream = s.request(job.h2Headers, { endStream: true })
+      stream = sess.s.request(job.headers, { endStream: true })
     } catch (err) {
       // the session went away between the check and the request: ask again on a new one
-      if (e.session === s) e.session = null
-      if (this._retry(job)) return this.dispatch(job, job.u, job.h2Headers)
-      return job.fail(new MirrorNetworkError(`${e.origin}: ${err.code || err.message}`, { cause: err }))
+      if (e.session === sess) e.session = null
+      if (this._retry(handler)) return this._send(e, job)
+      return handler.onError(networkFault(e.origin, err))
     }
+    job.session = sess
     // opened before the server said how many streams it takes: a refusal is our guess's fault
-    stream.optimistic = !s.settled
-    const use = e.use // s is the current session (dispatch, _drain)
-    use.asked = true
-    stream.once('response', () => { use.answered = true; e.redial.answered() })
-    if (s.active++ === 0) s.ref()
-    // (before the request's own 'close' listener, which may ask again elsewhere)
+    const optimistic = !sess.settled
+    sess.asked = true
+    stream.once('response', () => { sess.answered = true; e.redial.answered() })
+    if (sess.active++ === 0) sess.s.ref()
+    // (before the request's own 'close' listener below, which may ask again elsewhere)
     stream.once('close', () => {
-      if (--s.active === 0) {
-        s.unref()
-        if (use.ended) this._judge(e, use)
+      if (--sess.active === 0) {
+        sess.s.unref()
+        if (sess.ended) this._judge(e, sess)
       }
-      if (e.session === s) this._drain(e)
+      if (e.session === sess) this._drain(e)
     })
-    job.h2Stream(stream, s, e)
+    this._stream(e, sess, job, stream, optimistic)
+  }
+
+  /** The request's side of a stream: its answer to the handler, its failure, its refusal asked again. */
+  _stream (e, sess, job, stream, optimistic) {
+    const handler = job.handler
+    let answered = false
+    let over = false // the head was refused (a redirect went on to a new hop): nothing more is this hop's
+    let cause
+    handler.onCancel(timedOut => {
+      cancelStream(stream)
+      // one stream stalled: find out whether its whole session did
+      if (timedOut) this._suspect(e, sess, handler.timeoutMs)
+    })
+    stream.on('response', h => {
+      answered = true
+      if (handler.done) return cancelStream(stream)
+      if (!handler.onHeaders(h[':status'], h.location, h['content-length'])) { over = true; return cancelStream(stream) }
+      stream.on('data', chunk => handler.onData(chunk))
+      stream.on('end', () => handler.onComplete())
+    })
+    stream.on('error', err => { cause = err })
+    stream.on('close', () => {
+      if (handler.done || over) return
+      // refused unprocessed (RFC 9113 §8.7): safe to ask again, on this or a new session
+      if (!answered && stream.rstCode === NGHTTP2_REFUSED_STREAM && this._retryRefused(e, job, optimistic)) return
+      const why = cause?.code ?? `stream reset, code ${stream.rstCode}`
+      handler.onError(new MirrorNetworkError(`${e.origin}: HTTP/2 stream ended before the answer did (${why})`, { cause }))
+    })
   }
 
   /** A stream closed before any answer, refused unprocessed: ask again if the request may. */
-  retryRefused (job, stream) {
-    if (!(stream.optimistic && !job.done && !this.closed) && !this._retry(job)) return false
-    this.dispatch(job, job.u, job.h2Headers)
+  _retryRefused (e, job, optimistic) {
+    if (!(optimistic && !job.handler.done && !this.closed) && !this._retry(job.handler)) return false
+    this._send(e, job)
     return true
   }
 
-  _retry (job) {
-    if (job.done || this.closed || (job.h2Retries ?? 0) >= MAX_RETRIES) return false
-    job.h2Retries = (job.h2Retries ?? 0) + 1
+  /** One more retry for this request, if it has any left (MAX_RETRIES across its hops). */
+  _retry (handler) {
+    const n = this.retries.get(handler) ?? 0
+    if (handler.done || this.closed || n >= MAX_RETRIES) return false
+    this.retries.set(handler, n + 1)
     return true
   }
 
   /**
-   * A stream of `s` missed its deadline: is the whole session stalled? PING it;
+   * A stream of `sess` missed its deadline: is the whole session stalled? PING it;
    * no answer within timeoutMs destroys it, and its other streams fail now
    * instead of one deadline each.
    */
-  suspect (e, s, timeoutMs) {
-    if (s.pinging || s.closed || s.destroyed) return
-    s.pinging = true
+  _suspect (e, sess, timeoutMs) {
+    const s = sess.s
+    if (sess.pinging || s.closed || s.destroyed) return
+    sess.pinging = true
     const timer = setTimeout(() => {
-      if (e.session === s) e.session = null
+      if (e.session === sess) e.session = null
       s.destroy(new MirrorNetworkError(`${e.origin}: HTTP/2 session did not answer a PING within ${timeoutMs} ms`))
     }, timeoutMs)
     timer.unref?.()
     try {
-      s.ping(err => { clearTimeout(timer); s.pinging = false; if (err && !s.destroyed) s.destroy() })
-    } catch { clearTimeout(timer); if (e.session === s) e.session = null; s.destroy() }
+      s.ping(err => { clearTimeout(timer); sess.pinging = false; if (err && !s.destroyed) s.destroy() })
+    } catch { clearTimeout(timer); if (e.session === sess) e.session = null; s.destroy() }
   }
 
   _failWaiting (e, err) {
-    for (const job of e.waiting.splice(0)) job.fail(err)
+    for (const job of e.waiting.splice(0)) job.handler.onError(err)
   }
 
   close () {
@@ -291,11 +341,34 @@ export class H2Origins {
       e.connecting = null
       clearTimeout(e.redialTimer)
       e.redialTimer = null
-      e.session?.destroy()
+      e.session?.s.destroy()
       e.session = null
       this._failWaiting(e, new MirrorNetworkError(`${e.origin}: transport closed`))
     }
   }
+}
+
+/**
+ * One HTTP/2 session to an origin, as this module counts it. `s` is node's
+ * session, which carries none of this.
+ */
+class Session {
+  /** @param {http2.ClientHttp2Session} s */
+  constructor (s) {
+    this.s = s
+    this.active = 0 // streams open
+    this.limit = PEER_DEFAULT_STREAMS // the server's SETTINGS_MAX_CONCURRENT_STREAMS
+    this.settled = false // the server's SETTINGS arrived
+    this.pinging = false // a PING is out (_suspect)
+    // asked, answered: of this session's streams; ended: GOAWAY or closed; judged: by _judge
+    this.asked = false
+    this.answered = false
+    this.ended = false
+    this.judged = false
+  }
+
+  /** Open, and under the server's limit: a new stream may go here. */
+  hasRoom () { return this.active < this.limit && !this.s.closed && !this.s.destroyed }
 }
 
 /**
@@ -326,12 +399,7 @@ class Redial {
   }
 }
 
-/** Is this stream's reset one that means "not processed, ask again"? (RFC 9113 §8.7) */
-export function wasRefused (stream) {
-  return stream.rstCode === NGHTTP2_REFUSED_STREAM
-}
-
-export function cancelStream (stream) {
+function cancelStream (stream) {
   if (!stream.closed && !stream.destroyed) stream.close(NGHTTP2_CANCEL)
 }
 

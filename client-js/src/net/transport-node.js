@@ -8,25 +8,26 @@
 // One deadline covers a request from the call to the last byte, across every
 // redirect hop; redirects stay on the mirror's origin unless the reader allowed
 // more, and a mirror URL's user:pass goes to its own origin only
-// (transport-url.js, docs/TRUST.md rule 4).
+// (transport-url.js, docs/TRUST.md rule 4). The two wire clients carry a
+// request's hops and talk to it through one contract, request-handler.js.
 //
 //   createTransport({ maxSockets, ca, http2, allowRedirectOrigins, crossOriginRedirects, pipelineDepth })
-//     -> { get(url, { cap, timeoutMs, signal, onTiming }) -> Promise<Uint8Array>, preconnect(url, { timeoutMs }), rtt(url) -> Promise<ms|null>, close(), stats }
+//     -> { get(url, { cap, timeoutMs, signal, onTiming, into }) -> Promise<Uint8Array>, preconnect(url, { timeoutMs }), rtt(url) -> Promise<ms|null>, close(), stats }
 import https from 'node:https'
 import tls from 'node:tls'
 import { readFileSync } from 'node:fs'
 import { TooLargeError, MirrorHttpError, MirrorNetworkError, TimeoutError, AbortedError } from '../errors.js'
 import { parseTarget, basicAuth, redirectPolicy, redirectTarget } from './transport-url.js'
-import { H2Origins, wasRefused, cancelStream } from './transport-h2.js'
+import { H2Origins } from './transport-h2.js'
 import { H1Pool } from './transport-h1.js'
 import { HandshakeTimes } from './handshake-times.js'
+import { DRAIN_MAX, networkFault } from './request-handler.js'
+
+/** @typedef {import('./request-handler.js').RequestHandler} RequestHandler */
 
 export { redactUrl } from './transport-url.js'
 
 const IDENTITY = { 'accept-encoding': 'identity' }
-// An unwanted body (a redirect's, an error page) no larger than this is read
-// and dropped so the connection stays open; a larger or unannounced one closes it.
-const DRAIN_MAX = 64 * 1024
 
 /**
  * @param {object} [o]
@@ -117,11 +118,17 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
   return { get, preconnect, rtt, close, stats }
 }
 
-/** One get(): its deadline, its hops, its body buffer. */
+/**
+ * One get(): its deadline, its hops, its body buffer. The wire clients carry
+ * its hops and talk to it only as the RequestHandler of request-handler.js;
+ * the https: path over node:https (no h2) is its own.
+ * @implements {RequestHandler}
+ */
 class Request {
   constructor (ctx, o, resolve, reject) {
     this.ctx = ctx
     this.o = o
+    this.cap = o.cap
     this.timeoutMs = o.timeoutMs
     this.resolve = resolve
     this.reject = reject
@@ -129,9 +136,9 @@ class Request {
     this.first = null // the URL asked for: its origin is the mirror's
     this.u = null // the URL of the current hop
     this.hops = 0
+    this.protocol = 'http/1.1' // of the current hop, for onTiming
     this.auth = null
-    this.cancel = null // stops the current hop's I/O
-    this.h2 = null // { session, entry, hop } while the current hop is an HTTP/2 stream
+    this.cancel = null // stops the current hop's I/O (onCancel)
     this.buf = null
     this.n = 0
     this.t0 = o.onTiming ? performance.now() : 0
@@ -158,26 +165,27 @@ class Request {
 
   hop (u) {
     this.u = u
-    this.h2 = null
     this.ctx.stats.requests++
     this.ctx.originStats(u.origin).requests++
-    const auth = this.auth !== null && u.origin === this.first.origin ? this.auth : null
     if (u.protocol === 'https:' && this.ctx.h2 && this.ctx.h2.protocolOf(u.origin) !== 'http/1.1') {
-      const headers = { ':path': u.pathname + u.search, 'accept-encoding': 'identity' }
-      if (auth) headers.authorization = auth
-      return this.ctx.h2.dispatch(this, u, headers)
+      this.protocol = 'h2'
+      return this.ctx.h2.dispatch(this, u, this.authFor(u))
     }
-    this.h1()
+    this.onHttp1()
   }
+
+  /** The Authorization value for u: the mirror URL's own credentials, to its own origin only. */
+  authFor (u) { return this.auth !== null && u.origin === this.first.origin ? this.auth : null }
 
   /**
    * The current hop over HTTP/1.1: the lean client for http:, node:https for
    * https: (also where transport-h2.js sends an origin that chose http/1.1).
    */
-  h1 () {
+  onHttp1 () {
     const u = this.u
     const hop = this.hops
-    const auth = this.auth !== null && u.origin === this.first.origin ? this.auth : null
+    const auth = this.authFor(u)
+    this.protocol = 'http/1.1'
     this.ctx.originStats(u.origin).protocol ??= 'http/1.1'
     if (u.protocol === 'http:') return this.ctx.h1.dispatch(this, u, auth)
     const opts = {
@@ -192,52 +200,27 @@ class Request {
       req = https.get(opts, res => {
         if (this.done || hop !== this.hops) return req.destroy()
         const h = res.headers
-        if (!this.head(res.statusCode, h.location, h['content-length'])) {
+        if (!this.onHeaders(res.statusCode, h.location, h['content-length'])) {
           if (Number(h['content-length']) <= DRAIN_MAX) res.resume(); else req.destroy()
           return
         }
-        res.on('data', chunk => this.data(chunk))
-        res.on('end', () => this.end())
+        res.on('data', chunk => this.onData(chunk))
+        res.on('end', () => this.onComplete())
         res.on('error', err => this.fail(new MirrorNetworkError(`${u.origin} closed the connection mid-body (${err.code || err.message})`, { cause: err })))
       })
-    } catch (err) { return this.netError(err) }
-    req.on('error', err => { if (hop === this.hops) this.netError(err) })
+    } catch (err) { return this.fail(networkFault(u.origin, err)) }
+    req.on('error', err => { if (hop === this.hops) this.fail(networkFault(u.origin, err)) })
     this.cancel = () => req.destroy()
   }
 
-  /** transport-h2.js opened `stream` for the current hop. */
-  h2Stream (stream, session, entry) {
-    const hop = this.hops
-    const u = this.u
-    this.h2 = { session, entry, hop }
-    this.cancel = () => cancelStream(stream)
-    let answered = false
-    let cause
-    stream.on('response', h => {
-      answered = true
-      if (this.done || hop !== this.hops) return cancelStream(stream)
-      if (!this.head(h[':status'], h.location, h['content-length'])) return cancelStream(stream)
-      stream.on('data', chunk => this.data(chunk))
-      stream.on('end', () => this.end())
-    })
-    stream.on('error', err => { cause = err })
-    stream.on('close', () => {
-      if (this.done || hop !== this.hops) return
-      // refused unprocessed (RFC 9113 §8.7): safe to ask again, on this or a new session
-      if (!answered && wasRefused(stream) && this.ctx.h2.retryRefused(this, stream)) return
-      const why = cause?.code ?? `stream reset, code ${stream.rstCode}`
-      this.fail(new MirrorNetworkError(`${u.origin}: HTTP/2 stream ended before the answer did (${why})`, { cause }))
-    })
-  }
-
-  setCancel (fn) { this.cancel = fn }
+  onCancel (fn) { this.cancel = fn }
 
   /**
    * The answer's status and size are in: decide. true: read the body; false:
    * this hop is over (a redirect went on to the next, or the request failed)
    * and the caller discards what the server still sends.
    */
-  head (status, location, contentLength) {
+  onHeaders (status, location, contentLength) {
     const u = this.u
     if (status >= 300 && status < 400 && location) {
       let next
@@ -265,7 +248,11 @@ class Request {
     return true
   }
 
-  data (chunk) {
+  get bodyLeft () { return this.buf.length - this.n }
+  bodyRoom () { return this.buf.subarray(this.n) }
+  onBodyRead (n) { this.n += n }
+
+  onData (chunk) {
     if (this.done) return
     const n = this.n + chunk.length
     if (n > this.buf.length) return this.fail(new TooLargeError(`${this.u.origin} sent more than ${this.buf.length} bytes for ${this.u.pathname}`))
@@ -273,7 +260,7 @@ class Request {
     this.n = n
   }
 
-  end () {
+  onComplete () {
     if (this.done) return
     const n = this.n
     const buf = this.buf
@@ -283,19 +270,20 @@ class Request {
     this.resolve(new Uint8Array(buf.buffer, buf.byteOffset, n))
     if (this.t0) {
       const now = performance.now()
-      this.o.onTiming({ origin: this.u.origin, protocol: this.h2 ? 'h2' : 'http/1.1', redirects: this.hops, bytes: n, headersMs: this.tHead - this.t0, totalMs: now - this.t0 })
+      this.o.onTiming({ origin: this.u.origin, protocol: this.protocol, redirects: this.hops, bytes: n, headersMs: this.tHead - this.t0, totalMs: now - this.t0 })
     }
   }
 
-  netError (err) {
-    this.fail(new MirrorNetworkError(`${this.u.origin}: ${err.code || err.message}`, { cause: err }))
-  }
+  onError (err) { this.fail(err) }
 
-  /** @param {Error} err @param {boolean} [keepIo] the caller ends the hop's I/O itself */
-  fail (err, keepIo = false) {
+  /**
+   * @param {Error} err @param {boolean} [keepIo] the caller ends the hop's I/O itself
+   * @param {boolean} [timedOut] the deadline passed (the wire client is told so)
+   */
+  fail (err, keepIo = false, timedOut = false) {
     if (this.done) return
     this.settle()
-    if (!keepIo) this.cancel?.()
+    if (!keepIo) this.cancel?.(timedOut)
     this.reject(err)
   }
 
@@ -307,16 +295,13 @@ class Request {
 }
 
 function onDeadline (r) {
-  const h = r.h2
-  r.fail(new TimeoutError(`no complete answer from ${(r.u ?? r.first)?.origin ?? 'the mirror'} within ${r.timeoutMs} ms`))
-  // one stream stalled: find out whether its whole session did
-  if (h && h.hop === r.hops) r.ctx.h2.suspect(h.entry, h.session, r.timeoutMs)
+  r.fail(new TimeoutError(`no complete answer from ${(r.u ?? r.first)?.origin ?? 'the mirror'} within ${r.timeoutMs} ms`), false, true)
 }
 
 /**
  * Node replaces its whole trust store when `ca` is given; a reader adding its
  * private mirror's certificate still wants the public CAs and NODE_EXTRA_CA_CERTS.
- * Parsing them all costs ~50-90 ms of CPU, so one context serves every
+ * Parsing them all is a noticeable cost in CPU, so one context serves every
  * transport given the same `ca` (a gateway or `rotree get` makes many).
  */
 const contexts = new Map()
