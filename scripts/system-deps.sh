@@ -16,6 +16,7 @@ tools=(
   "caddy caddy the Caddy tests"
   "litmus litmus WebDAV conformance"
   "mount.davfs davfs2 mounting the gateway"
+  "age age opening a private tree's keyring with the reference tool"
 )
 have () { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/sbin/$1" ]; }
 missing=(); why=()

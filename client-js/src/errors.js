@@ -28,7 +28,7 @@ export const ERROR_TABLE = [
   ['ROTREE_BAD_ADDRESS', 'BadAddressError', 400, '', 'the tree address is not `<url>#<anchor>[:<name>]` (anchor: a 64-hex public key, or `t` and a 64-hex trust document hash)'],
   ['ROTREE_BAD_KEY', 'BadKeyError', 500, '', 'a key or key file is malformed'],
   ['ROTREE_BAD_FORMAT', 'BadFormatError', 502, 'fault damage', 'bytes that verified by hash (or fsinfo.json) do not decode under the format rules'],
-  ['ROTREE_UNSUPPORTED_VERSION', 'UnsupportedVersionError', 502, 'fault', 'fsinfo.json names a format major version this reader does not know, or the tree uses what this reader lacks (private trees: an encrypted blob, an `access` member)'],
+  ['ROTREE_UNSUPPORTED_VERSION', 'UnsupportedVersionError', 502, 'fault', 'fsinfo.json names a format major version this reader does not know'],
   ['ROTREE_BAD_SIGNATURE', 'BadSignatureError', 502, 'fault', 'fsinfo.json is not signed by the public key in the address'],
   ['ROTREE_WRONG_KEY', 'WrongKeyError', 502, 'fault', 'fsinfo.json names a different public key or tree family (anchor) than the address, or a trust document belongs to another family'],
   ['ROTREE_EXPIRED', 'ExpiredError', 502, 'fault', 'fsinfo.json has expired by the reader\'s clock'],
@@ -38,6 +38,7 @@ export const ERROR_TABLE = [
   ['ROTREE_THRESHOLD', 'ThresholdError', 502, 'fault', 'a version-2 document has fewer valid signatures from distinct keys of its role than the role\'s threshold'],
   ['ROTREE_WRONG_NAME', 'WrongNameError', 502, 'fault', 'fsinfo.json or its release names another tree than the address'],
   ['ROTREE_RETIRED', 'RetiredError', 410, '', 'the tree\'s trust document has no release keys: its publisher retired it'],
+  ['ROTREE_NO_ACCESS', 'NoAccessError', 403, '', 'the tree is private and no identity given to this reader is one of its readers (FORMAT.md §12.8)'],
   ['ROTREE_HASH_MISMATCH', 'HashMismatchError', 502, 'fault damage', 'a blob\'s bytes do not hash to the handle that referenced it'],
   ['ROTREE_TOO_LARGE', 'TooLargeError', 502, 'fault damage', 'a mirror sent more bytes than the referencing entry allows'],
   ['ROTREE_TRUNCATED', 'TruncatedError', 502, 'fault damage', 'a mirror sent fewer bytes than the referencing entry says'],
@@ -77,7 +78,7 @@ export const {
   TooLargeError, TruncatedError, MirrorHttpError, MirrorNetworkError, TimeoutError,
   AllMirrorsFailedError, NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError,
   BadPathError, BadRangeError, StateError, BuildInputError, AbortedError, UsageError,
-  LockedError, ThresholdError, WrongNameError, RetiredError, PushError
+  LockedError, ThresholdError, WrongNameError, RetiredError, NoAccessError, PushError
 } = classes
 
 const withFlag = flag => new Set(ERROR_TABLE.filter(r => r[3].split(' ').includes(flag)).map(r => r[0]))

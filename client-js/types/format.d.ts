@@ -8,7 +8,7 @@
  * Format version 2 (FORMAT.md §12.6): `size` is the decoded size; the blob is stored as
  * `storedSize` bytes under `codec` (the handle is the hash of the stored bytes).
  */
-export interface Ref { hash: string, size: number, storedSize?: number, codec?: Codec }
+export interface Ref { hash: string, size: number, storedSize?: number, codec?: Codec, /** a private tree's sealed blob: its AES-256-GCM key, 64 hex (FORMAT.md §12.8) */ key?: string }
 
 /** How a version-2 blob is stored (FORMAT.md §12.6). */
 export type Codec = 'none' | 'deflate-raw'
@@ -350,3 +350,31 @@ export declare function encodeFsinfoV2 (info: FsinfoV2Fields & { release: Releas
  * canonical, or a point of small order under which anyone can sign), or null.
  */
 export declare function weakKeyReason (hex: string): string | null
+
+// ---- private trees (FORMAT.md §12.8) ----
+export declare const MAX_KEYRING: number
+export declare const MAX_READERS: number
+export declare const TAG_LEN: number
+export declare const NONCE: Uint8Array
+/** Padmé: `L` rounded up to end in E − S zero bits (at most 12% more). */
+export declare function padme (L: number): number
+export declare const MAX_SEALED: number
+export declare function sealedSize (innerLength: number): number
+export declare function pad (inner: Uint8Array): Uint8Array
+export declare function unpad (padded: Uint8Array): Uint8Array
+export declare function blobKey (hmac: (key: Uint8Array, data: Uint8Array) => Uint8Array, secret: Uint8Array, innerHash: Uint8Array): Uint8Array
+/** The inner bytes of a sealed blob (stored bytes already verified by hash). */
+export declare function openSealed (stored: Uint8Array, keyHex: string): Promise<Uint8Array>
+export declare function sealBlob (inner: Uint8Array, secret: Uint8Array, c: { hmac: (key: Uint8Array, data: Uint8Array) => Uint8Array, sha256: (b: Uint8Array) => Uint8Array, seal: (key: Uint8Array, nonce: Uint8Array, plain: Uint8Array) => Uint8Array }): { stored: Uint8Array, key: string }
+export type ManifestPage =
+  | { kind: 'leaf', blobs: Array<{ hash: string, size: number }> }
+  | { kind: 'index', level: number, children: Array<{ firstHash: string, hash: string, size: number, blobs: number }> }
+export interface ManifestExpectation { level?: number, firstHash?: string, nextHash?: string | null, blobs?: number }
+export declare const MLEAF_MAGIC: Uint8Array
+export declare const MINDEX_MAGIC: Uint8Array
+export declare function decodeManifestPage (bytes: Uint8Array): ManifestPage
+export declare function encodeManifestLeaf (blobs: Array<{ hash: string, size: number }>): Uint8Array
+export declare function encodeManifestIndex (level: number, children: Array<{ firstHash: string, hash: string, size: number, blobs: number }>): Uint8Array
+export declare function buildManifest (blobs: Array<{ hash: string, size: number }>, put: (bytes: Uint8Array) => Promise<{ hash: string, size: number }>): Promise<{ hash: string, size: number, blobs: number }>
+export declare function checkManifestPlacement (page: ManifestPage, expect?: ManifestExpectation): void
+export declare function manifestChildExpectation (page: ManifestPage & { kind: 'index' }, i: number, expect?: ManifestExpectation): ManifestExpectation

@@ -39,9 +39,12 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // signers, the trust probe beside fsinfo.json, the small-order key check
 // (format/public-key.js), history's lone-key rule, the lead chunk held until
 // the chunk index confirms it, and the read-ahead's page admission hook.
+// then to 161,900 / 55,500 (measured 161,341 / 55,082) for the sealed blobs
+// of private trees (FORMAT.md §12.8): AES-256-GCM from @noble/ciphers for the
+// pages without WebCrypto (plain http:), Padmé and the sealed-blob opening.
 // Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 145_300
-const BUDGET_GZIP_BYTES = 49_600
+const BUDGET_BYTES = 161_900
+const BUDGET_GZIP_BYTES = 55_500
 
 before(ensureBundle)
 

@@ -218,17 +218,19 @@ test('version 2, the bytes of FORMAT.md §12.6: a leaf with an inline file, a co
   assert.throws(() => decodeDirPage(Uint8Array.of(0x72, 0x74, 0x44, 0x01, 0), { version: 2 }), { code: 'ROTREE_BAD_FORMAT' })
 })
 
-test('version 2 refs: bounds, codecs and the reserved encrypted bit', async () => {
+test('version 2 refs: bounds, codecs and sealed blobs', async () => {
   const { readRef, writeRef } = await import('rotree-client/format')
   const ref = bytes => readRef(new Reader(Uint8Array.from([...Buffer.alloc(32, 7), ...bytes])), 2, CHUNK_MAX)
   assert.deepEqual(ref([5, 0]), { hash: '07'.repeat(32), size: 5, storedSize: 5, codec: 'none' })
   assert.deepEqual(ref([5, 1, 9]), { hash: '07'.repeat(32), size: 9, storedSize: 5, codec: 'deflate-raw' })
+  assert.deepEqual(ref([5, 0x11, 9, ...Buffer.alloc(32, 1)]), { hash: '07'.repeat(32), size: 9, storedSize: 5, codec: 'deflate-raw', key: '01'.repeat(32) })
   for (const [bytes, code] of [
     [[0, 0], 'ROTREE_BAD_FORMAT'], // empty blob
     [[5, 1, 0], 'ROTREE_BAD_FORMAT'], // empty decoded blob
     [[5, 2, 9], 'ROTREE_BAD_FORMAT'], // no such codec
-    [[5, 0x10, 9], 'ROTREE_UNSUPPORTED_VERSION'], // an encrypted blob (FORMAT.md §12.8)
-    [[5, 0x11, 9], 'ROTREE_UNSUPPORTED_VERSION'],
+    [[5, 0x10, 9], 'ROTREE_BAD_FORMAT'], // a sealed blob (FORMAT.md §12.8) needs its 32-byte key after the size
+    [[5, 0x12, 9, ...Buffer.alloc(32, 1)], 'ROTREE_BAD_FORMAT'], // no such codec inside the seal
+    [[5, 0x11, 0, ...Buffer.alloc(32, 1)], 'ROTREE_BAD_FORMAT'], // empty decoded blob
     [[5, 1, 0x81, 0x80, 0x40], 'ROTREE_BAD_FORMAT'], // decodedSize past CHUNK_MAX
     [[0x81, 0x80, 0x40, 0], 'ROTREE_BAD_FORMAT'] // storedSize past MAX_BLOB
   ]) assert.throws(() => ref(bytes), { code }, JSON.stringify(bytes))

@@ -15,7 +15,8 @@ const TOOLS = {
   varnishd: { paths: ['/usr/sbin/varnishd'], pkg: 'varnish' },
   caddy: { pkg: 'caddy' },
   litmus: { pkg: 'litmus' },
-  'mount.davfs': { paths: ['/usr/sbin/mount.davfs', '/sbin/mount.davfs'], pkg: 'davfs2' }
+  'mount.davfs': { paths: ['/usr/sbin/mount.davfs', '/sbin/mount.davfs'], pkg: 'davfs2' },
+  age: { pkg: 'age' }
 }
 
 const executable = p => { try { fs.accessSync(p, fs.constants.X_OK); return fs.statSync(p).isFile() } catch { return false } }

@@ -209,7 +209,7 @@ test('fast-forward recovery: a rotated timestamp or release key drops that role\
   assert.throws(() => verifyFsinfoV2(byOld, { anchor: f.anchor, name: '', trust: d2, ...clock }), code('ROTREE_THRESHOLD'))
 })
 
-test('fsinfo.json v2 decoding: reserved private-tree member and codec, strict members', async () => {
+test('fsinfo.json v2 decoding: the private-tree members, strict members', async () => {
   const { decodeFsinfoV2 } = await import('rotree-client/format')
   const f = family()
   const ok = fsinfo({ trust: f.doc1 }, { tsSigners: [f.T], relSigners: [f.R1, f.R2] })
@@ -218,7 +218,14 @@ test('fsinfo.json v2 decoding: reserved private-tree member and codec, strict me
     release: { anchor: ok.anchor, name: '', seq: 1, expires: ok.release.expires, root: ok.release.root, signatures: [] }, signatures: []
   }))))
   decodeFsinfoV2(JSON.stringify(json))
-  assert.throws(() => decodeFsinfoV2(JSON.stringify({ ...json, access: { hash: 'ab'.repeat(32), size: 1 } })), code('ROTREE_UNSUPPORTED_VERSION'))
+  // FORMAT.md §12.8: access belongs to a private release only, with exactly its members
+  const access = { epoch: 1, keyring: { hash: 'ab'.repeat(32), size: 100 }, root: 'AAAA' }
+  assert.throws(() => decodeFsinfoV2(JSON.stringify({ ...json, access: { hash: 'ab'.repeat(32), size: 1 } })), code('ROTREE_BAD_FORMAT'))
+  assert.throws(() => decodeFsinfoV2(JSON.stringify({ ...json, access })), code('ROTREE_BAD_FORMAT'))
+  const priv = { ...json, access, release: { ...json.release, root: { private: 'cd'.repeat(32) }, manifest: { hash: 'ef'.repeat(32), size: 10 } } }
+  assert.deepEqual(decodeFsinfoV2(JSON.stringify(priv)).access, access)
+  assert.throws(() => decodeFsinfoV2(JSON.stringify({ ...priv, access: undefined })), code('ROTREE_BAD_FORMAT'))
+  assert.throws(() => decodeFsinfoV2(JSON.stringify({ ...priv, release: { ...priv.release, manifest: undefined } })), code('ROTREE_BAD_FORMAT'))
   assert.throws(() => decodeFsinfoV2(JSON.stringify({ ...json, extra: 1 })), code('ROTREE_BAD_FORMAT'))
   assert.throws(() => decodeFsinfoV2(JSON.stringify({ ...json, version: 3 })), code('ROTREE_UNSUPPORTED_VERSION'))
   const badCodec = { ...json, release: { ...json.release, root: { ...json.release.root, codec: 'zstd' } } }

@@ -177,7 +177,7 @@ async function tamperedVariants ({ dir, specs, rootEntries, info, docs }) {
     return encodeLeaf(encoded, V2)
   }
   await withRoot('codec-unknown', 'the root entry of /text.txt with its chunk\'s codec byte 0x01 changed to 0x02 (no such codec); re-hashed and re-signed', 'ROTREE_BAD_FORMAT', ['/'], {}, { rawPage: codecPatched(0x02) })
-  await withRoot('codec-encrypted', 'the same codec byte changed to 0x11: the reserved encrypted bit (private trees, FORMAT.md §12.8); re-hashed and re-signed', 'ROTREE_UNSUPPORTED_VERSION', ['/'], {}, { rawPage: codecPatched(0x11) })
+  await withRoot('codec-encrypted', 'the same codec byte changed to 0x11, the bit of a sealed blob (FORMAT.md §12.8), with no decoded size and key after it: the page no longer parses; re-hashed and re-signed', 'ROTREE_BAD_FORMAT', ['/'], {}, { rawPage: codecPatched(0x11) })
   await withRoot('chunk-decoded-size-off-by-one', 'the root entry of /text.txt with its chunk\'s decodedSize and the file size one more than the stream gives; re-hashed and re-signed', 'ROTREE_BAD_FORMAT', ['/text.txt'],
     { 'text.txt': e => ({ ...e, size: e.size + 1, chunks: [{ ...e.chunks[0], size: e.chunks[0].size + 1 }] }) })
   const bomb = deflateRawSync(Buffer.alloc(4 << 20))

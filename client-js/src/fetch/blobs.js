@@ -52,7 +52,8 @@ export class VerifiedBlobs {
    *   buffer of `pool`, which every caller handed it gives back (buffer-pool.js)
    */
   get (ref, kind, cache = true, lend = false) {
-    const key = ref.codec === undefined ? kind + ':' + ref.hash + ':' + ref.size : kind + ':' + ref.hash + ':' + ref.size + ':' + ref.storedSize + ':' + ref.codec
+    // a sealed blob (FORMAT.md §12.8) opens as its key says: one stored blob under two keys is two values
+    const key = ref.codec === undefined ? kind + ':' + ref.hash + ':' + ref.size : kind + ':' + ref.hash + ':' + ref.size + ':' + ref.storedSize + ':' + ref.codec + (ref.key === undefined ? '' : ':' + ref.key)
     const hit = this.cache.get(key)
     if (hit !== undefined) return Promise.resolve(hit)
     let f = this.inflight.get(key)

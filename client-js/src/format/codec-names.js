@@ -5,9 +5,9 @@
 // (verified) parent recorded.
 //
 // In binary refs the codec is one byte: its id below. Values not listed are
-// ROTREE_BAD_FORMAT. Bit 4 (0x10) of that byte is reserved for encrypted blobs
-// (private trees, FORMAT.md §12.8): a reader without that support refuses such
-// a ref with ROTREE_UNSUPPORTED_VERSION instead of misreading it.
+// ROTREE_BAD_FORMAT. Bit 4 (0x10) of that byte marks a sealed blob of a private
+// tree (FORMAT.md §12.8): the low bits are then the codec of the bytes inside
+// the seal, and a decoded size and a key follow (format/ref.js).
 export const CODECS = ['none', 'deflate-raw']
 export const CODEC_ID = Object.freeze({ none: 0, 'deflate-raw': 1 })
 export const CODEC_ENCRYPTED_BIT = 0x10

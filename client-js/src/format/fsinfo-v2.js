@@ -34,17 +34,28 @@
 //   "root " <hash> " " <size> " "          "issued " <ISO time> LF
 //          <codec> " " <decodedSize> " "   "expires " <ISO time> LF
 //          <mtime> LF                      "release " <SHA-256 of the release message, hex> LF
+//      | "root private " <commit> LF       "access " (<epoch> " " <keyring hash> " "
+//   "manifest " (<hash> " " <size> | "-") LF        <keyring size> " " <wrapped root> | "-") LF
+//
+// A private tree (FORMAT.md §12.8) names its root by a commitment (`private`),
+// its manifest in the release, and in fsinfo.json the keyring and the root
+// wrapped under the epoch key (`access`).
 import { BadFormatError, UnsupportedVersionError } from '../errors.js'
 import { utf8 } from './bytes.js'
-import { MAX_BLOB } from './limits.js'
+import { MAX_BLOB, MAX_KEYRING } from './limits.js'
 import { CODECS } from './codec-names.js'
 import { sha256HexSync } from '#sha256'
 import { parseObject, object, hex64, safeInt, isoTime, treeName, signatures, jsonText, dec } from './signed-doc.js'
 
 export const MAX_FSINFO_V2 = 16 * 1024
 
-const MEMBERS = ['version', 'anchor', 'name', 'trust', 'seq', 'issued', 'expires', 'release', 'signatures']
-const RELEASE_MEMBERS = ['anchor', 'name', 'seq', 'expires', 'root', 'signatures']
+const MEMBERS = ['version', 'anchor', 'name', 'trust', 'seq', 'issued', 'expires', 'release', 'access', 'signatures']
+const RELEASE_MEMBERS = ['anchor', 'name', 'seq', 'expires', 'root', 'manifest', 'signatures']
+// FORMAT.md §12.8: a private tree's access member
+const ACCESS_MEMBERS = ['epoch', 'keyring', 'root']
+const B64URL = /^[A-Za-z0-9_-]+$/
+// what a wrapped root ref may take: nonce, a ref with its key and an mtime, the tag
+const MAX_WRAPPED_ROOT = 256
 // FORMAT.md §12.5: a key, or "t" and the hash of trust document 1
 const ANCHOR_RE = /^t?[0-9a-f]{64}$/
 
@@ -55,17 +66,41 @@ function anchor (v, what) {
 const ROOT_MEMBERS = ['hash', 'size', 'codec', 'decodedSize', 'mtime']
 
 /** The exact bytes each release key signs. */
-export function releaseMessage ({ anchor, name, seq, expires, root }) {
-  return utf8.encode(`rotree-release-v2\nanchor ${anchor}\nname ${name}\nseq ${dec(seq)}\nexpires ${expires}\nroot ${root.hash} ${dec(root.size)} ${root.codec} ${dec(root.decodedSize)} ${dec(root.mtime)}\n`)
+export function releaseMessage ({ anchor, name, seq, expires, root, manifest = null }) {
+  // FORMAT.md §12.8: a private tree's root is named by a commitment, and it names its manifest
+  const r = root.private !== undefined ? `private ${root.private}` : `${root.hash} ${dec(root.size)} ${root.codec} ${dec(root.decodedSize)} ${dec(root.mtime)}`
+  const m = manifest ? `${manifest.hash} ${dec(manifest.size)}` : '-'
+  return utf8.encode(`rotree-release-v2\nanchor ${anchor}\nname ${name}\nseq ${dec(seq)}\nexpires ${expires}\nroot ${r}\nmanifest ${m}\n`)
 }
 
 /** The exact bytes each timestamp key signs; `releaseHash` is SHA-256(releaseMessage) in hex. */
-export function fsinfoV2Message ({ anchor, name, trust, seq, issued, expires }, releaseHash) {
+export function fsinfoV2Message ({ anchor, name, trust, seq, issued, expires, access = null }, releaseHash) {
   const t = trust ? `${dec(trust.seq)} ${trust.hash}` : '-'
-  return utf8.encode(`rotree-fsinfo-v2\nanchor ${anchor}\nname ${name}\ntrust ${t}\nseq ${dec(seq)}\nissued ${issued}\nexpires ${expires}\nrelease ${releaseHash}\n`)
+  const a = access ? `${dec(access.epoch)} ${access.keyring.hash} ${dec(access.keyring.size)} ${access.root}` : '-'
+  return utf8.encode(`rotree-fsinfo-v2\nanchor ${anchor}\nname ${name}\ntrust ${t}\nseq ${dec(seq)}\nissued ${issued}\nexpires ${expires}\nrelease ${releaseHash}\naccess ${a}\n`)
+}
+
+/** { hash, size } of a blob stored as it is (the manifest's top page, the keyring). */
+function plainRef (v, what, max) {
+  object(v, what, ['hash', 'size'])
+  return { hash: hex64(v.hash, `${what}.hash`), size: safeInt(v.size, `${what}.size`, 1, max) }
+}
+
+function decodeAccess (v) {
+  object(v, 'fsinfo.json: access', ACCESS_MEMBERS)
+  if (typeof v.root !== 'string' || !B64URL.test(v.root) || v.root.length > MAX_WRAPPED_ROOT) throw new BadFormatError('fsinfo.json: access.root is not a wrapped root (base64url)')
+  return {
+    epoch: safeInt(v.epoch, 'fsinfo.json: access.epoch', 1),
+    keyring: plainRef(v.keyring, 'fsinfo.json: access.keyring', MAX_KEYRING),
+    root: v.root
+  }
 }
 
 function decodeRoot (v) {
+  if (v !== null && typeof v === 'object' && Object.hasOwn(v, 'private')) {
+    object(v, 'fsinfo.json: release.root', ['private'])
+    return { private: hex64(v.private, 'fsinfo.json: release.root.private') }
+  }
   object(v, 'fsinfo.json: release.root', ROOT_MEMBERS)
   const root = {
     hash: hex64(v.hash, 'fsinfo.json: release.root.hash'),
@@ -88,8 +123,11 @@ export function decodeRelease (v) {
     expires: v.expires,
     expiresMs: isoTime(v.expires, 'fsinfo.json: release.expires'),
     root: decodeRoot(v.root),
+    manifest: v.manifest === undefined ? null : plainRef(v.manifest, 'fsinfo.json: release.manifest', MAX_BLOB),
     signatures: signatures(v.signatures, 'fsinfo.json: release')
   }
+  // FORMAT.md §12.8: a private root and a manifest come together
+  if ((r.root.private !== undefined) !== (r.manifest !== null)) throw new BadFormatError('fsinfo.json: a release names a manifest exactly when its root is private')
   r.message = releaseMessage(r)
   return r
 }
@@ -115,8 +153,6 @@ export function decodeFsinfoV2 (input) {
   const j = parseObject(input, MAX_FSINFO_V2, 'fsinfo.json')
   if (!Number.isInteger(j.version)) throw new BadFormatError('fsinfo.json: version missing')
   if (j.version !== 2) throw new UnsupportedVersionError(`fsinfo.json format version ${j.version}; this decoder reads 2`)
-  // FORMAT.md §12.8: reserved for private trees, which this reader cannot open
-  if (Object.hasOwn(j, 'access')) throw new UnsupportedVersionError('fsinfo.json describes a private tree (access); this reader has no private-tree support')
   object(j, 'fsinfo.json', MEMBERS)
   let trust = null
   if (j.trust !== null) {
@@ -134,16 +170,18 @@ export function decodeFsinfoV2 (input) {
     issuedMs: isoTime(j.issued, 'fsinfo.json: issued'),
     expiresMs: isoTime(j.expires, 'fsinfo.json: expires'),
     release: decodeRelease(j.release),
+    access: j.access === undefined ? null : decodeAccess(j.access),
     signatures: signatures(j.signatures, 'fsinfo.json')
   }
   if (info.expiresMs <= info.issuedMs) throw new BadFormatError('fsinfo.json: expires is not after issued')
+  if ((info.access !== null) !== (info.release.root.private !== undefined)) throw new BadFormatError('fsinfo.json: access is given exactly for a private release')
   info.releaseHash = sha256HexSync(info.release.message)
   info.message = fsinfoV2Message(info, info.releaseHash)
   return info
 }
 
 /** The JSON text of a version-2 fsinfo.json. */
-export function encodeFsinfoV2 ({ anchor, name, trust, seq, issued, expires, release, signatures = [] }) {
+export function encodeFsinfoV2 ({ anchor, name, trust, seq, issued, expires, release, access = null, signatures = [] }) {
   const { root } = release
   return jsonText({
     version: 2,
@@ -158,9 +196,11 @@ export function encodeFsinfoV2 ({ anchor, name, trust, seq, issued, expires, rel
       name: release.name,
       seq: release.seq,
       expires: release.expires,
-      root: { hash: root.hash, size: root.size, codec: root.codec, decodedSize: root.decodedSize, mtime: root.mtime },
+      root: root.private !== undefined ? { private: root.private } : { hash: root.hash, size: root.size, codec: root.codec, decodedSize: root.decodedSize, mtime: root.mtime },
+      ...(release.manifest ? { manifest: { hash: release.manifest.hash, size: release.manifest.size } } : {}),
       signatures: release.signatures ?? []
     },
+    ...(access ? { access: { epoch: access.epoch, keyring: { hash: access.keyring.hash, size: access.keyring.size }, root: access.root } } : {}),
     signatures
   })
 }

@@ -7,7 +7,7 @@ export * as limits from './limits.js'
 export {
   FORMAT_VERSION, HASH_LEN, MAX_BLOB, MAX_NAME, MAX_SYMLINK, MAX_PATH, MAX_DEPTH, MAX_SYMLINK_HOPS, MAX_DIRECT_CHUNKS,
   MAX_INDEX_FANOUT, MAX_INDEX_LEVELS, MAX_PAGE_ENTRIES, MAX_FILE_SIZE, MAX_FSINFO, CHUNK_MIN, CHUNK_AVG, CHUNK_MAX,
-  INLINE_MAX, INLINE_MAX_V2, inlineMax, PAGE_MIN, PAGE_MAX, PAGE_CUT_BITS
+  INLINE_MAX, INLINE_MAX_V2, inlineMax, PAGE_MIN, PAGE_MAX, PAGE_CUT_BITS, MAX_KEYRING, MAX_READERS
 } from './limits.js'
 export { toHex, fromHex, utf8, decodeUtf8, concat, compareBytes, equalBytes, Writer, Reader } from './bytes.js'
 export { nextCut, LEAD_CHUNK, LEAD_MIN_FILE, leadCut, chunkLengths } from './cdc.js'
@@ -27,3 +27,9 @@ export {
 export { TRUST_TYPE, MAX_TRUST_DOC, ROLES, trustMessage, decodeTrustDoc, encodeTrustDoc } from './trust-doc.js'
 export { MAX_FSINFO_V2, releaseMessage, fsinfoV2Message, decodeRelease, fsinfoVersion, decodeFsinfoV2, encodeFsinfoV2 } from './fsinfo-v2.js'
 export { weakKeyReason } from './public-key.js'
+// private trees (FORMAT.md §12.8)
+export { TAG_LEN, NONCE, padme, MAX_SEALED, sealedSize, pad, unpad, blobKey, openSealed, sealBlob } from './seal.js'
+export {
+  MLEAF_MAGIC, MINDEX_MAGIC, decodeManifestPage, encodeManifestLeaf, encodeManifestIndex, buildManifest,
+  checkManifestPlacement, manifestChildExpectation
+} from './manifest.js'

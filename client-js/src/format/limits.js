@@ -35,3 +35,8 @@ export const inlineMax = version => version === 2 ? INLINE_MAX_V2 : INLINE_MAX
 export const PAGE_MIN = 128 * 1024
 export const PAGE_MAX = 512 * 1024
 export const PAGE_CUT_BITS = 5 // after PAGE_MIN, an entry ends a page with chance 2^-5
+
+// FORMAT.md §12.8, private trees: the keyring (an age file, one stanza of
+// about 100 bytes per reader) a reader fetches, and the readers one holds.
+export const MAX_KEYRING = 16 << 20
+export const MAX_READERS = 100_000

@@ -2,20 +2,24 @@
 // format versions. Every blob kind (entry.js, dirpage.js, chunkindex.js)
 // reads and writes its refs here, so the two versions differ in one place.
 //
-//   version 1:  ref := hash[32] uint(size)
+//   version 1:  ref := hash[32] uint(storedSize)
 //   version 2:  ref := hash[32] uint(storedSize) u8(codec) [uint(decodedSize) if codec ≠ 0]
+//                      [key[32] if codec has bit 0x10: a private tree's sealed blob, §12.8]
 //
 // A decoded ref is what a reader needs to fetch and use the blob:
 //   version 1:  { hash, size }                          size: the blob's bytes
-//   version 2:  { hash, size, storedSize, codec }       size: the DECODED bytes (what
+//   version 2:  { hash, size, storedSize, codec[, key] } size: the DECODED bytes (what
 //               offsets, clipping and placement use); storedSize: the bytes on the
-//               wire and the transfer cap; codec: 'none' | 'deflate-raw'
+//               wire and the transfer cap; codec: 'none' | 'deflate-raw', the codec
+//               of the bytes (inside the seal, for a sealed blob); key: 64 hex, the
+//               AES-256-GCM key of a sealed blob
 // so code that computes offsets from `size` works unchanged on either version,
 // and `codec` being present marks a version-2 ref (verify.js decodes it).
-import { BadFormatError, UnsupportedVersionError } from '../errors.js'
+import { BadFormatError } from '../errors.js'
 import { toHex, fromHex } from './bytes.js'
 import { HASH_LEN, MAX_BLOB } from './limits.js'
 import { CODECS, CODEC_ID, CODEC_ENCRYPTED_BIT } from './codec-names.js'
+import { MAX_SEALED } from './seal.js'
 
 /** The blob magics' fourth byte, and what `{ version }` options accept. */
 export const VERSIONS = Object.freeze([1, 2])
@@ -41,12 +45,18 @@ export function readRef (r, version, max) {
     if (size === 0) r.fail('empty blob reference')
     return { hash, size }
   }
-  const storedSize = r.uint(MAX_BLOB)
+  const storedSize = r.uint(MAX_SEALED)
   if (storedSize === 0) r.fail('empty blob reference')
   const id = r.byte()
-  // FORMAT.md §12.8: an encrypted blob needs private-tree support this reader lacks;
-  // refusing it as a version matter says "upgrade", not "corrupt"
-  if (id & CODEC_ENCRYPTED_BIT) throw new UnsupportedVersionError(`encrypted blob reference (codec byte 0x${id.toString(16)}) at offset ${r.pos - 1}: this reader has no private-tree support`)
+  if (id & CODEC_ENCRYPTED_BIT) {
+    // FORMAT.md §12.8: a sealed blob; its decoded size and key follow
+    const codec = CODECS[id & ~CODEC_ENCRYPTED_BIT]
+    if (codec === undefined) r.fail(`unknown codec ${id}`)
+    const size = r.uint(max)
+    if (size === 0) r.fail('empty decoded blob')
+    return { hash, size, storedSize, codec, key: toHex(r.bytes(32)) }
+  }
+  if (storedSize > MAX_BLOB) r.fail(`value ${storedSize} above limit ${MAX_BLOB}`)
   const codec = CODECS[id]
   if (codec === undefined) r.fail(`unknown codec ${id}`)
   if (id === 0) {
@@ -74,6 +84,10 @@ export function writeRef (w, ref, version) {
   const id = CODEC_ID[codec]
   if (id === undefined) throw new RangeError('unknown codec ' + codec)
   const stored = ref.storedSize ?? ref.size
+  if (ref.key !== undefined) {
+    w.uint(stored); w.byte(id | CODEC_ENCRYPTED_BIT); w.uint(ref.size); w.bytes(fromHex(ref.key))
+    return
+  }
   w.uint(stored); w.byte(id)
   if (id === 0) {
     if (stored !== ref.size) throw new RangeError('an uncompressed ref has storedSize ≠ size')
@@ -84,7 +98,8 @@ export function writeRef (w, ref, version) {
 
 /** The fields of a ref as a reader uses them (drops `bytes`, `entries`, names…). */
 export function refOf (c) {
-  return c.codec === undefined ? { hash: c.hash, size: c.size } : { hash: c.hash, size: c.size, storedSize: c.storedSize, codec: c.codec }
+  if (c.codec === undefined) return { hash: c.hash, size: c.size }
+  return c.key === undefined ? { hash: c.hash, size: c.size, storedSize: c.storedSize, codec: c.codec } : { hash: c.hash, size: c.size, storedSize: c.storedSize, codec: c.codec, key: c.key }
 }
 
 /**

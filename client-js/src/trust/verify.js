@@ -19,6 +19,7 @@ import { decodeChunkIndex } from '../format/chunkindex.js'
 import { verifySignature } from '#ed25519'
 import { sha256Hex } from '#sha256'
 import { decodeBlob } from '#codec'
+import { openSealed } from '../format/seal.js'
 
 export const DEFAULT_SKEW_MS = 5 * 60 * 1000
 
@@ -171,7 +172,7 @@ export function isExpired (info, { now = Date.now(), graceMs = 0 } = {}) {
  */
 export function checkLeadRef (lead, first) {
   const same = first !== null && first.hash === lead.hash && first.size === lead.size &&
-    (first.storedSize ?? first.size) === (lead.storedSize ?? lead.size) && (first.codec ?? 'none') === (lead.codec ?? 'none')
+    (first.storedSize ?? first.size) === (lead.storedSize ?? lead.size) && (first.codec ?? 'none') === (lead.codec ?? 'none') && first.key === lead.key
   if (!same) throw new BadFormatError('the chunk index\'s first chunk is not the first chunk its file entry names (FORMAT.md §5.1)')
 }
 
@@ -228,7 +229,10 @@ export async function verifyBlob (bytes, ref) {
  */
 export async function verifyDecoded (bytes, ref) {
   const stored = await verifyBlob(bytes, ref)
-  return ref.codec === undefined ? stored : decodeBlob(stored, ref.codec, ref.size)
+  if (ref.codec === undefined) return stored
+  // FORMAT.md §12.8: a sealed blob is opened with the key its (verified) parent names
+  const inner = ref.key === undefined ? stored : await openSealed(stored, ref.key)
+  return decodeBlob(inner, ref.codec, ref.size)
 }
 
 /** docs/TRUST.md rule 3: a data chunk, exactly ref.size verified (and decoded) bytes. */
