@@ -25,9 +25,9 @@ const GROWTH = 1.25 // start-up goes on while each round delivers this much more
 const STARTUP_GAIN = 4 // start-up's window stays under this × the measured bandwidth × delay
 const STALL_ROUNDS = 3
 const LATE_WEIGHT = 0.2 // of each request in lateScore
-const QUIET_MS = 60_000
-const MIN_RATE_SPAN_MS = 20
-const LOG_MS = 10_000 // answers kept for the rate (the span is at most a round or 2 medians) // a shortest time older than this gives way to newer quiet samples
+const QUIET_MS = 60_000 // a shortest time older than this gives way to newer quiet samples
+const MIN_RATE_SPAN_MS = 20 // the shortest span a delivery rate is measured over
+const LOG_MS = 10_000 // answers kept for the rate (the span is at most a round or 2 medians)
 
 export class MirrorWindow {
   /** @param {{ initial: number, min: number, max: number, minRequests?: number, now?: () => number }} o bytes */
@@ -45,7 +45,6 @@ export class MirrorWindow {
     this.minRtt = Infinity // shortest request time while not busy
     this.minRttAt = 0
     this.lateScore = 0 // moving share of recent requests that were late (hedged), 0..1
-    this.delivered = 0 // bytes answered, ever
     this.startup = true
     this.bestRate = 0
     this.stalls = 0
@@ -77,15 +76,16 @@ export class MirrorWindow {
     const now = this.now()
     const ms = Math.max(now - t.at, 0.01)
     this.sample(ms, t.quiet)
-    this.delivered += bytes
     this.log.push(now, bytes)
     if (t.round === this.round) this._endRound(now)
   }
 
   /**
    * The request ended without an answer: cancelled (another mirror was
-   * faster), or failed. `late`: it had taken at least this long, which is
-   * worth remembering when it is longer than usual.
+   * faster), or failed. Its time so far is a lower bound on what it would
+   * have taken, kept as a sample when longer than usual. `fault`: it failed
+   * on the way (a timeout, an error status, a dropped connection; not bytes
+   * that fail verification): the window halves and start-up ends.
    */
   dropped (t, { fault = false } = {}) {
     this._leave(t)
@@ -100,7 +100,11 @@ export class MirrorWindow {
   /** A request ended (answered or not) after being hedged as late, or on time. */
   lateness (late) { this.lateScore += LATE_WEIGHT * ((late ? 1 : 0) - this.lateScore) }
 
-  /** A request time measured elsewhere (fsinfo.json, fetched outside the window). */
+  /**
+   * One request time: from done() and dropped(), or measured outside the
+   * window (fsinfo.json). `quiet`: sent while the mirror was not busy, so it
+   * may lower the shortest time.
+   */
   sample (ms, quiet = true) {
     if (this.times.length < RING) this.times.push(ms)
     else { this.times[this.timesAt] = ms; this.timesAt = (this.timesAt + 1) % RING }
@@ -164,6 +168,5 @@ export class MirrorWindow {
     return bytes / span
   }
 
-  _set (bytes) { this.bytes = Math.min(this.max, Math.max(this.min, Math.round(bytes)))
-  }
+  _set (bytes) { this.bytes = Math.min(this.max, Math.max(this.min, Math.round(bytes))) }
 }

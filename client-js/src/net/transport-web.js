@@ -54,7 +54,7 @@ export function createTransport ({ allowRedirectOrigins, crossOriginRedirects } 
         // fsinfo.json changes with every publish: always ask the mirror. Blobs
         // never change, but a cached bad copy would fail the same way on every
         // retry, so the HTTP cache is not used for them either; the verified
-        // LRU in tree.js is the cache.
+        // LRU of fetch/blobs.js is the cache.
         cache: 'no-store',
         credentials: 'omit',
         // the mirror's own user:pass, to its own origin only
