@@ -6,7 +6,9 @@
 // Blob requests go through one fetch scheduler per Mirrors (sched.js): a
 // window of bytes in flight sized to each mirror's measured bandwidth × delay,
 // several mirrors at once when there are, hedged requests for late answers.
-// fsinfo.json goes to every mirror at once (fetchAll).
+// fsinfo.json goes to every mirror at once (fetchAll). The entries of `list`
+// are this module's (the scheduler reads them, SchedMirror); what the
+// scheduler measures of each it keeps itself, and tells through its methods.
 //
 // A mirror URL may carry `user:pass@`: requests use it as given, and
 // everything this module reports (health(), errors' `mirror`, messages)
@@ -63,7 +65,8 @@ export class Mirrors {
    * @param {number} cap most bytes to accept
    * @param {(bytes: Uint8Array, mirror: string) => Promise<T>|T} check verifies, throws a typed error on bad data
    * @param {AbortSignal} [signal]
-   * @param {{ urgent?: boolean }} [o] ahead of requests not urgent (sched.js)
+   * @param {{ urgent?: boolean, pool?: import('./buffer-pool.js').BufferPool|null }} [o] urgent: ahead of
+   *   requests not urgent; pool: each request reads its body into a buffer of its own from it (sched.js)
    * @returns {Promise<T>}
    */
   fetch (path, cap, check, signal, o) { return this.sched.fetch(path, cap, check, signal, o) }
@@ -112,8 +115,8 @@ export class Mirrors {
         if (firstGood === null || settleMs === Infinity) return
         let at = 0
         for (const m of pending) {
-          const p = m.win.p50()
-          const expect = p !== null ? 3 * p + this.sched.o.hedgeFloorMs : rtts.has(m) ? 4 * rtts.get(m) + SETTLE_FLOOR_MS : null
+          const p = this.sched.medianMs(m)
+          const expect = p !== null ? 3 * p + this.sched.hedgeFloorMs : rtts.has(m) ? 4 * rtts.get(m) + SETTLE_FLOOR_MS : null
           at = Math.max(at, expect === null ? firstGood + settleMs : t0 + Math.min(this.timeoutMs, expect))
         }
         clearTimeout(timer)
@@ -121,7 +124,7 @@ export class Mirrors {
       }
       if (settleMs !== Infinity) {
         for (const m of this.list) {
-          if (m.win.p50() !== null) continue
+          if (this.sched.medianMs(m) !== null) continue
           this.transport.rtt?.(m.href)?.then(ms => { if (ms !== null && !settled && pending.has(m)) { rtts.set(m, ms); arm() } })
         }
       }
@@ -157,7 +160,7 @@ export class Mirrors {
     try {
       if (this.closed) throw new AbortedError('tree closed')
       const bytes = await this.transport.get(m.href + path, { cap, timeoutMs: this.timeoutMs, signal })
-      m.win.sample(performance.now() - t0)
+      this.sched.sample(m, performance.now() - t0)
       const value = await check(bytes, m.url)
       m.ok++
       return { mirror: m.url, value }
@@ -195,28 +198,18 @@ export class Mirrors {
     m.failed++
     m.lastError = {
       code: 'ROTREE_TIMEOUT',
-      message: `no answer for ${path} within ${Math.round(ms)} ms, 3 × its usual time + ${this.sched.o.hedgeFloorMs} ms; ${winner.url} answered first`,
+      message: `no answer for ${path} within ${Math.round(ms)} ms, 3 × its usual time + ${this.sched.hedgeFloorMs} ms; ${winner.url} answered first`,
       at: new Date().toISOString()
     }
   }
 
   health () {
     const now = Date.now()
-    return this.list.map(({ url, ok, failed, lastError, penaltyUntil, win, counts }) => ({
-      url,
-      ok,
-      failed,
-      lastError,
-      healthy: penaltyUntil <= now,
-      requests: counts.requests,
-      bytes: counts.bytes,
-      hedges: counts.hedges,
-      late: counts.late,
-      probes: counts.probes,
-      inflight: win.inflight,
-      windowBytes: win.bytes,
-      medianMs: win.p50() === null ? null : Math.round(win.p50() * 10) / 10
-    }))
+    return this.list.map(m => {
+      // requests, bytes, hedges, late, probes, inflight, windowBytes, medianMs
+      const s = this.sched.mirrorStats(m)
+      return { url: m.url, ok: m.ok, failed: m.failed, lastError: m.lastError, healthy: m.penaltyUntil <= now, ...s, medianMs: s.medianMs === null ? null : Math.round(s.medianMs * 10) / 10 }
+    })
   }
 
   /** The scheduler's totals (peak requests and bytes in flight, hedges, probes). */

@@ -19,10 +19,16 @@
 // has failed, the error names each one (errors.js allFailed).
 //
 // Hedging: a request still unanswered after 3 × its mirror's median request
-// time + `hedgeFloorMs` is also sent to the next mirror; the first answer that
-// verifies wins and the other request is cancelled. A mirror that lost that
-// way after being late is reported (`onLate`), not penalised: lateness is
-// relative, and a busy honest mirror must not be benched for it.
+// time (or what is queued ahead of it there, when longer) + `hedgeFloorMs` is
+// also sent to the next mirror; the first answer that verifies wins and the
+// other request is cancelled. A mirror that lost that way after being late is
+// reported (`onLate`), not penalised: lateness is relative, and a busy honest
+// mirror must not be benched for it.
+//
+// What the scheduler keeps of each mirror (its window, its counts, its last
+// probe) is a record of its own; it reads the caller's mirror entries
+// (`SchedMirror`) and never writes to them, and the caller asks it through
+// methods (medianMs, sample, mirrorStats) for what it measured.
 import { MIRROR_FAULT_CODES, AbortedError, allFailed } from '../errors.js'
 import { MirrorWindow } from './window.js'
 import { CHUNK_AVG } from '../format/limits.js'
@@ -43,27 +49,46 @@ export const DEFAULTS = Object.freeze({
   probeEveryMs: 2000
 })
 
+/**
+ * A mirror as the caller (mirrors.js) keeps it; the scheduler only reads it.
+ * @typedef {{ url: string, href: string, penaltyUntil: number }} SchedMirror
+ *   url: as reported (no credentials); href: as requested; penaltyUntil:
+ *   when its penalty ends (of mirrors all penalised, the one whose penalty
+ *   ends first is asked first)
+ */
+
+/**
+ * One mirror as the scheduler keeps it: the caller's entry, the window to
+ * it, what was sent there, and when it was last sent a probe (ms).
+ * @typedef {{ entry: SchedMirror, win: MirrorWindow, counts: object, lastProbe: number }} MirrorState
+ */
+
 export class FetchScheduler {
   /**
-   * @param {object[]} mirrors entries with { url (reported), href (requested) }; a `win` is added to each
+   * @param {SchedMirror[]} mirrors
    * @param {object} o
    * @param {{ get: Function }} o.transport
    * @param {number} o.timeoutMs per request
-   * @param {(m: object) => boolean} o.penalised
-   * @param {(m: object, err: Error) => void} o.onFault a mirror's answer failed (trust rule 4)
-   * @param {(m: object, err: Error) => void} o.onLate a mirror lost a hedge after being late
-   * @param {(m: object) => void} o.onOk
+   * @param {(m: SchedMirror) => boolean} o.penalised asked last (docs/TRUST.md rule 4)
+   * @param {(m: SchedMirror, err: Error) => void} o.onFault a mirror's answer failed (trust rule 4)
+   * @param {(m: SchedMirror, path: string, winner: SchedMirror, hedgeMs: number) => void} o.onLate
+   *   m lost a hedge to `winner` after no answer for `path` within hedgeMs
+   * @param {(m: SchedMirror) => void} o.onOk an answer from m passed `check`
+   * @param {(message: string) => string} [o.scrub] what an error message shows (no credentials)
+   *   (the other options: DEFAULTS)
    */
   constructor (mirrors, o) {
     this.o = { ...DEFAULTS, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) }
-    this.mirrors = mirrors
     this.transport = o.transport
     const maxWin = this.o.maxInflightBytes
-    for (const m of mirrors) {
-      m.win = new MirrorWindow({ initial: this.o.initialWindow, min: Math.min(this.o.minWindow, maxWin), max: maxWin, minRequests: Math.min(this.o.minRequests, this.o.maxRequests) })
-      m.counts = { requests: 0, bytes: 0, hedges: 0, probes: 0, late: 0 }
-      m.lastProbe = 0
-    }
+    /** @type {MirrorState[]} in the caller's order */
+    this.mirrors = mirrors.map(entry => ({
+      entry,
+      win: new MirrorWindow({ initial: this.o.initialWindow, min: Math.min(this.o.minWindow, maxWin), max: maxWin, minRequests: Math.min(this.o.minRequests, this.o.maxRequests) }),
+      // in the order Mirrors.health() shows them
+      counts: { requests: 0, bytes: 0, hedges: 0, late: 0, probes: 0 },
+      lastProbe: 0
+    }))
     // waiting jobs, first in first out; urgent ones (pages that other requests
     // wait on) go first: a walk of many small files is a chain of pages, and a
     // page queued behind a window's worth of data stalls every fetch it would name
@@ -77,6 +102,26 @@ export class FetchScheduler {
   }
 
   get maxInflightBytes () { return this.o.maxInflightBytes }
+  /** What a late request is given beyond 3 × its mirror's median time before it is hedged. */
+  get hedgeFloorMs () { return this.o.hedgeFloorMs }
+
+  /** The median of `entry`'s recent request times in ms, or null before the first. */
+  medianMs (entry) { return this._state(entry).win.p50() }
+
+  /** A request to `entry` made outside the scheduler (fsinfo.json) took `ms`: one more sample of its time. */
+  sample (entry, ms) { this._state(entry).win.sample(ms) }
+
+  /**
+   * What the scheduler counted and measured of `entry` (Mirrors.health()).
+   * @returns {{ requests: number, bytes: number, hedges: number, late: number, probes: number, inflight: number, windowBytes: number, medianMs: number|null }}
+   */
+  mirrorStats (entry) {
+    const { counts, win } = this._state(entry)
+    return { ...counts, inflight: win.inflight, windowBytes: win.bytes, medianMs: win.p50() }
+  }
+
+  /** @returns {MirrorState} */
+  _state (entry) { return this.mirrors.find(m => m.entry === entry) }
 
   /**
    * How far ahead one reader should ask: three times what the usable mirrors
@@ -122,9 +167,11 @@ export class FetchScheduler {
     })
   }
 
+  _healthy () { return this.mirrors.filter(m => !this.o.penalised(m.entry)) }
+
   /** Mirrors a reader may be sent to now: healthy and not slow, else healthy, else all. */
   _usable () {
-    const healthy = this.mirrors.filter(m => !this.o.penalised(m))
+    const healthy = this._healthy()
     if (healthy.length === 0) return this.mirrors
     const fast = healthy.filter(m => !this._slow(m, healthy))
     return fast.length ? fast : healthy
@@ -138,11 +185,11 @@ export class FetchScheduler {
    *
    * Request times alone would mislead: they grow with what this reader
    * queued at the mirror, so a mirror whose start-up window ran ahead of its
-   * link looks slow while it delivers as fast as the best one (measured:
-   * the second of two equal 200 Mbit/s mirrors reached a median of 590 ms
-   * against the first's 85 ms after start-up, was benched to probes, and
-   * carried 9% of the bytes instead of half). A mirror counts as slow only
-   * when it also delivers under half the best rate seen among the others.
+   * link looks slow while it delivers as fast as the best one (two equal
+   * mirrors, BENCHMARKS.md P11: the second, benched to probes on its request
+   * times alone, carried a small share of the bytes instead of half). A
+   * mirror counts as slow only when it also delivers under half the best
+   * rate seen among the others.
    */
   _slow (m, among) {
     if (m.win.lateScore > 0.5 && among.some(x => x !== m && x.win.lateScore <= 0.5)) return true
@@ -199,10 +246,10 @@ export class FetchScheduler {
   _pick (job) {
     const left = this.mirrors.filter(m => !job.tried.has(m))
     if (left.length === 0) return null
-    const healthy = left.filter(m => !this.o.penalised(m))
+    const healthy = left.filter(m => !this.o.penalised(m.entry))
     // a penalised mirror only when no healthy one is left for this job (rule 4: asked last)
-    let group = healthy.length ? healthy : [...left].sort((a, b) => a.penaltyUntil - b.penaltyUntil)
-    const allHealthy = this.mirrors.filter(m => !this.o.penalised(m))
+    let group = healthy.length ? healthy : [...left].sort((a, b) => a.entry.penaltyUntil - b.entry.penaltyUntil)
+    const allHealthy = this._healthy()
     const fast = group.filter(m => !this._slow(m, allHealthy.length ? allHealthy : this.mirrors))
     if (fast.length) group = fast
     else group = [...group].sort((a, b) => (a.win.p50() ?? 0) - (b.win.p50() ?? 0))
@@ -239,9 +286,9 @@ export class FetchScheduler {
   _maybeProbe (job, primary) {
     const now = performance.now()
     for (const m of this.mirrors) {
-      if (m === primary || job.tried.has(m) || this.o.penalised(m) || m.win.inflight > 0) continue
+      if (m === primary || job.tried.has(m) || this.o.penalised(m.entry) || m.win.inflight > 0) continue
       if (now - m.lastProbe < this.o.probeEveryMs) continue
-      if (!this._slow(m, this.mirrors.filter(x => !this.o.penalised(x)))) continue
+      if (!this._slow(m, this._healthy())) continue
       m.lastProbe = now
       m.counts.probes++
       this.stats.probes++
@@ -263,13 +310,13 @@ export class FetchScheduler {
     if (!probe && !hedge) this._armHedge(job, a)
     // a buffer per attempt, never shared with a hedge; one whose attempt loses is left to V8
     const into = job.pool?.take(job.cap) ?? undefined
-    this.transport.get(m.href + job.path, { cap: job.cap, timeoutMs: this.o.timeoutMs, signal: ctrl.signal, into })
+    this.transport.get(m.entry.href + job.path, { cap: job.cap, timeoutMs: this.o.timeoutMs, signal: ctrl.signal, into })
       .then(bytes => {
         if (a.cancelled) throw new AbortedError('cancelled')
         m.win.done(a.ticket, bytes.length)
         a.answered = true
         m.counts.bytes += bytes.length
-        return job.check(bytes, m.url)
+        return job.check(bytes, m.entry.url)
       })
       .then(value => this._won(job, a, value), err => this._lost(job, a, err))
   }
@@ -290,7 +337,7 @@ export class FetchScheduler {
     a.hedgeTimer = setTimeout(() => {
       a.hedgeTimer = null
       if (job.done || a.cancelled || a.answered) return
-      const healthy = this.mirrors.filter(m => !this.o.penalised(m))
+      const healthy = this._healthy()
       const next = healthy.find(m => !job.tried.has(m) && !this._slow(m, healthy) && m.win.inflight < this.o.maxRequests)
       if (!next) return
       a.late = true
@@ -318,7 +365,7 @@ export class FetchScheduler {
     if (wasOpen) a.m.win.lateness(a.late)
     this._release(job, a)
     if (job.done || !wasOpen) { this._pump(); return }
-    this.o.onOk(a.m)
+    this.o.onOk(a.m.entry)
     // the others lose: cancelled, and reported when they had been late
     for (const other of [...job.attempts]) {
       other.cancelled = true
@@ -328,7 +375,7 @@ export class FetchScheduler {
       if (other.late) {
         other.m.counts.late++
         other.m.win.lateness(true)
-        this.o.onLate(other.m, job.path, a.m, other.hedgeMs)
+        this.o.onLate(other.m.entry, job.path, a.m.entry, other.hedgeMs)
       }
     }
     this._finish(job, null, value)
@@ -337,7 +384,7 @@ export class FetchScheduler {
   _lost (job, a, err) {
     if (!job.attempts.has(a)) {
       // cancelled: already accounted for, but bytes that arrived and failed the check were still a lie
-      if (a.answered && MIRROR_FAULT_CODES.has(err?.code)) this.o.onFault(a.m, err)
+      if (a.answered && MIRROR_FAULT_CODES.has(err?.code)) this.o.onFault(a.m.entry, err)
       this._pump()
       return
     }
@@ -346,8 +393,8 @@ export class FetchScheduler {
     if (job.done) { this._pump(); return }
     if (err?.code === 'ROTREE_ABORTED' && job.signal?.aborted) { this._finish(job, new AbortedError('aborted')); return }
     if (!MIRROR_FAULT_CODES.has(err?.code)) { this._finish(job, err); return }
-    this.o.onFault(a.m, err)
-    job.errors.push({ mirror: a.m.url, code: err.code, message: this.o.scrub ? this.o.scrub(err.message) : err.message, err })
+    this.o.onFault(a.m.entry, err)
+    job.errors.push({ mirror: a.m.entry.url, code: err.code, message: this.o.scrub ? this.o.scrub(err.message) : err.message, err })
     // a hedge still out decides; a probe (a slow mirror) is not waited for
     if ([...job.attempts].some(x => !x.probe)) { this._pump(); return }
     this.urgent.unshift(job) // next mirror, ahead of new requests
