@@ -75,16 +75,19 @@ export class FetchScheduler {
    *   m lost a hedge to `winner` after no answer for `path` within hedgeMs
    * @param {(m: SchedMirror) => void} o.onOk an answer from m passed `check`
    * @param {(message: string) => string} [o.scrub] what an error message shows (no credentials)
+   * @param {() => number} [o.now] the clock, in ms (default performance.now)
+   * @param {{ setTimeout: Function, clearTimeout: Function }} [o.timers] for hedges (default the global ones)
    *   (the other options: DEFAULTS)
    */
   constructor (mirrors, o) {
     this.o = { ...DEFAULTS, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) }
+    this.timers = this.o.timers ?? globalThis
     this.transport = o.transport
     const maxWin = this.o.maxInflightBytes
     /** @type {MirrorState[]} in the caller's order */
     this.mirrors = mirrors.map(entry => ({
       entry,
-      win: new MirrorWindow({ initial: this.o.initialWindow, min: Math.min(this.o.minWindow, maxWin), max: maxWin, minRequests: Math.min(this.o.minRequests, this.o.maxRequests) }),
+      win: new MirrorWindow({ initial: this.o.initialWindow, min: Math.min(this.o.minWindow, maxWin), max: maxWin, minRequests: Math.min(this.o.minRequests, this.o.maxRequests), now: this.o.now }),
       // in the order Mirrors.health() shows them
       counts: { requests: 0, bytes: 0, hedges: 0, late: 0, probes: 0 },
       lastProbe: 0
@@ -284,9 +287,9 @@ export class FetchScheduler {
 
   /** Send a duplicate of `job` to a slow mirror now and then, so it can show it got faster. */
   _maybeProbe (job, primary) {
-    const now = performance.now()
     for (const m of this.mirrors) {
       if (m === primary || job.tried.has(m) || this.o.penalised(m.entry) || m.win.inflight > 0) continue
+      const now = m.win.now() // the scheduler's clock (o.now), which its windows keep
       if (now - m.lastProbe < this.o.probeEveryMs) continue
       if (!this._slow(m, this._healthy())) continue
       m.lastProbe = now
@@ -334,7 +337,7 @@ export class FetchScheduler {
     const ms = this.o.hedgeFactor * p + this.o.hedgeFloorMs
     if (ms >= this.o.timeoutMs) return
     a.hedgeMs = ms
-    a.hedgeTimer = setTimeout(() => {
+    a.hedgeTimer = this.timers.setTimeout(() => {
       a.hedgeTimer = null
       if (job.done || a.cancelled || a.answered) return
       const healthy = this._healthy()
@@ -355,7 +358,7 @@ export class FetchScheduler {
 
   _release (job, a) {
     if (!job.attempts.delete(a)) return false
-    clearTimeout(a.hedgeTimer)
+    this.timers.clearTimeout(a.hedgeTimer)
     this.inflightBytes -= job.cap
     return true
   }
