@@ -1,6 +1,6 @@
 // The fetch scheduler (client-js/src/fetch/sched.js) on its own: a made-up
-// clock and a made-up transport, so hedging, penalties, stripes and the
-// windows are checked by their rules, with no server and no real waiting.
+// clock and a made-up transport, so hedging, penalties, stripes, the
+// windows and the memory budget are checked by their rules, with no server and no real waiting.
 // Each mirror is a link of its own: a request reaches it half a round trip
 // after it leaves, answers leave one after another at the link's rate, and
 // each arrives half a round trip later (as window.test.js's path).
@@ -254,6 +254,27 @@ test('stripes follow measured throughput, whichever mirror comes first; each one
   for (const [w, fast] of [[fastFirst.windows, 0], [slowFirst.windows, 1]]) {
     assert.ok(w[0] > 8 * CHUNK && w[1] > 8 * CHUNK && w[fast] > w[1 - fast], `windows ${w}`)
   }
+})
+
+test('bytes in flight stay within the memory budget, all mirrors together', async () => {
+  const clock = new Clock()
+  const A = entry('http://a/'); const B = entry('http://b/')
+  const links = new FakeLinks(clock, { 'http://a/': { rttMs: 50, rate: 125_000 }, 'http://b/': { rttMs: 50, rate: 125_000 } })
+  const budget = 6 * CHUNK // less than the windows would let out (8 requests each, at least)
+  const { sched } = scheduler(clock, links, [A, B], { maxInflightBytes: budget, hedgeFloorMs: 30_000 })
+  let peak = 0
+  links.onGet = () => {
+    peak = Math.max(peak, links.inflightBytes)
+    assert.ok(links.inflightBytes <= budget, `${links.inflightBytes} bytes in flight, budget ${budget}`)
+  }
+  const reads = Array.from({ length: 200 }, (_, i) => sched.fetch(`h/${i}`, CHUNK, check))
+  await clock.drain()
+  assert.equal((await Promise.all(reads)).length, 200)
+  assert.equal(peak, budget, 'the budget was used')
+  assert.ok(sched.stats.peakInflightBytes <= budget)
+  assert.equal(sched.inflightBytes, 0)
+  // and read-ahead is asked for within it
+  assert.ok(sched.readAheadBytes() <= budget)
 })
 
 test('close() fails what is queued or in flight with ROTREE_ABORTED, cancels its requests and blames no mirror', async () => {

@@ -256,7 +256,10 @@ export class FetchScheduler {
     const fast = group.filter(m => !this._slow(m, allHealthy.length ? allHealthy : this.mirrors))
     if (fast.length) group = fast
     else group = [...group].sort((a, b) => (a.win.p50() ?? 0) - (b.win.p50() ?? 0))
-    const budget = this.inflightBytes === 0 || this.inflightBytes + job.cap <= this.o.maxInflightBytes
+    // the memory budget holds for every mirror, one with nothing in flight
+    // too; only a request alone in flight may be larger than it. A round held
+    // back here marks no window full (below).
+    if (this.inflightBytes > 0 && this.inflightBytes + job.cap > this.o.maxInflightBytes) return undefined
     // a reader consumes in order: a chunk sent where it would arrive far later
     // than on another mirror holds the reader up, so such a mirror waits too
     let soonest = Infinity
@@ -269,7 +272,7 @@ export class FetchScheduler {
       // rate measured there would shrink the window below the link's
       // bandwidth × delay for the large chunks that follow (BBR's
       // "application-limited" samples)
-      if (!budget || m.win.inflight >= this.o.maxRequests) continue
+      if (m.win.inflight >= this.o.maxRequests) continue
       if (!m.win.fits(job.cap)) { m.win.full(); continue }
       const eta = this._eta(m, job.cap)
       if (eta !== Infinity && eta > 2 * soonest + this.o.hedgeFloorMs) continue
