@@ -9,7 +9,7 @@ import { parseAddress, SeqStore, TrustChain, RootStore, walkChain, mirrorTrustSo
 import { createTransport, type NodeTransport } from 'rotree-client/net'
 import { ifRangeHolds } from 'rotree-client/http'
 import { Mirrors, VerifiedBlobs, bufferPool, type MirrorLoad } from 'rotree-client/fetch'
-import { openTree as openLayerTree, walkTree, readChunks } from 'rotree-client/tree'
+import { openTree as openLayerTree, walkTree, readChunks, walkAhead, treeDirs, readAheadGate, type WalkSource } from 'rotree-client/tree'
 
 export async function usage (key: string, sink: { write (b: Uint8Array): boolean, end (): void }): Promise<void> {
   const tree: Tree = await openTree(`http://127.0.0.1:8080/#${key}`, { stateDir: null })
@@ -66,6 +66,16 @@ export async function layers (ref: Ref): Promise<void> {
   const entry = await tree.resolve('/a.txt')
   for await (const piece of readChunks({ chunk: r => blobs.chunk(r), chunkIndex: async () => { throw new Error('no index') } }, entry, 0, entry.size)) { void piece.byteLength }
   await walkTree(ref, async () => page, () => {}, { walked: new Set(), onLoadError: (r, kind, path, err) => { void r.hash; void kind; void path; void err.message } })
+  // the look-ahead walk: a tree's directories, and nodes of the caller's own
+  const dirs = treeDirs(tree, (parent: { entry: typeof entry, count?: number, depth: number }, e) => ({ entry: e, count: e.entries, depth: parent.depth + 1 }))
+  await walkAhead({ entry, count: 1, depth: 0 }, dirs, { entry: (dir, e, child) => { void dir.depth; void e.name; void child?.count } }, { breadth: 128, maxDepth: 255 })
+  const pages: WalkSource<{ id: number }, { id: number, leaf: boolean }> = {
+    expand: async n => ({ entries: [{ id: n.id + 1, leaf: n.id > 3 }], cost: 256 }),
+    child: (n, e) => e.leaf ? null : { id: e.id }
+  }
+  await walkAhead({ id: 0 }, pages, { enter: async (n, entries) => { void n.id; void entries?.length } })
+  const gate = readAheadGate(mirrors, { count: 64 })
+  await gate.enter(gate.charge(entry.size)); gate.leave(gate.charge(entry.size))
   const holds: boolean = ifRangeHolds(undefined, { etag: '"x"' })
   void same; void level; void sig; void pub; void rtt; void seqs; void health; void chunk; void wrong; void changed; void rootKeys; void signers; void s; void holds
 }
