@@ -15,9 +15,15 @@
 //    blobs, not a handful (a local load costs little either way). `onRef` may
 //    return a promise to hold the walk back (pull does, while its data blobs
 //    in flight fill their byte budget).
+// The pages are the nodes of the look-ahead walk (walk-ahead.js): visited
+// depth first, each page's references reported together (onRef called for
+// all of them, the walk waiting for every promise they return), while the
+// next pages are loaded ahead, `concurrency` at a time and within the
+// engine's bound on what the pages loaded and not yet visited hold. A page's
+// own reference is reported just before it is loaded.
 import { checkPagePlacement, checkChunkIndexPlacement, childPageExpectation, dirExpectation } from '../trust/verify.js'
-import { limiter } from '../fetch/cache.js'
 import { refOf } from '../format/ref.js'
+import { walkAhead } from './walk-ahead.js'
 
 /**
  * @param {{ hash: string, size: number, storedSize?: number, codec?: string }} root (a version-2 ref carries its codec: format/ref.js)
@@ -27,57 +33,70 @@ import { refOf } from '../format/ref.js'
  * @param {{ concurrency?: number, walked?: Set<string>, onLoadError?: (ref: object, kind: string, path: string, err: Error) => void }} [o]
  */
 export async function walkTree (root, load, onRef, { concurrency = 64, walked = new Set(), onLoadError } = {}) {
-  const limit = limiter(concurrency)
-
-  async function page (key, ref, kind, path, fn) {
-    if (walked.has(key)) return
+  // a reference to a page: its node, unless the page's subtree is walked already (then only reported)
+  const item = (ref, kind, path, expect) => {
+    const key = (kind === 'dir' ? 'd' : 'c') + ref.hash
+    if (walked.has(key)) return { ref, kind, path, node: null }
     walked.add(key)
-    let value
-    try {
-      value = await limit(() => load(ref, kind))
-      await fn(value)
-    } catch (err) {
-      // typed failures (ROTREE_*, or an errno such as EIO from a dying disk) are reported; bugs are not
-      if (!onLoadError || typeof err.code !== 'string') throw err
-      walked.delete(key) // not walked after all: another root may reach it and try again
-      onLoadError(ref, kind, path, err)
+    return { ref, kind, path, node: { ref, kind, path, expect, key } }
+  }
+  const top = item(root, 'dir', '/', {})
+  if (top.node === null) return onRef(root, 'dir', '/')
+
+  const source = {
+    async expand (node) {
+      const r = onRef(node.ref, node.kind, node.path)
+      if (r) await r
+      let page
+      try {
+        page = await load(node.ref, node.kind)
+        if (node.kind === 'dir') checkPagePlacement(page, node.expect); else checkChunkIndexPlacement(page, node.expect)
+      } catch (err) {
+        // typed failures (ROTREE_*, or an errno such as EIO from a dying disk) are reported; bugs are not
+        if (!onLoadError || typeof err?.code !== 'string') throw err
+        walked.delete(node.key) // not walked after all: another root may reach it and try again
+        onLoadError(node.ref, node.kind, node.path, err)
+        return { entries: [] }
+      }
+      return { entries: node.kind === 'dir' ? dirItems(page, node) : indexItems(page, node) }
+    },
+    child: (node, it) => it.node
+  }
+
+  // pages named in a directory page: its subdirectories' top pages, or an index page's children
+  function dirItems (page, { path, expect }) {
+    const out = []
+    if (page.kind === 'index') {
+      for (let i = 0; i < page.children.length; i++) out.push(item(page.children[i], 'dir', path, childPageExpectation(page, i, expect)))
+      return out
     }
-  }
-
-  async function dir (ref, expect, path) {
-    await onRef(ref, 'dir', path || '/')
-    let children = null
-    await page('d' + ref.hash, ref, 'dir', path || '/', p => {
-      checkPagePlacement(p, expect)
-      children = p
-    })
-    if (!children) return
-    if (children.kind === 'index') {
-      const cs = children.children
-      await Promise.all(cs.map((c, i) => dir(c, childPageExpectation(children, i, expect), path)))
-      return
+    const base = path === '/' ? '' : path
+    for (const e of page.entries) {
+      const p = base + '/' + e.name
+      if (e.type === 'dir') { out.push(item(e.dir, 'dir', p, dirExpectation(e))); continue }
+      if (e.chunks) for (const c of e.chunks) out.push({ ref: c, kind: 'data', path: p, node: null })
+      if (e.lead) out.push({ ref: e.lead, kind: 'data', path: p, node: null }) // version 2: the first chunk, named beside the index
+      if (e.index) out.push(item(e.index, 'cindex', p, { level: e.index.levels, bytes: e.size }))
     }
-    await Promise.all(children.entries.map(e => entry(e, path + '/' + e.name)))
+    return out
   }
 
-  async function entry (e, path) {
-    if (e.type === 'dir') return dir(e.dir, dirExpectation(e), path)
-    if (e.chunks) for (const c of e.chunks) await onRef(c, 'data', path)
-    if (e.lead) await onRef(e.lead, 'data', path) // version 2: the first chunk, named beside the index
-    if (e.index) return cindex(e.index, { level: e.index.levels, bytes: e.size }, path)
+  // refOf keeps a version-2 child's stored size and codec (format/ref.js)
+  function indexItems (idx, { path, expect }) {
+    if (expect.level === 1) return idx.children.map(c => ({ ref: refOf(c), kind: 'data', path, node: null }))
+    return idx.children.map(c => item(refOf(c), 'cindex', path, { level: expect.level - 1, bytes: c.bytes }))
   }
 
-  async function cindex (ref, expect, path) {
-    await onRef(ref, 'cindex', path)
-    let idx = null
-    await page('c' + ref.hash, ref, 'cindex', path, v => { checkChunkIndexPlacement(v, expect); idx = v })
-    if (!idx) return
-    // refOf keeps a version-2 child's stored size and codec (format/ref.js)
-    for (const c of idx.children) {
-      if (expect.level === 1) await onRef(refOf(c), 'data', path)
-      else await cindex(refOf(c), { level: expect.level - 1, bytes: c.bytes }, path)
+  await walkAhead(top.node, source, {
+    // every reference of the page at once; a page's own is reported when it is loaded (expand)
+    enter (node, items) {
+      let waits = null
+      for (const it of items) {
+        if (it.node !== null) continue
+        const r = onRef(it.ref, it.kind, it.path)
+        if (r) (waits ??= []).push(r)
+      }
+      return waits === null ? undefined : Promise.all(waits)
     }
-  }
-
-  await dir(root, {}, '')
+  }, { breadth: concurrency })
 }
