@@ -19,23 +19,22 @@
 // it says (a hostile tree cannot be served whole that way either).
 //
 // How much at once: at a distance every page and every blob is a round
-// trip, so the walk keeps PAGE_BREADTH page loads going (walk.js), and data
-// blobs are fetched as long as their bytes fit in what the fetch scheduler
-// reads ahead for one reader (sched.js: it grows with the measured bandwidth
-// × delay, within the tree's memory budget), not a fixed count: a tree of
-// thousands of small blobs then fills the link instead of waiting on 8
-// round trips at a time. The walk waits while the budget is full, so what
-// it holds stays bounded.
-import { walkTree } from 'rotree-client/tree'
+// trip, so the walk keeps PAGE_BREADTH page loads going ahead of it
+// (walk.js, on client-js's look-ahead walk), and data blobs are fetched as
+// long as their bytes fit through the reader's byte gate (client-js
+// readAheadGate: what the fetch scheduler reads ahead for one reader, which
+// grows with the measured bandwidth × delay, within the tree's memory
+// budget; `rotree get` passes its files through the same gate), not a fixed
+// count: a tree of thousands of small blobs then fills the link instead of
+// waiting on 8 round trips at a time. The walk waits while the gate is
+// full, so what it holds stays bounded.
+import { walkTree, readAheadGate } from 'rotree-client/tree'
 import { storedSizeOf } from 'rotree-client/verify'
 import { pageLoader, localDataFault, atPath, blobPath } from '../lib/published/index.js'
 import { fetchVerified } from './fetch.js'
 import { bufferPool } from 'rotree-client/fetch'
 
 const PAGE_BREADTH = 64 // page loads at once (local reads, or fetches of what DIR lacks)
-const MAX_BLOBS = 1024 // data blobs in flight at most, whatever their size
-const MIN_BUDGET = 8 << 20 // bytes of data blobs in flight before the scheduler has measured anything
-const NO_SCHED_BUDGET = 64 << 20
 
 export class TreeCopy {
   /**
@@ -59,7 +58,7 @@ export class TreeCopy {
     this.walked = new Set() // page keys, for gc (see client-js/src/tree/walk.js)
     this.loads = new Set() // walkTree stops at the first error while sibling loads still run
     this.tasks = new Set() // data blobs in flight
-    this.gate = new ByteGate(() => this.budget(), jobs ?? MAX_BLOBS)
+    this.gate = readAheadGate(mirrors, { count: jobs ?? undefined })
     this.pages = pageLoader(dir, {
       has: hash => store.have.has(hash),
       onLocal: ref => this.present(ref),
@@ -87,13 +86,6 @@ export class TreeCopy {
       if (fault) throw atPath(fault, path)
     }
     return { reachable: this.reachable, walked: this.walked }
-  }
-
-  /** Bytes of data blobs in flight allowed now (the scheduler's read-ahead for one reader). */
-  budget () {
-    const m = this.mirrors
-    if (typeof m?.readAheadBytes !== 'function') return NO_SCHED_BUDGET
-    return Math.max(MIN_BUDGET, Math.min(m.maxInflightBytes ?? NO_SCHED_BUDGET, m.readAheadBytes()))
   }
 
   /** The first failure stops work not yet started; the walk no longer waits for room. */
@@ -178,40 +170,4 @@ export class TreeCopy {
 function refKey (ref, kind) {
   const k = `${storedSizeOf(ref)}`
   return ref.codec === undefined ? k : `${k} ${ref.codec} ${ref.size}${kind === 'data' ? '' : ' ' + kind}`
-}
-
-/**
- * Admission by bytes: enter(n) resolves, in the order asked, once n more
- * bytes fit under limit() (always when nothing is in), and fewer than `max`
- * are in; leave(n) when done. stop(): everything asked is let in at once.
- */
-class ByteGate {
-  constructor (limit, max) {
-    this.limit = limit; this.max = max
-    this.bytes = 0; this.n = 0
-    this.queue = []
-    this.stopped = false
-  }
-
-  fits (n) { return this.stopped || (this.n < this.max && (this.n === 0 || this.bytes + n <= this.limit())) }
-
-  enter (n) {
-    if (this.queue.length === 0 && this.fits(n)) { this.bytes += n; this.n++; return Promise.resolve() }
-    return new Promise(resolve => this.queue.push({ n, resolve }))
-  }
-
-  leave (n) {
-    this.bytes -= n; this.n--
-    this.admit()
-  }
-
-  admit () {
-    while (this.queue.length && this.fits(this.queue[0].n)) {
-      const { n, resolve } = this.queue.shift()
-      this.bytes += n; this.n++
-      resolve()
-    }
-  }
-
-  stop () { this.stopped = true; this.admit() }
 }
