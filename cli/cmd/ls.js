@@ -3,8 +3,8 @@ import { TooLargeError, BadPathError } from 'rotree-client/errors'
 import { MAX_DEPTH } from 'rotree-client/format'
 import { toStat } from 'rotree-client'
 import { READER_OPTIONS, MANY_REQUESTS, withTree, treeTarget, modeString, fmtTime, publicStat, positiveInt } from '../common.js'
-import { Lister, asDir } from '../get-lister.js'
-import { frame } from '../get-util.js'
+import { walkAhead, treeDirs } from 'rotree-client/tree'
+import { WALK } from '../get-dirs.js'
 import { escapeText } from '../escape.js'
 import { fmtBytes } from '../progress.js'
 import { DEFAULT_MAX_ENTRIES } from '../download.js'
@@ -28,43 +28,26 @@ export default {
     await withTree(target, v, async t => {
       const tree = t.snapshot() // one root for the whole listing (docs/TRUST.md rule 6)
       const top = target.path
-      const s = await tree.stat(top)
-      if (s.type !== 'dir') return print(io, v, await tree.lstat(top), null)
+      const entry = await tree.resolve(top) // once: a directory's count comes with it, the tree root's from its top page
+      if (entry.type !== 'dir') return print(io, v, await tree.lstat(top), null)
       if (!v.recursive) {
-        for await (const e of tree.list(top)) print(io, v, e, null)
+        for await (const e of tree.entriesOf(entry)) print(io, v, toStat(e), null)
         return
       }
       // depth first, in name order; at a distance each listing is a round
       // trip, so listings are asked for ahead of the walk, in the order it
-      // will want them (get-lister.js, bounded in memory as for rotree get)
-      const lister = new Lister(tree, { maxDepth: MAX_DEPTH - 1 })
-      const root = Object.assign(lister.root(await tree.resolve(top), s.entries), { rel: '' })
-      const stack = []
+      // will want them (client-js walkAhead, bounded as for rotree get)
+      const count = entry.size ?? (await tree.stat('/')).entries
       let n = 0
-      try {
-        stack.push(frame(tree, root, await lister.take(root)))
-        while (stack.length) {
-          const f = stack.at(-1)
-          const e = await f.next()
-          if (e === undefined) {
-            stack.pop()
-            await f.close()
-            lister.release(f.dir)
-            continue
-          }
+      const dirs = treeDirs(tree, (parent, e) => ({ entry: e, count: e.entries, rel: parent.rel + e.name + '/', depth: parent.depth + 1 }))
+      await walkAhead({ entry, count, rel: '', depth: 0 }, dirs, {
+        entry (dir, e) {
           if (++n > max) throw new TooLargeError(`more than ${max} entries below ${top}; see --max-entries`)
-          const rel = f.dir.rel + e.name
+          const rel = dir.rel + e.name
           print(io, v, toStat(e), rel)
-          if (e.type === 'dir') {
-            if (stack.length >= MAX_DEPTH) throw new BadPathError(`${rel} is more than ${MAX_DEPTH} directories deep`)
-            const d = Object.assign(lister.child(f.dir, f.sub++, asDir(e)), { rel: rel + '/' })
-            stack.push(frame(tree, d, await lister.take(d)))
-          }
+          if (e.type === 'dir' && dir.depth + 1 >= MAX_DEPTH) throw new BadPathError(`${rel} is more than ${MAX_DEPTH} directories deep`)
         }
-      } finally {
-        for (const f of stack) await f.close()
-        lister.close()
-      }
+      }, WALK)
     }, { warn: m => io.stderr.write(m + '\n') })
   }
 }

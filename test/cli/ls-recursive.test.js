@@ -1,4 +1,4 @@
-// `rotree ls -R` lists directories ahead of what it prints (cli/get-lister.js),
+// `rotree ls -R` lists directories ahead of what it prints (client-js walkAhead),
 // so its order must still be exactly depth first, in the tree's name order,
 // whatever order the listings come back in; --max-entries still stops it at
 // the Nth entry. Checked against a walk of the source folder, over a real
