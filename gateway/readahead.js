@@ -18,7 +18,13 @@
 //     children, breadth-first (wget) or depth-first (cp -r over davfs2), in
 //     the listing's order or another, finds the next ones warm.
 // Only fetches: every blob is verified by the Tree, and a blob named by one
-// root is fetched under that root's pinned view, as a request would.
+// root is fetched under that root's pinned view, as a request would. The
+// directories read ahead from one listing are a walk of client-js's
+// look-ahead engine (walkAhead): the listing's neighbourhood is its root,
+// those directories its children, each listed (its first page) through this
+// tree's job queue, all of them at once, and each one's small files fetched
+// ahead as the walk reaches it, in the listing's order, so the credit goes
+// to the nearest first.
 //
 // Bounded, whatever the tree (docs/TRUST.md rule 9): per listing, at most
 // 2 × AHEAD directories and BYTES of blobs and directory pages (listingBudget:
@@ -49,6 +55,7 @@
 // listings read, at most CREDIT_START + EARN_LISTED × what it downloads. The
 // credit never exceeds CREDIT_MAX_LISTINGS listings' budgets, so what a long
 // walk earned is not banked for whoever comes next.
+import { walkAhead } from 'rotree-client/tree'
 import { entriesOf } from './tree-access.js'
 
 export const AHEAD = 16
@@ -93,6 +100,7 @@ export class ReadAhead {
     this.stalled = [] // read-aheads of files waiting for credit (_stall)
     this.queue = []
     this.running = 0
+    this.walks = 0 // directory read-aheads (_dirs) not yet through their directories
     this.idleWaiters = []
     // bytes: fetched ahead; taken: of them, taken by a client (blobs read, directories listed)
     this.counts = { listings: 0, dirs: 0, blobs: 0, dropped: 0, bytes: 0, taken: 0 }
@@ -152,9 +160,13 @@ export class ReadAhead {
 
   /** Resolves when no read-ahead is running or waiting (for tests). */
   idle () {
-    if (this.running === 0 && this.queue.length === 0) return Promise.resolve()
+    if (this._idle()) return Promise.resolve()
     return new Promise(resolve => this.idleWaiters.push(resolve))
   }
+
+  _idle () { return this.running === 0 && this.queue.length === 0 && this.walks === 0 }
+
+  _settled () { if (this._idle()) for (const w of this.idleWaiters.splice(0)) w() }
 
   /** Keep a listing's directories (only they are read ahead from it), by name. */
   _remember (key, entries) {
@@ -174,31 +186,45 @@ export class ReadAhead {
    * hands them to `cp -r` in its own order) ahead of the read-ahead too.
    */
   _dirs (pin, entries, from, budget, wrap = false) {
-    let n = 0
+    const dirs = []
     const len = entries.length
-    let prev = Promise.resolve() // the directory before this one has had its files read ahead
-    for (let k = 0; k < (wrap ? len : len - from) && n < AHEAD; k++) {
+    for (let k = 0; k < (wrap ? len : len - from) && dirs.length < AHEAD; k++) {
       const e = entries[(from + k) % len]
       if (e.type !== 'dir') continue
-      if (!this._affords(budget, sizeOf(e.dir))) return
-      if (!this._first(e.dir.hash)) continue
-      n++
-      const h = e.dir.hash
-      // each page is paid for before it is read; out of credit, the walk ends and what it saw is used
-      const admit = ref => {
-        if (this.warmed.get(h) === TAKEN) return // a client listed it meanwhile: its own listing reads these pages
-        const size = sizeOf(ref)
-        if (!this._spend(budget, size)) {
-          if (this.warmed.get(h) === 0) this.warmed.delete(h) // nothing fetched: a later listing may try again
-          throw OUT_OF_CREDIT
-        }
-        this.warmed.set(h, (this.warmed.get(h) ?? 0) + size)
+      if (!this._affords(budget, sizeOf(e.dir))) break
+      if (this._first(e.dir.hash)) dirs.push(e)
+    }
+    if (dirs.length === 0) return
+    // the neighbourhood is the root, the directories its children: all listed at once, visited in order
+    const source = {
+      expand: node => node.dirs !== undefined ? { entries: node.dirs } : this._listAhead(pin, node.e, budget),
+      child: (node, e) => node.dirs !== undefined ? { e } : null
+    }
+    this.walks++
+    walkAhead({ dirs }, source, {
+      enter: (node, seen) => { if (node.e !== undefined && seen.length > 0) this._files(pin, seen, budget) }
+    }, { breadth: AHEAD }).catch(() => {}).finally(() => { this.walks--; this._settled() })
+  }
+
+  /**
+   * Directory `e`'s first DIR_ENTRIES entries, read through the job queue,
+   * each page paid for before it is read (out of credit, the listing ends
+   * there and what it saw is used); resolves to { entries } whatever happens.
+   */
+  _listAhead (pin, e, budget) {
+    const h = e.dir.hash
+    const admit = ref => {
+      if (this.warmed.get(h) === TAKEN) return // a client listed it meanwhile: its own listing reads these pages
+      const size = sizeOf(ref)
+      if (!this._spend(budget, size)) {
+        if (this.warmed.get(h) === 0) this.warmed.delete(h) // nothing fetched: a later listing may try again
+        throw OUT_OF_CREDIT
       }
-      const before = prev
-      let done
-      prev = new Promise(resolve => { done = resolve })
+      this.warmed.set(h, (this.warmed.get(h) ?? 0) + size)
+    }
+    return new Promise(resolve => {
+      const seen = []
       const queued = this._run(h, async () => {
-        const seen = []
         try {
           if (this.warmed.get(h) === TAKEN) return // a client listed it meanwhile: its pages are in the cache
           this.counts.dirs++
@@ -206,15 +232,10 @@ export class ReadAhead {
             seen.push(c)
             if (seen.length >= DIR_ENTRIES) break
           }
-        } finally {
-          // the walks run at once, their files in the listing's order: the credit goes to the nearest first
-          await before
-          if (seen.length > 0) this._files(pin, seen, budget)
-          done()
-        }
+        } finally { resolve({ entries: seen }) }
       })
-      if (!queued) done()
-    }
+      if (!queued) resolve({ entries: [] })
+    })
   }
 
   /**
@@ -302,7 +323,7 @@ export class ReadAhead {
       this.running++
       Promise.resolve().then(job).catch(() => {}).finally(() => { this.running--; this._next() })
     }
-    if (this.running === 0 && this.queue.length === 0) for (const w of this.idleWaiters.splice(0)) w()
+    this._settled()
   }
 }
 
