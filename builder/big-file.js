@@ -89,7 +89,7 @@ export function cutsFrom (fd, from, to, size, buf, rel, aborted) {
  * @param {1|2} [version=1]
  * @returns {{ refs: import('./chunk-file.js').ChunkRef[], written: boolean[] }}
  */
-export function hashChunks (fd, pairs, store, buf, rel, aborted, version = 1) {
+export function hashChunks (fd, pairs, store, buf, rel, aborted, version = 1, seal = null) {
   const refs = []; const written = []
   let base = 0; let len = 0
   for (let i = 0; i < pairs.length; i += 2) {
@@ -102,7 +102,7 @@ export function hashChunks (fd, pairs, store, buf, rel, aborted, version = 1) {
       base = off; len = end - off
       preadFully(fd, buf, len, base, rel)
     }
-    const c = storeChunk(buf.subarray(off - base, off - base + n), store, version)
+    const c = storeChunk(buf.subarray(off - base, off - base + n), store, version, seal)
     written.push(c.written)
     refs.push(c.ref)
   }

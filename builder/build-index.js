@@ -161,13 +161,13 @@ export class BuildIndex {
    *   rehash: ignore what is recorded (every file is read, every directory encoded) and record afresh;
    *   version: the format version being built: records of the other one are not taken
    */
-  static async open (out, { rehash = false, racyMs = DEFAULT_RACY_MS, warn = () => {}, version = 1 } = {}) {
+  static async open (out, { rehash = false, racyMs = DEFAULT_RACY_MS, warn = () => {}, version = 1, sealed = false } = {}) {
     if (version !== 1 && version !== 2) throw new RangeError('format version must be 1 or 2, got ' + version)
     const lock = await lockDir(out, 'rotree build')
     let db = null
     try {
       db = await openDb(out, warn)
-      const idx = new BuildIndex(db, lock, out, { rehash, racyMs, warn, version })
+      const idx = new BuildIndex(db, lock, out, { rehash, racyMs, warn, version, sealed })
       await idx._load()
       return idx
     } catch (err) {
@@ -177,8 +177,9 @@ export class BuildIndex {
     }
   }
 
-  constructor (db, lock, out, { rehash, racyMs, warn, version = 1 }) {
+  constructor (db, lock, out, { rehash, racyMs, warn, version = 1, sealed = false }) {
     this.version = version
+    this.sealed = sealed // a private tree's build: only sealed records are taken, and a public build takes none
     this.db = db
     this.lock = lock
     this.out = out
@@ -269,7 +270,7 @@ export class BuildIndex {
   // a record built for this build's format version, or null (it is replaced when its directory is encoded)
   _ours (v) {
     const rec = new DirRecord(v)
-    if (rec.version === this.version) return rec
+    if (rec.version === this.version && rec.sealed === this.sealed) return rec
     this.stats.otherVersion++
     return null
   }

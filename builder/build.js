@@ -33,6 +33,8 @@ import { publishBuilt, isUnsignedRelease } from './release.js'
 import { decodeUnsigned } from './sign.js'
 import { NAME_RE } from 'rotree-client/format'
 import { peakRss } from '../lib/proc-stat.js'
+import { readPrivate, writePrivate, newPrivate, addReaders } from './private-tree.js'
+import { sealerOf } from './seal.js'
 
 /**
  * @param {object} o
@@ -62,6 +64,9 @@ import { peakRss } from '../lib/proc-stat.js'
  * @param {1|2} [o.version] the format version to build (docs/FORMAT.md §12 for 2): by default
  *   OUT's, and 2 for a new OUT
  * @param {string} [o.name=''] version 2: the tree's name (FORMAT.md §12.1), read at <url>#<key>:<name>
+ * @param {boolean} [o.private] make a new OUT a private tree (FORMAT.md §12.8): every blob sealed, the
+ *   root readable by `readers` only. An OUT that is private stays private without it.
+ * @param {string[]} [o.readers] age recipients (age1…) to read the tree; on a private OUT, added to its readers
  */
 export async function build (o) {
   const b = await Builder.open(o)
@@ -93,15 +98,21 @@ export class Builder {
     if (o.name && !NAME_RE.test(o.name)) throw new UsageError(`tree name ${JSON.stringify(o.name)}: 1-64 of a-z 0-9 . _ -, starting with a letter or digit`)
     const clock = phaseClock()
     await fs.mkdir(out, { recursive: true })
+    const priv = await privateState(out, o, version, await readPublishedAny(out) !== null || await pendingVersion(out) !== null)
     // held to the end: it is also OUT's lock against a concurrent build, gc or resign
     // a full run lists every directory, so other patterns than the last build's need no new index:
     // what a file's record says stays true, and a directory is compared with its listing
     const exclude = compileExcludes(o.exclude)
-    const index = await BuildIndex.open(out, { rehash: o.rehash, racyMs: o.racyMs, warn, version })
+    const index = await BuildIndex.open(out, { rehash: o.rehash, racyMs: o.racyMs, warn, version, sealed: priv !== null })
     try {
+      // under OUT's lock: a new private tree's secret, or readers added, before anything is sealed
+      if (priv?.changed) await writePrivate(out, priv.state, o.fsync ?? true)
       const store = new StatBlobStore(out, { fsync: o.fsync ?? true }).open()
-      const pool = new ChunkPool(store, { threads: o.threads ?? o.jobs ?? defaultThreads(), workersAfter: o.workersAfter, bigAt: o.bigAt, segment: o.segment, version })
-      return new Builder(o, srcAbs, index, store, pool, clock, exclude)
+      const secret = priv?.state.secret ?? null
+      const pool = new ChunkPool(store, { threads: o.threads ?? o.jobs ?? defaultThreads(), workersAfter: o.workersAfter, bigAt: o.bigAt, segment: o.segment, version, secret })
+      const b = new Builder(o, srcAbs, index, store, pool, clock, exclude)
+      b.private = priv?.state ?? null
+      return b
     } catch (err) {
       await index.close()
       throw err
@@ -135,7 +146,7 @@ export class Builder {
 
     const total = index.totals?.bytes ?? 0
     const walker = new TreeWalker({
-      src, srcAbs: this.srcAbs, index, store, pool, onBad, warn, dirty, onDir, onGone, onListed: o.onListed, onFile: o.onFile, exclude: this.exclude, version: index.version,
+      src, srcAbs: this.srcAbs, index, store, pool, onBad, warn, dirty, onDir, onGone, onListed: o.onListed, onFile: o.onFile, exclude: this.exclude, version: index.version, seal: pool.seal,
       progress: (() => {
         let done = 0; let files = 0
         // the total is the last full build's (0, unknown, once this one has passed it)
@@ -146,7 +157,7 @@ export class Builder {
     await store.sync()
     clock.phase('tree')
 
-    const published = await publishRoot({ ...o, now, version: index.version }, root)
+    const published = await publishRoot({ ...o, now, version: index.version, private: this.private }, root)
     clock.phase('publish')
     const t = walker.totals
     // after the publish: a failure here costs only re-reading next time
@@ -158,6 +169,7 @@ export class Builder {
       version: index.version, name: published.name ?? o.name ?? '', address: published.address, releaseSeq: published.releaseSeq, trustSeq: published.trustSeq,
       root: root.dir.hash, rootSize: root.dir.size, rootStoredSize: root.dir.storedSize ?? root.dir.size, rootCodec: root.dir.codec ?? 'none',
       seq: published.seq, publicKey: key.publicKey, expires: published.expires, unsigned,
+      ...(this.private ? { private: true, epoch: this.private.epoch, readers: this.private.readers.length } : {}),
       files: t.files, dirs: t.dirs, symlinks: t.symlinks, bytes: t.bytes, skipped: t.skipped, excluded: t.excluded, partial: !!dirty,
       blobs: { ...store.stats, swept }, index: { ...index.stats }, pool: { ...pool.stats }, memory: { busyDirs: walker.peakBusy, peakRss: peakRss() }, ...clock.result()
     }
@@ -175,9 +187,9 @@ export class Builder {
  * since 1970 keep them increasing even when OUT is rebuilt from scratch, and
  * history/ keeps a number from ever being reused (publishSeq).
  */
-async function publishRoot ({ out, key, timestampKeys, ttlMs, releaseTtlMs, now, seq: forced, unsigned = false, fsync = true, version = 1, name, url }, root) {
+async function publishRoot ({ out, key, timestampKeys, ttlMs, releaseTtlMs, now, seq: forced, unsigned = false, fsync = true, version = 1, name, url, private: priv = null }, root) {
   if (version === 2) {
-    return publishBuilt(out, { rootRef: { ...root.dir, mtime: root.mtime }, key, timestampKeys, name, ttlMs, releaseTtlMs, now, seq: forced, fsync, unsigned, url })
+    return publishBuilt(out, { rootRef: { ...root.dir, mtime: root.mtime }, key, timestampKeys, name, ttlMs, releaseTtlMs, now, seq: forced, fsync, unsigned, url, private: priv })
   }
   const seq = await publishSeq(out, now, forced)
   const fields = {
@@ -191,6 +203,31 @@ async function publishRoot ({ out, key, timestampKeys, ttlMs, releaseTtlMs, now,
     await removeUnsigned(out) // a pending offline-signed root is older than this one
   }
   return { seq, expires: fields.expires }
+}
+
+/**
+ * OUT's private state for this build (builder/private-tree.js), or null for a
+ * public tree. A private OUT stays private (its state says so); a new OUT
+ * becomes private with `private`; an OUT that published, or has a release
+ * pending, as a public tree does not (readers hold its public roots).
+ * @returns {Promise<{ state: object, changed: boolean } | null>} changed: to be written before the build
+ */
+async function privateState (out, o, version, hasPublished) {
+  const readers = o.readers ?? []
+  const state = await readPrivate(out)
+  if (state !== null) {
+    if (version !== 2) throw new UsageError(`${out} is a private tree: format version 2 only`)
+    return { state, changed: addReaders(state, readers).length > 0 }
+  }
+  if (!o.private) {
+    if (readers.length) throw new UsageError('--reader is for a private tree (build it with --private into a new OUT)')
+    const cur = await readPublishedAny(out)
+    if (cur?.access) throw new UsageError(`${out} publishes a private tree, but its state (.rotree/private.json) is gone: without its secret and epoch key nothing can be published for its readers`)
+    return null
+  }
+  if (version !== 2) throw new UsageError('a private tree needs format version 2')
+  if (hasPublished) throw new UsageError(`${out} already holds a public tree, which its readers keep: build the private tree into a new OUT`)
+  return { state: newPrivate(readers), changed: true }
 }
 
 /** Does OUT have trust documents, published or begun by rotree trust init (format 2 signed by roles)? */

@@ -48,23 +48,30 @@ export const sha256Hex = typeof crypto.hash === 'function'
   : bytes => crypto.createHash('sha256').update(bytes).digest('hex')
 
 /**
- * @typedef {{ hash: string, size: number, storedSize?: number, codec?: 'deflate-raw' }} ChunkRef
+ * @typedef {{ hash: string, size: number, storedSize?: number, codec?: 'none'|'deflate-raw', key?: string }} ChunkRef
  *   size: the chunk's bytes (decoded); storedSize and codec only for a chunk stored compressed
  *   (format version 2), so a raw chunk's ref is { hash, size } in either version
  */
 
 /**
  * Store one chunk as the tree's format version says: version 1 as it is;
- * version 2 through packBlob (FORMAT.md §12.6), named by the SHA-256 of the
- * stored bytes.
+ * version 2 through packBlob (FORMAT.md §12.6), and for a private tree then
+ * sealed (`seal`, builder/seal.js: FORMAT.md §12.8); named by the SHA-256 of
+ * the stored bytes.
  * @param {Uint8Array} piece the chunk's bytes (the store must be done with them when it returns)
  * @param {(hash: string, bytes: Uint8Array) => boolean} store
  * @param {1|2} version
+ * @param {((inner: Uint8Array) => { stored: Uint8Array, key: string }) | null} [seal]
  * @returns {{ ref: ChunkRef, written: boolean }}
  */
-export function storeChunk (piece, store, version) {
+export function storeChunk (piece, store, version, seal = null) {
   if (version === 2) {
     const { stored, codec } = packBlob(piece)
+    if (seal !== null) {
+      const s = seal(stored)
+      const hash = sha256Hex(s.stored)
+      return { ref: { hash, size: piece.length, storedSize: s.stored.length, codec, key: s.key }, written: store(hash, s.stored) }
+    }
     if (codec !== 'none') {
       const hash = sha256Hex(stored)
       return { ref: { hash, size: piece.length, storedSize: stored.length, codec }, written: store(hash, stored) }
@@ -97,11 +104,12 @@ export function readBuffer () { return Buffer.allocUnsafe(READ_SIZE) }
  * @param {Buffer} buf from readBuffer()
  * @param {() => boolean} [aborted] checked between reads: the build has failed, stop
  * @param {number} [bigAt] hand back files of at least this many bytes unread: { big: { fd, st, readStart } }
+ * @param {((inner: Uint8Array) => object) | null} [seal] a private tree's sealing (storeChunk)
  * @param {1|2} [version=1] the tree's format version: how chunks are stored (storeChunk),
  *   and whether a large file starts with a lead chunk (FORMAT.md §5.1)
  * @returns {FileResult | { big: { fd: number, st: FileStat, readStart: number } }}
  */
-export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity, version = 1) {
+export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity, version = 1, seal = null) {
   const readStart = Date.now()
   let fd
   try { fd = openSync(file.open ?? file.abs, OPEN_FLAGS) } catch (err) { throw new BuildInputError(`${file.rel}: cannot open (${err.code})`, { cause: err, details: { path: file.rel } }) }
@@ -148,7 +156,7 @@ export function chunkFileSync (file, store, buf, aborted, bigAt = Infinity, vers
       const piece = buf.subarray(start, start + len)
       if (size === 0 && len < want) whole = crypto.createHash('sha256')
       whole?.update(piece)
-      const c = storeChunk(piece, store, version) // done with the bytes when it returns: the buffer is reused
+      const c = storeChunk(piece, store, version, seal) // done with the bytes when it returns: the buffer is reused
       if (whole === null && c.ref.codec !== undefined) single = sha256Hex(piece)
       written.push(c.written)
       chunks.push(c.ref)

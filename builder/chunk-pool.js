@@ -42,6 +42,7 @@ import { readBuffer } from './chunk-file.js'
 import { runBatch, walkResults, fileAt, fileSizeAt, bigAt, encodeFile, eachChunkAt, SAME, FILE, BIG, ERROR } from './file-batch.js'
 import { chunkBig, BIG_FILE, SEGMENT } from './big-file.js'
 import { TMP_PREFIX } from '../lib/published/blob-store.js'
+import { sealerOf } from './seal.js'
 import { encodeError, decodeError } from '../lib/thread-error.js'
 
 // the one thread-error codec (lib/thread-error.js), named here too for chunk-worker.js
@@ -86,11 +87,14 @@ export class ChunkPool {
    *   bigAt: files of this size or more are chunked on several threads (with ≥ 2 of them),
    *   in segments of `segment` bytes;
    *   version: the tree's format version, how chunks are stored (chunk-file.js storeChunk;
-   *   in version 2 they are compressed on the thread that reads them)
+   *   in version 2 they are compressed on the thread that reads them);
+   *   secret: a private tree's secret (64 hex): its chunks are sealed there too
    */
-  constructor (store, { threads = defaultThreads(), workersAfter = WORKERS_AFTER, bigAt = BIG_FILE, segment = SEGMENT, version = 1 } = {}) {
+  constructor (store, { threads = defaultThreads(), workersAfter = WORKERS_AFTER, bigAt = BIG_FILE, segment = SEGMENT, version = 1, secret = null } = {}) {
     this.store = store
     this.version = version
+    this.secret = secret // a private tree's (FORMAT.md §12.8): every thread seals what it stores
+    this.seal = sealerOf(secret)
     this.threads = threads
     this.workersAfter = workersAfter
     this.bigAt = threads >= 2 ? bigAt : Infinity
@@ -231,7 +235,7 @@ export class ChunkPool {
     while (this._pending() > 0 && performance.now() - t0 < SLICE_MS) {
       const { items, batch } = this._batch()
       this.buf ??= readBuffer()
-      const { data, errors } = runBatch(batch, this.store.writeSync, this.buf, () => this.closed, this.mainBigAt, encodeError, this.version)
+      const { data, errors } = runBatch(batch, this.store.writeSync, this.buf, () => this.closed, this.mainBigAt, encodeError, this.version, this.seal)
       this._results(items, data, errors, 'mainFiles')
     }
     if (this._pending() > 0) this._schedule()
@@ -243,7 +247,7 @@ export class ChunkPool {
     const n = Math.max(1, this.threads)
     for (let i = 0; i < n; i++) {
       const w = new Worker(new URL('./chunk-worker.js', import.meta.url), {
-        workerData: { dir: this.store.dir, fsync: this.store.fsync, abort, bigAt: this.bigAt, version: this.version },
+        workerData: { dir: this.store.dir, fsync: this.store.fsync, abort, bigAt: this.bigAt, version: this.version, secret: this.secret },
         stdout: false, stderr: false,
         // a worker holds one batch at a time: a small young generation keeps its memory small
         resourceLimits: { maxYoungGenerationSizeMb: 8 }

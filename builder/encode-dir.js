@@ -22,13 +22,20 @@ import { READ, SAME, SUBDIR, LINK } from './walk.js'
  * the SHA-256 of the stored bytes.
  * @param {{ put: (bytes: Uint8Array) => Promise<{ hash: string, size: number }> }} store h/
  * @param {1|2} version
- * @returns {(bytes: Uint8Array) => Promise<{ hash: string, size: number, storedSize?: number, codec?: string }>}
- *   the blob's ref: size is bytes.length; storedSize and codec only when it is stored compressed
+ * @param {((inner: Uint8Array) => { stored: Uint8Array, key: string }) | null} [seal] a private tree's (builder/seal.js)
+ * @returns {(bytes: Uint8Array) => Promise<{ hash: string, size: number, storedSize?: number, codec?: string, key?: string }>}
+ *   the blob's ref: size is bytes.length; storedSize and codec only when it is stored compressed or sealed
  */
-export function blobPutter (store, version) {
+export function blobPutter (store, version, seal = null) {
   if (version !== 2) return bytes => store.put(bytes)
   return async bytes => {
     const { stored, codec } = packBlob(bytes)
+    if (seal !== null) {
+      // a private tree: sealed under its own key (FORMAT.md §12.8), which the ref carries
+      const s = seal(stored)
+      const { hash } = await store.put(s.stored)
+      return { hash, size: bytes.length, storedSize: s.stored.length, codec, key: s.key }
+    }
     const { hash } = await store.put(stored)
     return codec === 'none' ? { hash, size: bytes.length } : { hash, size: bytes.length, storedSize: stored.length, codec }
   }
@@ -39,10 +46,11 @@ export function blobPutter (store, version) {
  * @param {(bytes: Uint8Array) => Promise<{ hash: string, size: number }>} put stores a blob (blobPutter)
  * @param {(st: object, at: number) => boolean} racy
  * @param {1|2} [version=1] the tree's format version
+ * @param {boolean} [sealed=false] a private tree's: `put` seals, and the record keeps every ref's key
  * @returns {Promise<{ ref: { hash: string, size: number, entries: number, storedSize?: number, codec?: string },
  *   record: Buffer, racy: number }>}
  */
-export async function encodeDir (d, put, racy, version = 1) {
+export async function encodeDir (d, put, racy, version = 1, sealed = false) {
   const fo = { version }
   const blobs = [] // this directory's own: pages and chunk indexes
   const putOwn = async bytes => { const r = await put(bytes); blobs.push(r.hash); return r }
@@ -88,7 +96,7 @@ export async function encodeDir (d, put, racy, version = 1) {
   }
   const top = await buildDirectory(entries, putOwn, fo)
   const ref = { ...refOf(top), entries: top.entries }
-  return { ref, record: encodeRecord(ref, blobs, children, version), racy: racyFiles }
+  return { ref, record: encodeRecord(ref, blobs, children, version, sealed), racy: racyFiles }
 }
 
 export const relOf = (d, name) => (d.rel === '/' ? '/' : d.rel + '/') + name

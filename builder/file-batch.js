@@ -14,16 +14,17 @@
 //     u8 SAME                      (checked, and unchanged)
 //     u8 FILE  f64 × 7 (size mtimeMs ctimeMs ino dev mode readStart) sha256[32]
 //              u32 n; n = 0: u32 len, len bytes (inline);
-//              else n × (hash[32] u32 size u32 storedSize u8 codec u8 written)
-//              (size: the chunk's bytes; storedSize and codec: how it is stored, FORMAT.md §12.6)
+//              else n × (hash[32] u32 size u32 storedSize u8 codec u8 written key[32])
+//              (size: the chunk's bytes; storedSize and codec: how it is stored, FORMAT.md §12.6;
+//              codec bit 0x10 and key: a private tree's sealed chunk, §12.8; key is zeros otherwise)
 //     u8 BIG   f64 fd, f64 × 7      (chunked on several threads: big-file.js)
 //     u8 ERROR u32 index into errors
 //     u8 ABORTED
-import { CODECS, CODEC_ID } from 'rotree-client/format'
+import { CODECS, CODEC_ID, CODEC_ENCRYPTED_BIT } from 'rotree-client/format'
 import { chunkFileSync, statChanged, Aborted } from './chunk-file.js'
 
 export const SAME = 0; export const FILE = 1; export const BIG = 2; export const ERROR = 3; export const ABORTED = 4
-const CHUNK = 42 // bytes of one chunk in a FILE record
+const CHUNK = 74 // bytes of one chunk in a FILE record
 
 class Out {
   constructor () { this.buf = Buffer.allocUnsafe(64 << 10); this.pos = 0 }
@@ -51,9 +52,10 @@ class Out {
  * @param {number} bigAt files of at least this size come back as BIG, their handle open
  * @param {(err: unknown) => object} encodeError
  * @param {1|2} [version=1] the tree's format version (chunk-file.js storeChunk)
+ * @param {((inner: Uint8Array) => object) | null} [seal] a private tree's sealing (builder/seal.js)
  * @returns {{ data: ArrayBuffer, errors: object[] }}
  */
-export function runBatch (batch, store, buf, aborted, bigAt, encodeError, version = 1) {
+export function runBatch (batch, store, buf, aborted, bigAt, encodeError, version = 1, seal = null) {
   const { dirs, dir, names, check, expect } = batch
   const out = new Out()
   const errors = []
@@ -69,7 +71,7 @@ export function runBatch (batch, store, buf, aborted, bigAt, encodeError, versio
         if (!now) { out.u8(SAME); continue }
         task = { open, rel, size: now.size, mtimeMs: now.mtimeMs, ino: now.ino, dev: now.dev }
       }
-      const r = chunkFileSync(task, store, buf, aborted, bigAt, version)
+      const r = chunkFileSync(task, store, buf, aborted, bigAt, version, seal)
       if (r.big) {
         out.u8(BIG); out.f64(r.big.fd); out.stat(r.big.st, r.big.readStart)
         continue
@@ -108,6 +110,8 @@ export function walkResults (data, n, each) {
   }
 }
 
+const ZERO_KEY = '00'.repeat(32)
+
 /** A FILE record as a FileResult (with `written`). */
 export function fileAt (b, p) {
   const st = { size: b.readDoubleLE(p), mtimeMs: b.readDoubleLE(p + 8), ctimeMs: b.readDoubleLE(p + 16), ino: b.readDoubleLE(p + 24), dev: b.readDoubleLE(p + 32), mode: b.readDoubleLE(p + 40) }
@@ -130,9 +134,11 @@ export const fileStatAt = (b, p) => ({ size: b.readDoubleLE(p), mtimeMs: b.readD
 export const readStartAt = (b, p) => b.readDoubleLE(p + 48)
 
 // a chunk's ref (chunk-file.js ChunkRef): storedSize and codec only when it is stored compressed
+// or sealed, and a sealed chunk's key
 function chunkAt (b, p) {
   const hash = b.toString('hex', p, p + 32); const size = b.readUInt32LE(p + 32)
   const codec = b[p + 40]
+  if (codec & CODEC_ENCRYPTED_BIT) return { hash, size, storedSize: b.readUInt32LE(p + 36), codec: CODECS[codec & ~CODEC_ENCRYPTED_BIT], key: b.toString('hex', p + 42, p + 74) }
   return codec === 0 ? { hash, size } : { hash, size, storedSize: b.readUInt32LE(p + 36), codec: CODECS[codec] }
 }
 
@@ -166,7 +172,9 @@ function writeFile (out, r) {
     out.u32(r.chunks.length)
     for (let j = 0; j < r.chunks.length; j++) {
       const c = r.chunks[j]
-      out.hex(c.hash); out.u32(c.size); out.u32(c.storedSize ?? c.size); out.u8(c.codec === undefined ? 0 : CODEC_ID[c.codec]); out.u8(r.written[j] ? 1 : 0)
+      const id = c.codec === undefined ? 0 : CODEC_ID[c.codec]
+      out.hex(c.hash); out.u32(c.size); out.u32(c.storedSize ?? c.size); out.u8(c.key === undefined ? id : id | CODEC_ENCRYPTED_BIT); out.u8(r.written[j] ? 1 : 0)
+      out.hex(c.key ?? ZERO_KEY)
     }
   }
 }

@@ -21,12 +21,22 @@ import { verifyFsinfoV2, singleKeyRoles, trustHash, validSigners, parseFragment 
 import { checkFreshness, DEFAULT_SKEW_MS } from 'rotree-client/verify'
 import { nextSeq, lastSeq, publishSeq, publishFsinfo, readPublishedAny, writeUnsignedFile, removeUnsigned, UNSIGNED_FILE } from '../lib/published/publish.js'
 import { walkLocal } from '../lib/published/pages.js'
+import { walkLocalManifest } from '../lib/published/manifest.js'
+import { StatBlobStore } from '../lib/published/blob-store.js'
+import { readPrivate, writePrivate, accessFor, rememberRoot, keyringCurrent } from './private-tree.js'
+import { buildManifest, fromHex } from 'rotree-client/format'
+import { storedSizeOf } from 'rotree-client/verify'
+import { unwrapRoot } from 'rotree-client/access'
 import { verifyRoot } from '../lib/published/signed-roots.js'
 import { trustInForce, addressOf, fragment } from './trust-publish.js'
 import { withOutLock } from './sign.js'
 import { sign } from './ed25519-node.js'
 
 export const UNSIGNED_RELEASE_TYPE = 'rotree-unsigned-release'
+
+/** A result's root: the root page's handle, or for a private release (FORMAT.md §12.8) null and `private`. */
+const rootOut = root => root.private !== undefined ? { root: null, private: true } : { root: root.hash }
+const sameReleaseRoot = (a, b) => a.private !== undefined ? a.private === b.private : a.hash === b.hash
 
 /**
  * The release's root member (FORMAT.md §12.6, JSON form) from a build's root
@@ -112,13 +122,14 @@ function singleKeyOf (signers) {
  * document in force (or none), valid from now for ttlMs but never past the
  * release's own expiry (a reader would refuse it from then on anyway).
  */
-export function signFsinfoV2 ({ release, trust, name, seq, now, ttlMs, timestampKeys, roles }) {
+export function signFsinfoV2 ({ release, trust, name, seq, now, ttlMs, timestampKeys, roles, access = null }) {
   const relExp = Date.parse(release.expires)
   if (relExp <= now) throw new ExpiredError(`release ${release.seq} expired at ${release.expires}: publish a new release`)
   const issued = new Date(now).toISOString()
   const expires = new Date(Math.min(now + ttlMs, relExp)).toISOString()
   // the family is the release's (FORMAT.md §12.4): publishRelease checked it is OUT's
-  const fields = { anchor: release.anchor, name, trust: trust ? { seq: trust.seq, hash: trustHash(trust) } : null, seq, issued, expires, release }
+  // a private release: the keyring and the wrapped root (FORMAT.md §12.8), signed with the rest
+  const fields = { anchor: release.anchor, name, trust: trust ? { seq: trust.seq, hash: trustHash(trust) } : null, seq, issued, expires, release, access }
   const { message } = decodeFsinfoV2(encodeFsinfoV2(fields))
   const sigs = []
   for (const k of timestampKeys) {
@@ -136,9 +147,16 @@ export function signFsinfoV2 ({ release, trust, name, seq, now, ttlMs, timestamp
  * in h/, as a format-1 build publishes without a walk).
  * @returns {Promise<{ info: object, blobs: number|null }>} blobs: how many the walk reached (null: not walked)
  */
-export async function checkPublishable (out, text, { anchor, name, trust, now, present = false }) {
+export async function checkPublishable (out, text, { anchor, name, trust, now, present = false, epochKey = null }) {
   const info = decodeFsinfoV2(text)
   verifyFsinfoV2(info, { anchor: parseFragment(anchor).anchor, name, trust, now, skewMs: DEFAULT_SKEW_MS, graceMs: 0, checkFreshness })
+  if (info.access !== null) {
+    // a private release: its readers unwrap this root and check it against the commitment
+    if (epochKey !== null) await unwrapRoot(fromHex(epochKey), info.access.root, info.release.root.private)
+    // the keyring and every blob of the manifest, in OUT/h: what a keyless mirror copies
+    const n = await walkLocalManifest(out, info.release.manifest, { extra: [info.access.keyring], checkData: !present })
+    return { info, blobs: n }
+  }
   if (present) return { info, blobs: null }
   // pages from this disk: a few loads at once keep up, and hold few decoded pages (P13's peak)
   const reached = await walkLocal(out, refOfReleaseRoot(info.release.root), { concurrency: 4 })
@@ -162,10 +180,47 @@ export async function publishRelease (out, { release, signers, timestampKeys, tt
   if (release.name !== name) throw new UsageError(`the release is for tree ${JSON.stringify(release.name)}, but ${out} publishes ${JSON.stringify(name)}`)
   if (release.anchor !== anchor) throw new UsageError(`the release is for the tree family #${release.anchor}, but ${out} publishes #${anchor}`)
   const seq = await publishSeq(out, now, forced)
-  const text = signFsinfoV2({ release, trust, name, seq, now, ttlMs, timestampKeys, roles })
-  const { info, blobs } = await checkPublishable(out, text, { anchor, name, trust, now, present })
+  const priv = release.root.private === undefined ? null : await privateAccess(out, release, fsync)
+  const text = signFsinfoV2({ release, trust, name, seq, now, ttlMs, timestampKeys, roles, access: priv?.access })
+  const { info, blobs } = await checkPublishable(out, text, { anchor, name, trust, now, present, epochKey: priv?.epochKey })
   await publishFsinfo(out, text, fsync)
-  return { seq, releaseSeq: release.seq, root: release.root.hash, expires: info.expires, releaseExpires: release.expires, trustSeq: trust?.seq ?? null, blobs, address: addressOf(anchor, name, url), fragment: fragment(anchor, name) }
+  return { seq, releaseSeq: release.seq, ...rootOut(release.root), expires: info.expires, releaseExpires: release.expires, trustSeq: trust?.seq ?? null, blobs, address: addressOf(anchor, name, url), fragment: fragment(anchor, name) }
+}
+
+/**
+ * fsinfo.json's `access` for a private release, from OUT's private state
+ * (builder/private-tree.js): a keyring sealed again when the readers or the
+ * epoch changed, the root wrapped under the epoch key. The state is written
+ * before fsinfo.json is: a keyring it names is in h/ and remembered.
+ */
+async function privateAccess (out, release, fsync) {
+  const state = await readPrivate(out)
+  if (state === null) throw new UsageError(`${out} publishes a private tree, but its state (.rotree/private.json) is gone: no root can be wrapped for its readers without it`)
+  const store = new StatBlobStore(out, { fsync }).open()
+  const access = await accessFor(state, release.root.private, bytes => store.put(bytes), out)
+  await store.sync()
+  await writePrivate(out, state, fsync)
+  return { access, epochKey: state.epochKey }
+}
+
+/**
+ * A private build's release root and manifest (FORMAT.md §12.8): the root
+ * ref remembered in OUT's private state behind its commitment, and the
+ * manifest of every blob the root reaches, walked from OUT/h with the keys
+ * the pages carry, its pages stored in OUT/h as they are.
+ * @param {string} out @param {object} state private-tree.js (written here)
+ * @param {object} rootRef the build's sealed root ref, with mtime
+ * @returns {Promise<{ root: { private: string }, manifest: { hash: string, size: number } }>}
+ */
+async function privateRelease (out, state, rootRef, fsync) {
+  const blobs = new Map()
+  await walkLocal(out, rootRef, { checkData: false, concurrency: 4, onRef: ref => { blobs.set(ref.hash, storedSizeOf(ref)) } })
+  const store = new StatBlobStore(out, { fsync }).open()
+  const top = await buildManifest([...blobs].map(([hash, size]) => ({ hash, size })), bytes => store.put(bytes))
+  await store.sync()
+  const root = { private: rememberRoot(state, rootRef, rootRef.mtime) }
+  await writePrivate(out, state, fsync)
+  return { root, manifest: { hash: top.hash, size: top.size } }
 }
 
 /**
@@ -175,7 +230,8 @@ export async function publishRelease (out, { release, signers, timestampKeys, tt
  * OUT/unsigned.json for `rotree sign`.
  * @param {string} out
  * @param {{ rootRef: object, key: { publicKey: string, secretKey?: string }, timestampKeys?: object[], name?: string,
- *   ttlMs: number, releaseTtlMs?: number, now: number, seq?: number, fsync?: boolean, unsigned?: boolean, url?: string }} o
+ *   ttlMs: number, releaseTtlMs?: number, now: number, seq?: number, fsync?: boolean, unsigned?: boolean, url?: string,
+ *   private?: object }} o  private: a private tree's state (builder/private-tree.js), its root sealed
  */
 export async function publishBuilt (out, o) {
   const signers = await signersOf(out, { key: o.key.publicKey })
@@ -187,7 +243,8 @@ export async function publishBuilt (out, o) {
   const s = { ...signers, name }
   const seq = await publishSeq(out, o.now, o.seq)
   const releaseTtlMs = o.releaseTtlMs ?? (signers.trust ? Math.max(o.ttlMs, 90 * 86400e3) : o.ttlMs)
-  let release = { anchor: signers.anchor, name, seq, expires: new Date(o.now + releaseTtlMs).toISOString(), root: releaseRoot(o.rootRef), signatures: [] }
+  const { root, manifest } = o.private ? await privateRelease(out, o.private, o.rootRef, o.fsync ?? true) : { root: releaseRoot(o.rootRef), manifest: null }
+  let release = { anchor: signers.anchor, name, seq, expires: new Date(o.now + releaseTtlMs).toISOString(), root, ...(manifest ? { manifest } : {}), signatures: [] }
   decodeRelease(release) // the reader's checks of every member
   if (o.unsigned) {
     await writeUnsignedFile(out, encodeUnsignedRelease(release, { key: singleKeyOf(signers) }), o.fsync ?? true)
@@ -284,8 +341,10 @@ export async function resignV2 (out, keys, { ttlMs, now = Date.now(), fsync = tr
     if (!timestampKeys.length) throw new BadKeyError(`none of the keys given is a timestamp key of ${out}${signers.trust ? ` (trust document ${signers.trust.seq})` : ''}`)
     const left = Math.min(cur.expiresMs, cur.release.expiresMs) - now
     const trustMoved = (signers.trust?.seq ?? 0) !== (cur.trust?.seq ?? 0)
-    if (ifExpiringWithinMs !== undefined && left > ifExpiringWithinMs && !trustMoved) {
-      return { skipped: true, seq: cur.seq, previousSeq: cur.seq, root: cur.release.root.hash, expires: cur.expires, leftMs: left, address: addressOf(signers.anchor, cur.name, url ?? signers.url) }
+    // a private tree's readers changed since (rotree access add|remove): published now, whatever the expiry
+    const accessMoved = cur.access ? await accessPending(out, cur) : false
+    if (ifExpiringWithinMs !== undefined && left > ifExpiringWithinMs && !trustMoved && !accessMoved) {
+      return { skipped: true, seq: cur.seq, previousSeq: cur.seq, ...rootOut(cur.release.root), expires: cur.expires, leftMs: left, address: addressOf(signers.anchor, cur.name, url ?? signers.url) }
     }
     let release = cur.release
     const single = !signers.trust
@@ -299,11 +358,17 @@ export async function resignV2 (out, keys, { ttlMs, now = Date.now(), fsync = tr
           : `release ${release.seq} expires at ${release.expires}: publish a new release`)
       }
       const { seq } = await nextSeq(out, now)
-      release = signRelease({ anchor: signers.anchor, name: release.name, seq, expires: new Date(now + ttlMs).toISOString(), root: release.root, signatures: [] }, relKeys, signers.roles).release
+      release = signRelease({ anchor: signers.anchor, name: release.name, seq, expires: new Date(now + ttlMs).toISOString(), root: release.root, ...(release.manifest ? { manifest: release.manifest } : {}), signatures: [] }, relKeys, signers.roles).release
     }
     const p = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs, now, fsync, url })
     return { skipped: false, previousSeq: cur.seq, ...p }
   })
+}
+
+/** Does OUT's private state hold readers or an epoch that its fsinfo.json does not publish yet? */
+async function accessPending (out, cur) {
+  const s = await readPrivate(out)
+  return s === null || !keyringCurrent(s) || s.epoch !== cur.access.epoch || s.keyring.hash !== cur.access.keyring.hash
 }
 
 /** resignV2: OUT's fsinfo.json verified (lib/published/signed-roots.js verifyRoot) against the anchor and chain in force. */
@@ -338,7 +403,7 @@ async function announceRetirement (out, cur, signers, keys, { ttlMs, now, fsync,
     if (err.code !== 'ROTREE_RETIRED') throw err
   }
   await publishFsinfo(out, text, fsync)
-  return { skipped: false, retired: true, previousSeq: cur.seq, seq, trustSeq: trust.seq, root: cur.release.root.hash, expires: new Date(Math.min(now + ttlMs, Date.parse(release.expires))).toISOString(), address: addressOf(anchor, cur.name, url ?? signers.url) }
+  return { skipped: false, retired: true, previousSeq: cur.seq, seq, trustSeq: trust.seq, ...rootOut(cur.release.root), expires: new Date(Math.min(now + ttlMs, Date.parse(release.expires))).toISOString(), address: addressOf(anchor, cur.name, url ?? signers.url) }
 }
 
 /**
@@ -360,6 +425,10 @@ export function signReleaseOffline (bytes, keys, { ttlMs, now = Date.now() }) {
   const k = keys.find(x => x.publicKey === key)
   if (!k) throw new BadKeyError(`this release is for the tree of key ${key}; sign it with that key`)
   if (release.anchor !== key) throw new BadFormatError(`this release names the tree family #${release.anchor}, not the key ${key} it is to be signed by`)
+  if (release.root.private !== undefined) {
+    // fsinfo.json of a private tree carries the root wrapped under the epoch key, which only OUT's machine holds
+    throw new UsageError('this is a private tree\'s release: sign it here with rotree sign FILE --key KEYFILE (release signatures only), then publish it where OUT is with rotree sign OUT --publish --timestamp-key KEYFILE')
+  }
   const roles = singleKeyRoles(key)
   const signed = signRelease(release, [k], roles).release
   const seq = Math.floor(now / 1000)
@@ -387,11 +456,11 @@ export async function installSignedV2 (out, bytes, { now = Date.now(), fsync = t
     const name = signers.trust || signers.name ? signers.name : claimed.name
     const currentBytes = await fs.readFile(path.join(out, 'fsinfo.json')).catch(() => null)
     const { info, blobs } = await checkPublishable(out, bytes, { anchor: signers.anchor, name, trust: signers.trust, now })
-    if (currentBytes && Buffer.from(currentBytes).equals(Buffer.from(bytes))) return { seq: info.seq, root: info.release.root.hash, already: true, address: addressOf(signers.anchor, name, url ?? signers.url) }
+    if (currentBytes && Buffer.from(currentBytes).equals(Buffer.from(bytes))) return { seq: info.seq, ...rootOut(info.release.root), already: true, address: addressOf(signers.anchor, name, url ?? signers.url) }
     const last = await lastSeq(out)
     if (info.seq <= last) throw new RollbackError(`this fsinfo.json has seq ${info.seq}, but ${out} already published ${last}; sign the release again (rotree sign picks a higher seq)`, { details: { seq: info.seq, seen: last } })
     await publishFsinfo(out, bytes, fsync)
-    if (pending && pending.release.root.hash === info.release.root.hash && pending.release.seq <= info.release.seq) await removeUnsigned(out)
-    return { seq: info.seq, releaseSeq: info.release.seq, root: info.release.root.hash, expires: info.expires, blobs, already: false, address: addressOf(signers.anchor, name, url ?? signers.url) }
+    if (pending && sameReleaseRoot(pending.release.root, info.release.root) && pending.release.seq <= info.release.seq) await removeUnsigned(out)
+    return { seq: info.seq, releaseSeq: info.release.seq, ...rootOut(info.release.root), expires: info.expires, blobs, already: false, address: addressOf(signers.anchor, name, url ?? signers.url) }
   })
 }

@@ -81,13 +81,16 @@ export class TreeWalker {
    * @param {{ test: (rel: string, isDir: boolean) => boolean } | null} [o.exclude] entries to leave out (exclude.js)
    * @param {1|2} [o.version=1] the format version of the tree (FORMAT.md §12): the pool and the
    *   index must be of the same one (chunk-pool.js, build-index.js)
+   * @param {((inner: Uint8Array) => { stored: Uint8Array, key: string }) | null} [o.seal] a private tree's
+   *   (builder/seal.js, FORMAT.md §12.8): every blob sealed, every record sealed; the pool seals the same way
    */
   constructor (o) {
     Object.assign(this, o)
     this.dirty ??= null
     this.exclude ??= null
     this.version ??= 1
-    this.putBlob = blobPutter(this.store, this.version)
+    this.seal ??= null
+    this.putBlob = blobPutter(this.store, this.version, this.seal)
     this.totals = { files: 0, bytes: 0, dirs: 0, symlinks: 0, skipped: [], excluded: 0 }
     this.gone = [] // index keys of directories that left the tree (a partial walk)
     this.handles = new Set()
@@ -455,7 +458,7 @@ export class TreeWalker {
       ref = rec.ref
       this.index.stats.dirHits++
     } else {
-      const out = await encodeDir(d, this.putBlob, (st, at) => this.index.racy(st, at), this.version)
+      const out = await encodeDir(d, this.putBlob, (st, at) => this.index.racy(st, at), this.version, this.seal !== null)
       if (this.failed) return
       ref = out.ref
       this.index.stats.racy += out.racy

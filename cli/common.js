@@ -6,6 +6,7 @@ import { openTree } from 'rotree-client'
 import { openHistoric } from 'rotree-client/tree'
 import { UsageError } from 'rotree-client/errors'
 import { defaultStateDir } from 'rotree-client/trust'
+import { parseIdentities } from 'rotree-client/access'
 import { readRemotes, splitRemoteRef, NAME_RE } from './remotes.js'
 import { expiryWarning } from './expiry.js'
 
@@ -14,7 +15,31 @@ export const READER_OPTIONS = {
   timeout: { type: 'string', arg: 'SECONDS', help: 'per-request timeout: seconds (0.5) or 500ms, 2s, 1m (default 30)' },
   'state-dir': { type: 'string', arg: 'DIR', help: 'reader state and remotes (default $ROTREE_STATE, $XDG_STATE_HOME/rotree, ~/.local/state/rotree)' },
   ca: { type: 'string', arg: 'FILE', help: 'PEM certificate(s) to trust for https mirrors, besides the system\'s' },
-  'allow-redirect': { type: 'string', multiple: true, arg: 'ORIGIN', help: 'let mirrors redirect to ORIGIN (scheme://host:port); by default only to their own origin' }
+  'allow-redirect': { type: 'string', multiple: true, arg: 'ORIGIN', help: 'let mirrors redirect to ORIGIN (scheme://host:port); by default only to their own origin' },
+  identity: { type: 'string', multiple: true, arg: 'FILE', help: 'a private tree: the age identity file to read it with (age-keygen or rotree keygen --reader; default $ROTREE_IDENTITY, or the remote\'s)' }
+}
+
+const MAX_IDENTITY_FILE = 1 << 20
+
+/** The text of an age identity file, checked (rotree-client/access parseIdentities); a usage error names the file. */
+export function readIdentityFile (file) {
+  let text
+  try {
+    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+    try {
+      const st = fs.fstatSync(fd)
+      if (!st.isFile()) throw new UsageError(`identity ${file}: not a regular file`)
+      if (st.size > MAX_IDENTITY_FILE) throw new UsageError(`identity ${file}: larger than an identity file is`)
+      text = fs.readFileSync(fd, 'utf8')
+    } finally { fs.closeSync(fd) }
+  } catch (err) {
+    if (err instanceof UsageError) throw err
+    throw new UsageError(`identity ${file}: ${err.code ?? err.message}`)
+  }
+  try {
+    if (parseIdentities(text).length === 0) throw new UsageError('no AGE-SECRET-KEY-1… line in it')
+  } catch (err) { throw new UsageError(`identity ${file}: ${err.message}`) }
+  return text
 }
 
 /**
@@ -52,9 +77,14 @@ export function parseDuration (v, name) {
 /** The reader state directory: --state-dir, else $ROTREE_STATE, $XDG_STATE_HOME/rotree, ~/.local/state/rotree. */
 export function stateDirOf (v) { return v['state-dir'] ?? defaultStateDir() }
 
-/** openTree() options from the READER_OPTIONS values (and a remote's mirrors, first). */
-export function readerOptions (v, remoteMirrors = []) {
+/**
+ * openTree() options from the READER_OPTIONS values (and a remote's mirrors, first). The
+ * identities: --identity, else the remote's, else $ROTREE_IDENTITY (a file), read now.
+ */
+export function readerOptions (v, remoteMirrors = [], remoteIdentity) {
   const opts = { mirrors: [...new Set([...remoteMirrors, ...(v.mirror ?? [])])] }
+  const ids = v.identity?.length ? v.identity : remoteIdentity ? [remoteIdentity] : process.env.ROTREE_IDENTITY ? [process.env.ROTREE_IDENTITY] : []
+  if (ids.length) opts.identity = ids.map(readIdentityFile)
   if (v.timeout !== undefined) opts.timeoutMs = parseDuration(v.timeout, 'timeout')
   if (v['state-dir'] !== undefined) opts.stateDir = v['state-dir']
   if (v.ca !== undefined) {
@@ -99,7 +129,7 @@ export async function treeTarget (addr, p, v, { path: want = 'optional', default
   }
   if (p !== undefined) throw new UsageError(`${addr} already names the path: give NAME:PATH, or ADDR PATH, not both`)
   if (want === 'none' && ref.path !== '/') throw new UsageError(`${addr}: this command takes a whole tree (${ref.name}:), not a path in it`)
-  return { address: r.address, path: want === 'none' ? undefined : ref.path, reader: readerOptions(v, r.mirrors), remote: ref.name }
+  return { address: r.address, path: want === 'none' ? undefined : ref.path, reader: readerOptions(v, r.mirrors, r.identity), remote: ref.name }
 }
 
 /**

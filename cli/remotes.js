@@ -29,10 +29,19 @@ export function checkRemoteName (name) {
   if (SCHEMES.has(name)) throw new UsageError(`remote name ${JSON.stringify(name)} reads as a URL scheme; choose another`)
 }
 
-/** Normalised { address, mirrors } for a remote, or a typed error (BadAddressError for a bad ADDR or mirror). */
-export function remoteRecord (address, mirrors = []) {
+/**
+ * Normalised { address, mirrors[, identity] } for a remote, or a typed error (BadAddressError for a
+ * bad ADDR or mirror). identity: the absolute path of the age identity file a private tree is read
+ * with (the file is read at each use, never copied here).
+ */
+export function remoteRecord (address, mirrors = [], identity) {
   parseAddress(address)
-  return { address, mirrors: [...new Set(mirrors.map(mirrorUrl))] }
+  const r = { address, mirrors: [...new Set(mirrors.map(mirrorUrl))] }
+  if (identity !== undefined) {
+    if (typeof identity !== 'string' || !path.isAbsolute(identity)) throw new UsageError('a remote\'s identity is the absolute path of an age identity file')
+    r.identity = identity
+  }
+  return r
 }
 
 /** @returns {Promise<Record<string, { address: string, mirrors: string[] }>>} */
@@ -57,7 +66,7 @@ export async function readRemotes (stateDir) {
     try {
       checkRemoteName(name)
       if (!Array.isArray(r?.mirrors) || !r.mirrors.every(m => typeof m === 'string')) throw new TypeError('mirrors is not a list of URLs')
-      out[name] = remoteRecord(r.address, r.mirrors)
+      out[name] = remoteRecord(r.address, r.mirrors, r.identity)
     } catch (err) {
       throw new StateError(`${file}: remote ${JSON.stringify(name)}: ${err.message}`, { cause: err })
     }

@@ -4,6 +4,8 @@ import { readKeyFile, readKeyFiles, readPublicKey } from '../../builder/keys.js'
 import { build, hasTrustDocuments } from '../../builder/build.js'
 import { parseDuration } from '../../builder/duration.js'
 import { progressBar, fmtBytes } from '../progress.js'
+import { checkReader, parseReaders } from '../../builder/private-tree.js'
+import fs from 'node:fs/promises'
 
 const HEX64 = /^[0-9a-f]{64}$/
 
@@ -13,6 +15,17 @@ function threadCount (v) {
   const n = Number(v)
   if (v === '' || !Number.isInteger(n) || n < 0 || n > 64) throw new UsageError('--jobs must be a whole number from 0 to 64')
   return n
+}
+
+// --reader R… and --readers FILE…: age recipients, checked
+async function readerList (v) {
+  const out = (v.reader ?? []).map(r => checkReader(r, '--reader'))
+  for (const f of v.readers ?? []) {
+    let text
+    try { text = await fs.readFile(f, 'utf8') } catch (err) { throw new UsageError(`--readers ${f}: ${err.code ?? err.message}`) }
+    out.push(...parseReaders(text, f))
+  }
+  return out
 }
 
 // --format 1|2, and --name (a tree name exists only in format 2)
@@ -25,7 +38,7 @@ function formatVersion (v) {
 }
 
 export default {
-  usage: 'build SRC OUT (--key KEYFILE [--timestamp-key KEYFILE] | --unsigned [--pubkey HEX]) [--ttl 7d] [--format 1|2] [--name NAME] [--exclude PATTERN]… [--skip-bad] [--watch]',
+  usage: 'build SRC OUT (--key KEYFILE [--timestamp-key KEYFILE] | --unsigned [--pubkey HEX]) [--ttl 7d] [--format 1|2] [--name NAME] [--private --reader age1…… [--readers FILE]] [--exclude PATTERN]… [--skip-bad] [--watch]',
   summary: 'build or update the published folder OUT from directory SRC',
   positionals: [2, 2],
   options: {
@@ -44,7 +57,10 @@ export default {
     exclude: { type: 'string', multiple: true, arg: 'PATTERN', help: 'leave out what matches, as a .gitignore line: *.log, node_modules/, /build, **/tmp (repeatable)' },
     json: { type: 'boolean', help: 'print the result as JSON (with --watch: one line per publish)' },
     format: { type: 'string', arg: '1|2', help: 'format version to build (default: OUT\'s, 2 for a new OUT: compressed blobs, each file\'s SHA-256, tree names, docs/FORMAT.md §12; 1: the first format, read by older readers)' },
-    name: { type: 'string', arg: 'NAME', help: 'the tree\'s name, read at <mirror-url>#<key>:NAME (implies --format 2)' }
+    name: { type: 'string', arg: 'NAME', help: 'the tree\'s name, read at <mirror-url>#<key>:NAME (implies --format 2)' },
+    private: { type: 'boolean', help: 'a new OUT: a private tree, every blob encrypted, readable only by its readers (docs/FORMAT.md §12.8); an OUT that is private stays so' },
+    reader: { type: 'string', multiple: true, arg: 'RECIPIENT', help: 'a private tree\'s reader, an age recipient (age1…, from rotree keygen --reader or age-keygen; repeatable); added to a private OUT\'s readers' },
+    readers: { type: 'string', multiple: true, arg: 'FILE', help: 'readers from a file, one recipient per line (# comments), as age -R takes them' }
   },
   async run ([src, out], v, io) {
     const ttlMs = parseDuration(v.ttl ?? '7d')
@@ -65,10 +81,12 @@ export default {
       if (key.warning) io.stderr.write(`rotree: warning: ${key.warning}\n`)
     }
     const timestampKeys = await readKeyFiles(v['timestamp-key'], m => io.stderr.write(`rotree: warning: ${m}\n`))
+    const readers = await readerList(v)
+    if (v.private && v.format === '1') throw new UsageError('--private needs format version 2')
     const opts = {
       src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'], unsigned: v.unsigned, rehash: v.rehash, exclude: v.exclude ?? [],
       threads: v.jobs !== undefined ? threadCount(v.jobs) : undefined,
-      version: formatVersion(v), name: v.name, timestampKeys, releaseTtlMs, url: v.url,
+      version: formatVersion(v), name: v.name, timestampKeys, releaseTtlMs, url: v.url, private: v.private, readers,
       warn: m => io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}rotree: warning: ${m}\n`)
     }
     if (v.watch) return watchLoop(opts, out, v, io)
@@ -85,6 +103,7 @@ export default {
       `  new blobs ${r.blobs.written} (${fmtBytes(r.blobs.writtenBytes)}), reused ${r.blobs.reused}` +
       (r.skipped.length ? `, skipped ${r.skipped.length}` : '') + (r.excluded ? `, excluded ${r.excluded}` : '') + ` in ${(r.ms / 1000).toFixed(1)} s\n` +
       `  seq ${r.seq}, root ${r.root}, expires ${r.expires}\n` +
+      (r.private ? `  private: epoch ${r.epoch}, ${r.readers} reader${r.readers === 1 ? '' : 's'}; its secret and epoch key are in ${out}/.rotree/private.json (back it up with the keys; never publish it)\n` : '') +
       (r.unsigned && r.version === 2
         ? `  NOT SIGNED: release ${r.releaseSeq} waits in ${out}/unsigned.json for release signatures: rotree sign ${out} --key RELEASEKEY,\n` +
           `  then: rotree sign ${out} --timestamp-key TIMESTAMPKEY --publish\n`

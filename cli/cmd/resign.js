@@ -45,7 +45,7 @@ export default {
       io.stdout.write(`published the retirement of ${out} (trust document ${r.trustSeq}, seq ${r.seq}): readers refuse the tree from their next refresh\naddress: ${r.address}\n`)
       return
     }
-    io.stdout.write(`re-signed ${out}: seq ${r.previousSeq} → ${r.seq}, root ${r.root}, expires ${r.expires}` +
+    io.stdout.write(`re-signed ${out}: seq ${r.previousSeq} → ${r.seq}, root ${r.private ? '(private)' : r.root}, expires ${r.expires}` +
       (r.releaseSeq !== undefined ? ` (release ${r.releaseSeq}${r.trustSeq ? `, trust document ${r.trustSeq}` : ''})` : '') + `\naddress: ${r.address}\n`)
   }
 }

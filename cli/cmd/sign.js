@@ -60,7 +60,7 @@ export default {
         return
       }
       const lines = [`release ${r.releaseSeq}${r.name ? ` of ${JSON.stringify(r.name)}` : ''}: ${r.added.length ? `signed by ${r.added.join(', ')}; ` : ''}${r.have} of ${r.threshold} release signatures`]
-      if (r.published) lines.push(`published seq ${r.seq} (release ${r.releaseSeq}, root ${r.root}, ${r.blobs} blobs checked) in ${out}, expires ${r.expires}`)
+      if (r.published) lines.push(`published seq ${r.seq} (release ${r.releaseSeq}, root ${r.private ? '(private)' : r.root}, ${r.blobs} blobs checked) in ${out}, expires ${r.expires}`)
       else if (r.have >= r.threshold) lines.push(`ready: rotree sign ${out} --timestamp-key TIMESTAMPKEY --publish`)
       else lines.push(`${r.threshold - r.have} more release signature(s) needed: rotree sign ${target} --key RELEASEKEY`)
       lines.push(`address: ${r.address}`)
@@ -89,7 +89,7 @@ async function signOffline (input, v, ttlMs, io, readKeys) {
   const frag = info.name ? `${key}:${info.name}` : key
   const r = { signed: true, seq: info.seq, releaseSeq: info.release.seq, root: info.release.root.hash, expires: info.expires, output: v.output, address: `${v.url ?? '<mirror-url>'}#${frag}` }
   if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
-  io.stdout.write(`signed seq ${r.seq} (release ${r.releaseSeq}), root ${r.root}, expires ${r.expires} → ${r.output}\naddress: ${r.address}\n`)
+  io.stdout.write(`signed seq ${r.seq} (release ${r.releaseSeq}), root ${r.private ? '(private)' : r.root}, expires ${r.expires} → ${r.output}\naddress: ${r.address}\n`)
 }
 
 async function installV2 (input, publishTo, v, io) {
@@ -97,7 +97,7 @@ async function installV2 (input, publishTo, v, io) {
   if (v['timestamp-key'] || v.ttl) throw new UsageError('this fsinfo.json is signed already: rotree sign FSINFO --publish OUT installs it as it is')
   const r = await installSignedV2(publishTo, input, { fsync: !v['no-fsync'], url: v.url })
   if (v.json) { io.stdout.write(JSON.stringify({ published: publishTo, ...r }, null, 2) + '\n'); return }
-  io.stdout.write(r.already ? `${publishTo} already publishes seq ${r.seq}\n` : `published seq ${r.seq} (release ${r.releaseSeq}, root ${r.root}, ${r.blobs} blobs checked) in ${publishTo}, expires ${r.expires}\n`)
+  io.stdout.write(r.already ? `${publishTo} already publishes seq ${r.seq}\n` : `published seq ${r.seq} (release ${r.releaseSeq}, root ${r.private ? '(private)' : r.root}, ${r.blobs} blobs checked) in ${publishTo}, expires ${r.expires}\n`)
   io.stdout.write(`address: ${r.address}\n`)
 }
 
@@ -128,7 +128,7 @@ async function signV1 (file, input, publishTo, v, ttlMs, io, readKeys) {
     Object.assign(r, { published: publishTo, seq: p.seq, root: p.root, already: p.already, blobs: p.blobs, address: `${v.url ?? '<mirror-url>'}#${p.key}` })
   }
   if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
-  if (r.signed) io.stdout.write(`signed seq ${r.seq}, root ${r.root}, expires ${r.expires}${r.output ? ` → ${r.output}` : ''}\n`)
-  if (r.published) io.stdout.write(r.already ? `${r.published} already publishes seq ${r.seq}\n` : `published seq ${r.seq} (root ${r.root}, ${r.blobs} blobs checked) in ${r.published}\n`)
+  if (r.signed) io.stdout.write(`signed seq ${r.seq}, root ${r.private ? '(private)' : r.root}, expires ${r.expires}${r.output ? ` → ${r.output}` : ''}\n`)
+  if (r.published) io.stdout.write(r.already ? `${r.published} already publishes seq ${r.seq}\n` : `published seq ${r.seq} (root ${r.private ? '(private)' : r.root}, ${r.blobs} blobs checked) in ${r.published}\n`)
   io.stdout.write(`address: ${r.address}\n`)
 }

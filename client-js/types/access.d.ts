@@ -19,3 +19,14 @@ export declare function decodeRootRef (bytes: Uint8Array): { ref: Ref & { key: s
 export declare function rootCommit (rootRefBytes: Uint8Array): string
 export declare function wrapRoot (epochKey: Uint8Array, rootRefBytes: Uint8Array): string
 export declare function unwrapRoot (epochKey: Uint8Array, wrapped: string, commit: string): Promise<{ ref: Ref & { key: string }, mtime: number }>
+/** The age identities in an identity file's text (or several texts): `AGE-SECRET-KEY-1…` lines, # comments skipped. */
+export declare function parseIdentities (v: string | string[] | null | undefined): string[]
+/** A reader's opener of private roots: the keyring fetched, opened with the first identity it holds, the root unwrapped and checked. */
+export declare function rootOpener (o: { identities: string[], fetchKeyring: (ref: { hash: string, size: number }) => Promise<Uint8Array> }): (info: object) => Promise<{ ref: Ref & { key: string }, mtime: number }>
+/** Every blob a private release's manifest lists (FORMAT.md §12.8), each page checked against its index; resolves to the count. */
+export declare function walkManifest (
+  top: { hash: string, size: number },
+  load: (ref: { hash: string, size: number }) => Promise<Uint8Array>,
+  onBlob: (blob: { hash: string, size: number }) => void | Promise<void>,
+  o?: { onPage?: (ref: { hash: string, size: number }) => void, concurrency?: number }
+): Promise<number>

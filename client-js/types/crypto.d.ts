@@ -23,3 +23,10 @@ export declare function publicKeyOf (secretKey: string): string
 export declare function sign (message: Uint8Array, secretKey: string): string
 /** false, never a throw, for a malformed key, point or signature. */
 export declare function verifySignature (sig: string, message: Uint8Array, publicKey: string): boolean
+
+/** AES-256-GCM: ciphertext ‖ 16-byte tag (FORMAT.md §12.8). */
+export declare function gcmSeal (key: Uint8Array, nonce: Uint8Array, plain: Uint8Array): Uint8Array
+/** The plaintext of ciphertext ‖ tag, or null when the tag does not verify. */
+export declare function gcmOpen (key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array): Promise<Uint8Array | null>
+export declare function gcmOpenSync (key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array): Uint8Array | null
+export declare function hmacSha256 (key: Uint8Array, data: Uint8Array): Uint8Array

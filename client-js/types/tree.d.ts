@@ -84,6 +84,8 @@ export interface TreeOptions {
   fsinfoSettleMs?: number
   /** ask for the root page as soon as a root verifies (default true); false for a reader that copies blobs raw or reads an old root */
   prefetchRoot?: boolean
+  /** A private tree's reader: the text of an age identity file (AGE-SECRET-KEY-1… lines), or several; kept in memory only. */
+  identity?: string | string[]
   /** the clock, ms (tests) */
   now?: () => number
   transport?: Transport
@@ -107,6 +109,9 @@ export interface TreeInfo extends Omit<FsinfoFields, 'key'> {
   releaseExpires?: string
   /** the trust document fsinfo.json is signed under; null for a single-key tree */
   trustSeq?: number | null
+  /** a private tree (FORMAT.md §12.8): its epoch, the root opened with this reader's identity */
+  private?: boolean
+  epoch?: number
 }
 
 /** The accepted fsinfo.json as verified, with the mirror it came from. */

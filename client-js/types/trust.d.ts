@@ -153,6 +153,8 @@ export interface RootRecordV2 {
   signers: Signers
 }
 export declare function rootRecordV2 (info: DecodedFsinfoV2, o: { roles: Roles, signers: Signers, trust: TrustDoc | null, key: string | null, anchor: string, raw: Uint8Array | string }): RootRecordV2
+/** A private tree's root record with its root opened by `openPrivate` (ROTREE_NO_ACCESS without one). */
+export declare function openPrivateRecord (record: RootRecordV2, openPrivate?: (info: object) => Promise<{ ref: object, mtime: number }>): Promise<RootRecordV2>
 /** The public shape of an accepted record (Tree.info). */
 export declare function infoOf (r: RootRecord): TreeInfo
 export declare function infoOf (r: RootRecord | null | undefined): TreeInfo | null | undefined

@@ -100,8 +100,8 @@ export async function cleanHistoryTemps (dir) {
 }
 
 /** Write a small file and (with fsync) make its bytes durable. */
-export async function writeDurable (file, text, fsync) {
-  const fh = await fs.open(file, 'w', 0o644)
+export async function writeDurable (file, text, fsync, mode = 0o644) {
+  const fh = await fs.open(file, 'w', mode)
   try {
     await fh.writeFile(text)
     if (fsync) await fh.sync()

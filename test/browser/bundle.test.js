@@ -41,10 +41,14 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // the chunk index confirms it, and the read-ahead's page admission hook.
 // then to 161,900 / 55,500 (measured 161,341 / 55,082) for the sealed blobs
 // of private trees (FORMAT.md §12.8): AES-256-GCM from @noble/ciphers for the
-// pages without WebCrypto (plain http:), Padmé and the sealed-blob opening.
+// pages without WebCrypto (plain http:), Padmé and the sealed-blob opening;
+// then to 192,100 / 67,400 (measured 191,455 / 66,639-67,022) for opening a private
+// tree's root: the keyring's X25519 (@noble/curves' Montgomery ladder alone),
+// ChaCha20-Poly1305 and HKDF, bech32 and base64url (@scure/base), the root
+// unwrap (post-quantum identities are read in Node only: age-pq-web.js).
 // Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 161_900
-const BUDGET_GZIP_BYTES = 55_500
+const BUDGET_BYTES = 192_100
+const BUDGET_GZIP_BYTES = 67_400
 
 before(ensureBundle)
 

@@ -1,5 +1,6 @@
-// FORMAT.md §12.8: the keyring of a private tree, an age file (age-encryption.org/v1,
-// through the `age-encryption` package) whose payload is the epoch key:
+// FORMAT.md §12.8: the keyring of a private tree, an age file (age-encryption.org/v1)
+// whose payload is the epoch key; how a reader opens it (keyring-seal.js
+// seals it, through the `age-encryption` package):
 //
 //   payload := 72 74 4b 02 ‖ uint(epoch) ‖ epoch key[32]
 //
@@ -21,8 +22,7 @@
 // "age-encryption.org/v1/X25519"), ChaCha20-Poly1305 with a zero nonce over the
 // 16-byte file key. A shared ephemeral keeps every reader's shared secret its
 // own (X25519(e, R) differs per R), and the salt binds the recipient.
-import { Encrypter, Decrypter, Stanza } from 'age-encryption'
-import { x25519 } from '@noble/curves/ed25519.js'
+import { x25519 } from '../crypto/x25519.js'
 import { chacha20poly1305, chacha20 } from '@noble/ciphers/chacha.js'
 import { poly1305 } from '@noble/ciphers/_poly1305.js'
 import { hkdf } from '@noble/hashes/hkdf.js'
@@ -35,8 +35,8 @@ import { padme } from '../format/seal.js'
 import { MAX_READERS } from '../format/limits.js'
 
 const KEYRING_MAGIC = Uint8Array.of(0x72, 0x74, 0x4b, 0x02)
-const LABEL = utf8.encode('age-encryption.org/v1/X25519')
-const ZERO_NONCE = new Uint8Array(12)
+export const LABEL = utf8.encode('age-encryption.org/v1/X25519')
+export const ZERO_NONCE = new Uint8Array(12)
 
 /** The 32-byte X25519 public key of an `age1…` recipient; a typed error for anything else. */
 export function recipientKey (s) {
@@ -74,28 +74,6 @@ export function decodeEpoch (bytes) {
   const key = r.bytes(32)
   r.end()
   return { epoch, key }
-}
-
-/**
- * Every X25519 reader under one ephemeral share, plus stanzas of random
- * bodies up to padme(readers): age's Recipient interface.
- */
-class BatchX25519Recipient {
-  constructor (keys) { this.keys = keys }
-
-  async wrapFileKey (fileKey) {
-    const e = x25519.utils.randomSecretKey()
-    const share = x25519.getPublicKey(e)
-    const arg = base64nopad.encode(share)
-    const secrets = await sharedSecrets(e, this.keys)
-    const out = this.keys.map((R, i) => {
-      const salt = new Uint8Array(64); salt.set(share); salt.set(R, 32)
-      const key = hkdf(sha256, secrets[i], salt, LABEL, 32)
-      return { order: orderOf(secrets[i], salt), stanza: new Stanza(['X25519', arg], chacha20poly1305(key, ZERO_NONCE).encrypt(fileKey)) }
-    })
-    for (let i = this.keys.length; i < padme(this.keys.length); i++) out.push({ order: randomOrder(), stanza: new Stanza(['X25519', arg], randomBytes(32)) })
-    return out.sort((a, b) => a.order - b.order).map(x => x.stanza)
-  }
 }
 
 /**
@@ -151,24 +129,6 @@ class FastX25519Identity {
 }
 
 /**
- * The keyring of an epoch: an age file of the epoch key for each reader.
- * @param {{ epoch: number, key: Uint8Array, readers: string[] }} o readers: age1… X25519 and age1pq1… hybrid recipients
- * @returns {Promise<Uint8Array>}
- */
-export async function sealKeyring ({ epoch, key, readers }) {
-  if (readers.length === 0) throw new RangeError('a keyring for no reader')
-  if (readers.length > MAX_READERS) throw new RangeError(`more than ${MAX_READERS} readers`)
-  const x = []
-  const e = new Encrypter()
-  for (const r of readers) {
-    if (r.startsWith('age1pq1')) e.addRecipient(r)
-    else x.push(recipientKey(r))
-  }
-  if (x.length) e.addRecipient(new BatchX25519Recipient(x))
-  return e.encrypt(encodeEpoch(epoch, key))
-}
-
-/**
  * The epoch key a keyring holds for `identity` (an AGE-SECRET-KEY-1… or
  * AGE-SECRET-KEY-PQ-1… string); ROTREE_NO_ACCESS when the identity opens
  * none of its stanzas.
@@ -186,6 +146,8 @@ export async function sealKeyring ({ epoch, key, readers }) {
  */
 export async function openKeyring (keyring, identity) {
   if (identity.startsWith('AGE-SECRET-KEY-1')) return decodeEpoch(openX25519(keyring, new FastX25519Identity(identity)))
+  // age-encryption (Node; the browser build reads X25519 identities only: #age-pq)
+  const { Decrypter } = await import('#age-pq')
   const d = new Decrypter()
   d.addIdentity(identity)
   let payload
@@ -285,12 +247,12 @@ function sameBytes (a, b) {
   return d === 0
 }
 
-function randomBytes (n) { return globalThis.crypto.getRandomValues(new Uint8Array(n)) }
+export function randomBytes (n) { return globalThis.crypto.getRandomValues(new Uint8Array(n)) }
 
 const ORDER_LABEL = utf8.encode('rotree-keyring-order')
 /** A reader's place in [0, 1), from its shared secret: a PRF value nobody else can compute. */
-function orderOf (secret, salt) { return toUnit(hkdf(sha256, secret, salt, ORDER_LABEL, 7)) }
-function randomOrder () { return toUnit(randomBytes(7)) }
+export function orderOf (secret, salt) { return toUnit(hkdf(sha256, secret, salt, ORDER_LABEL, 7)) }
+export function randomOrder () { return toUnit(randomBytes(7)) }
 /** 52 bits of `b` as a number in [0, 1). */
 function toUnit (b) { return ((b[0] & 0x0f) * 2 ** 48 + b[1] * 2 ** 40 + b[2] * 2 ** 32 + b[3] * 2 ** 24 + b[4] * 2 ** 16 + b[5] * 2 ** 8 + b[6]) / 2 ** 52 }
 
@@ -318,20 +280,3 @@ function stanzaOpener (key) {
   }
 }
 
-/** X25519(e, R) for each reader: WebCrypto where it has X25519 (Node, recent browsers), else @noble/curves. */
-async function sharedSecrets (e, keys) {
-  const subtle = globalThis.crypto?.subtle
-  if (subtle) {
-    try {
-      const pkcs8 = new Uint8Array([0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x6e, 0x04, 0x22, 0x04, 0x20, ...e])
-      const priv = await subtle.importKey('pkcs8', pkcs8, { name: 'X25519' }, false, ['deriveBits'])
-      return await Promise.all(keys.map(async R => {
-        const pub = await subtle.importKey('raw', R, { name: 'X25519' }, false, [])
-        return new Uint8Array(await subtle.deriveBits({ name: 'X25519', public: pub }, priv, 256))
-      }))
-    } catch (err) {
-      if (!(err?.name === 'NotSupportedError' || err instanceof TypeError || err?.name === 'DataError')) throw err
-    }
-  }
-  return keys.map(R => x25519.getSharedSecret(e, R))
-}

@@ -9,7 +9,7 @@ import { decodeUtf8 } from '../format/bytes.js'
 import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from '../format/fsinfo-v2.js'
 import { verifyHistoryEntryV2, checkLoneKey, anchorText } from '../trust/roles.js'
 import { walkChain, mirrorTrustSource } from '../trust/trust-chain.js'
-import { rootRecordV2 } from '../trust/root-store.js'
+import { rootRecordV2, openPrivateRecord } from '../trust/root-store.js'
 
 /** Bytes of history/index.json a reader takes: ~90,000 sequence numbers (years of hourly re-signing). */
 export const MAX_HISTORY_INDEX = 1 << 20
@@ -63,7 +63,9 @@ export function parseIndex (bytes) {
  */
 export async function openHistoric (tree, seq) {
   if (seq === tree.rootRecord?.seq) return tree.snapshot()
-  const info = await tree.mirrors.fetch(`history/${seq}.json`, MAX_FSINFO_V2, bytes => entryVerifier(tree)(bytes, seq))
+  let info = await tree.mirrors.fetch(`history/${seq}.json`, MAX_FSINFO_V2, bytes => entryVerifier(tree)(bytes, seq))
+  // a private tree's old root, opened with this reader's identity (its keyring of then)
+  if (info.private) info = await openPrivateRecord(info, tree.roots.openPrivate)
   return tree.snapshot({ ...info, mirror: null, historic: true })
 }
 

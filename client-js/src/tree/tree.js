@@ -12,6 +12,7 @@ import { SeqStore } from '../trust/state.js'
 import { parseAddress, mirrorUrl } from '../trust/address.js'
 import { RootStore, infoOf } from '../trust/root-store.js'
 import { VerifiedBlobs } from '../fetch/blobs.js'
+import { rootOpener, parseIdentities } from '../access/open-root.js'
 import { resolvePath, slicer } from './resolve.js'
 import { readChunks, chunkSpans } from './read-pipeline.js'
 import { bufferPool, createTransport, defaultStateDir, stateLocation, toStream } from '#platform'
@@ -42,6 +43,9 @@ import { sha256Hex, sha256HexSync, createSha256 } from '#sha256'
  * @param {boolean} [opts.http2=true] offer HTTP/2 to https mirrors (Node)
  * @param {number} [opts.pipeline=8] answers one HTTP/1.1 connection to an http mirror may have
  *   outstanding (pipelining, once the mirror has kept a connection alive); 1: none (Node)
+ * @param {string|string[]} [opts.identity] a private tree's reader (FORMAT.md §12.8): the text of an age
+ *   identity file (AGE-SECRET-KEY-1… lines), or several; kept in memory only. Without one a private
+ *   tree is ROTREE_NO_ACCESS
  */
 export async function openTree (address, opts = {}) {
   const tree = new Tree(address, opts)
@@ -76,7 +80,9 @@ export class Tree {
     this.roots = new RootStore({
       publicKey, anchor, name, id, mirrors: this.mirrors, state: this.state, now: this.opts.now,
       skewMs: this.opts.skewMs, graceMs: this.opts.graceMs, settleMs: this.opts.fsinfoSettleMs,
-      prefetch: opts.prefetchRoot === false ? undefined : ref => { this.blobs.get(ref, 'dir').catch(() => {}) } // a failure shows when the page is read
+      prefetch: opts.prefetchRoot === false ? undefined : ref => { this.blobs.get(ref, 'dir').catch(() => {}) }, // a failure shows when the page is read
+      // a private tree's keyring: a plain blob, checked by hash and size, not kept in the cache
+      openPrivate: rootOpener({ identities: parseIdentities(opts.identity), fetchKeyring: ref => this.blobs.get({ hash: ref.hash, size: ref.size }, 'data', false) })
     })
     // shared with snapshot() views (they inherit this object, so counts land here)
     this.counters = { localFaults: 0 } // blobs in opts.blobCache that failed verification

@@ -287,7 +287,7 @@ export function advanceState (seen, info, roles, signers = countSigners(info, ro
     if (!trust || trust.seq < seen.trust.seq) throw new RollbackError(`fsinfo.json is under trust document ${trust ? trust.seq : '(none)'}, older than ${seen.trust.seq} already seen`)
     sameTrustDocument(seen.trust, trust)
   }
-  const rel = { signers: [...signers.release].sort(), seq: info.release.seq, root: info.release.root.hash }
+  const rel = { signers: [...signers.release].sort(), seq: info.release.seq, root: info.release.root.hash ?? info.release.root.private } // a private release: its commitment (FORMAT.md §12.8)
   const ts = { signers: [...signers.timestamp].sort(), seq: info.seq, release: info.releaseHash }
   const held = (prev, role) => prev && prev.signers.some(k => role.keys.includes(k)) ? prev : null
   const prevRel = held(seen?.release, roles.release)

@@ -22,7 +22,7 @@
 // the answer is judged by trust/roles.js (rules 11, 14 and 2) and its
 // sequences by advanceState (rule 13), persisted per address id (anchor and
 // name). Version 1 takes the path it always took.
-import { allFailed, ThresholdError, MIRROR_FAULT_CODES } from '../errors.js'
+import { allFailed, ThresholdError, MIRROR_FAULT_CODES, NoAccessError } from '../errors.js'
 import { verifyFsinfo, checkFreshness, isExpired, rankRoots, hasFork, staleMirrors, compareRoots } from './verify.js'
 import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from '../format/fsinfo-v2.js'
 import { refOfReleaseRoot } from '../format/ref.js'
@@ -46,8 +46,11 @@ export class RootStore {
    * @param {(rootRef: object) => void} [o.prefetch] told the root page's ref of each
    *   answer that verified and is newer than the accepted root, before the
    *   rollback state and the other mirrors are consulted (see _refresh)
+   * @param {(info: object) => Promise<{ ref: object, mtime: number }>} [o.openPrivate] a private
+   *   tree's root, opened with the reader's identity (access/open-root.js); without it a private
+   *   tree is ROTREE_NO_ACCESS
    */
-  constructor ({ publicKey, anchor = { kind: 'key', key: publicKey }, name = '', id = publicKey, mirrors, state, now, skewMs, graceMs, settleMs, prefetch }) {
+  constructor ({ publicKey, anchor = { kind: 'key', key: publicKey }, name = '', id = publicKey, mirrors, state, now, skewMs, graceMs, settleMs, prefetch, openPrivate }) {
     this.publicKey = publicKey
     this.anchor = anchor
     this.name = name
@@ -60,6 +63,7 @@ export class RootStore {
     this.graceMs = graceMs
     this.settleMs = settleMs
     this.prefetch = prefetch
+    this.openPrivate = openPrivate
     /** The accepted fsinfo record (verifyFsinfo's value + the mirror it came from); a new object per adopted root. */
     this.record = null
     this.lateError = null // the last failure while adopting a late answer (a StateError), for stats
@@ -119,7 +123,7 @@ export class RootStore {
       // request: a blob is checked against its own handle whatever named it
       // (docs/TRUST.md rule 3), and nothing reads the page but under a root
       // that was accepted. A root that loses costs one request.
-      if (this.prefetch && !prefetched.has(value.root.hash) && (this.record === null || compareRoots(value, this.record) > 0)) {
+      if (this.prefetch && value.root !== null && !prefetched.has(value.root.hash) && (this.record === null || compareRoots(value, this.record) > 0)) {
         prefetched.add(value.root.hash)
         this.prefetch(value.root)
       }
@@ -202,7 +206,16 @@ export class RootStore {
     }
     const trust = this.trust.doc
     const { roles, signers } = verifyFsinfoV2(info, { anchor: this.anchor, name: this.name, trust, now, skewMs: this.skewMs, graceMs: this.graceMs, checkFreshness })
-    return rootRecordV2(info, { roles, signers, trust, key: this.publicKey, anchor: anchorText(this.anchor), raw: bytes })
+    const record = rootRecordV2(info, { roles, signers, trust, key: this.publicKey, anchor: anchorText(this.anchor), raw: bytes })
+    if (info.access === null) return record
+    // a private tree (FORMAT.md §12.8): an answer this reader may not read is still a valid,
+    // signed root, ranked like any other; if it is the newest, refresh() says so (_adopt)
+    try {
+      return await openPrivateRecord(record, this.openPrivate)
+    } catch (err) {
+      if (err.code !== 'ROTREE_NO_ACCESS') throw err
+      return { ...record, noAccess: err }
+    }
   }
 
   /** An answer that arrived after refresh() returned: adopted when newer, reported when behind. */
@@ -249,6 +262,12 @@ export class RootStore {
           continue
         }
         for (const s of staleMirrors(candidates, chosen)) fault(s.mirror, s.err)
+        if (value.noAccess) {
+          // the newest root is one this reader's identity does not open (a private tree it was
+          // removed from, or never given): no older root is read on in its place
+          this.record = null
+          throw value.noAccess
+        }
         const cur = this.record
         const changed = cur === null || cur.root.hash !== value.root.hash
         const order = cur === null ? 1 : compareRoots(value, cur)
@@ -284,8 +303,10 @@ export function rootRecordV2 (info, { roles, signers, trust, key, anchor, raw })
     issuedMs: info.issuedMs,
     expiresMs: info.expiresMs,
     untilMs: Math.min(info.expiresMs, info.release.expiresMs, trust ? trust.expiresMs : Infinity),
-    root: refOfReleaseRoot(info.release.root),
-    rootMtime: info.release.root.mtime,
+    // a private release names its root by a commitment: filled in by openPrivateRecord
+    root: info.access === null ? refOfReleaseRoot(info.release.root) : null,
+    rootMtime: info.access === null ? info.release.root.mtime : null,
+    private: info.access !== null,
     release: { seq: info.release.seq, expires: info.release.expires, expiresMs: info.release.expiresMs, hash: info.releaseHash },
     trust: info.trust, // { seq, hash } of the document it is signed under, or null (a single-key tree)
     trustText: trust ? trust.text : undefined,
@@ -294,6 +315,18 @@ export function rootRecordV2 (info, { roles, signers, trust, key, anchor, raw })
     roles,
     signers // the keys that counted, by role (advanceState keeps a sequence while one of them holds its role)
   }
+}
+
+/**
+ * A private tree's root record with its root filled in (FORMAT.md §12.8): the
+ * root ref and mtime the keyring gives this reader, checked against the
+ * release's commitment (access/open-root.js). ROTREE_NO_ACCESS without an opener.
+ * @param {object} record rootRecordV2 of an fsinfo.json with `access` @param {Function} [openPrivate]
+ */
+export async function openPrivateRecord (record, openPrivate) {
+  if (!openPrivate) throw new NoAccessError('the tree is private and this reader was given no identity to read it with')
+  const { ref, mtime } = await openPrivate(record.info)
+  return { ...record, root: ref, rootMtime: mtime }
 }
 
 /** The persisted state after accepting `value` (docs/TRUST.md rule 13); null: nothing new to write. */
@@ -307,7 +340,8 @@ function nextStateV2 (seen, value) {
 /** The public shape of an accepted record. */
 export function infoOf (r) {
   if (!r) return r
-  const info = { key: r.key, seq: r.seq, issued: r.issued, expires: r.expires, root: r.root.hash, rootSize: r.root.storedSize ?? r.root.size, rootMtime: r.rootMtime, mirror: r.mirror }
+  const info = { key: r.key, seq: r.seq, issued: r.issued, expires: r.expires, root: r.root?.hash ?? null, rootSize: r.root ? r.root.storedSize ?? r.root.size : null, rootMtime: r.rootMtime, mirror: r.mirror }
   if (r.version !== 2) return info
-  return { version: 2, anchor: r.anchor, name: r.name, ...info, releaseSeq: r.release.seq, releaseExpires: r.release.expires, trustSeq: r.trust?.seq ?? null }
+  const v2 = { version: 2, anchor: r.anchor, name: r.name, ...info, releaseSeq: r.release.seq, releaseExpires: r.release.expires, trustSeq: r.trust?.seq ?? null }
+  return r.private ? { ...v2, private: true, epoch: r.info.access.epoch } : v2
 }
