@@ -22,7 +22,8 @@ import { historyEntries, collectGarbage } from '../lib/published/index.js'
 import { decodeRoot, rootContext, verifyHistoryRoot } from '../lib/published/signed-roots.js'
 import { decodeUnsigned, withOutLock } from './sign.js'
 import { isUnsignedRelease, readUnsignedRelease } from './release.js'
-import { refOfReleaseRoot } from 'rotree-client/format'
+import { keylessRoot } from 'rotree-client/format'
+import { rootId } from '../lib/published/walk-root.js'
 import { UNSIGNED_FILE } from '../lib/published/publish.js'
 
 /**
@@ -52,7 +53,7 @@ export async function gc (out, { keep, graceMs = 3600e3, dryRun = false, now = D
     })
     return {
       dryRun, keep, graceMs,
-      roots: roots.map(r => ({ seq: r.seq, root: r.ref.hash, why: r.why, complete: r.complete })),
+      roots: roots.map(r => ({ seq: r.seq, root: r.ref.hash, ...(r.ref.manifest ? { private: true } : {}), why: r.why, complete: r.complete })),
       reachable: res.reached.size,
       blobs: res.blobs,
       deleted: res.deleted,
@@ -66,7 +67,7 @@ export async function gc (out, { keep, graceMs = 3600e3, dryRun = false, now = D
 async function keptRoots (out, { keep, graceMs, now, warn }) {
   const byRoot = new Map() // root hash → { seq, ref, why: [] }
   const add = (info, why) => {
-    const k = info.root.hash
+    const k = rootId(info.root)
     const r = byRoot.get(k) ?? { seq: info.seq, ref: info.root, why: [] }
     r.seq = Math.max(r.seq, info.seq)
     if (!r.why.includes(why)) r.why.push(why)
@@ -93,11 +94,11 @@ async function keptRoots (out, { keep, graceMs, now, warn }) {
     if (!decoded) { warn(`ignoring history/${h.seq}.json: ${h.error?.message ?? 'not a fsinfo.json'}`); continue }
     const retiredMs = newer?.publishedMs
     newer = h
-    const why = distinct.size < keep || distinct.has(decoded.root.hash) ? `last ${keep}` : now - retiredMs < graceMs ? 'grace' : null
+    const why = distinct.size < keep || distinct.has(rootId(decoded.root)) ? `last ${keep}` : now - retiredMs < graceMs ? 'grace' : null
     if (!why) continue
     let info
     try { info = verifyHistoryRoot(h, ctx) } catch (err) { warn(`ignoring history/${h.seq}.json: ${err.message}`); continue }
-    if (why !== 'grace') distinct.add(info.root.hash)
+    if (why !== 'grace') distinct.add(rootId(info.root))
     add(info, why)
   }
   if (current) add(current, 'current')
@@ -117,7 +118,7 @@ async function readPending (out) {
   try { bytes = await fs.readFile(path.join(out, UNSIGNED_FILE)) } catch (err) { if (err.code === 'ENOENT') return null; throw err }
   if (isUnsignedRelease(bytes)) {
     const { release, key } = readUnsignedRelease(bytes)
-    return { version: 2, seq: release.seq, root: refOfReleaseRoot(release.root), key, name: release.name }
+    return { version: 2, seq: release.seq, root: keylessRoot(release), key, name: release.name }
   }
   const u = decodeUnsigned(bytes)
   return { version: 1, seq: u.seq, root: { hash: u.root, size: u.rootSize }, key: u.key }

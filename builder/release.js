@@ -16,15 +16,14 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { BadFormatError, BadKeyError, BadSignatureError, ExpiredError, ThresholdError, UsageError, RetiredError, RollbackError } from 'rotree-client/errors'
-import { encodeFsinfoV2, decodeFsinfoV2, decodeRelease, releaseMessage, parseObject, jsonText, object, hex64, refOfReleaseRoot } from 'rotree-client/format'
+import { encodeFsinfoV2, decodeFsinfoV2, decodeRelease, releaseMessage, parseObject, jsonText, object, hex64 } from 'rotree-client/format'
 import { verifyFsinfoV2, singleKeyRoles, trustHash, validSigners, parseFragment } from 'rotree-client/trust'
 import { checkFreshness, DEFAULT_SKEW_MS } from 'rotree-client/verify'
 import { nextSeq, lastSeq, publishSeq, publishFsinfo, readPublishedAny, writeUnsignedFile, removeUnsigned, UNSIGNED_FILE } from '../lib/published/publish.js'
 import { walkLocal } from '../lib/published/pages.js'
-import { walkLocalManifest } from '../lib/published/manifest.js'
 import { StatBlobStore } from '../lib/published/blob-store.js'
 import { readPrivate, writePrivate, accessFor, rememberRoot, keyringCurrent } from './private-tree.js'
-import { buildManifest, fromHex } from 'rotree-client/format'
+import { buildManifest, fromHex, keylessRoot } from 'rotree-client/format'
 import { storedSizeOf } from 'rotree-client/verify'
 import { unwrapRoot } from 'rotree-client/access'
 import { verifyRoot } from '../lib/published/signed-roots.js'
@@ -150,16 +149,13 @@ export function signFsinfoV2 ({ release, trust, name, seq, now, ttlMs, timestamp
 export async function checkPublishable (out, text, { anchor, name, trust, now, present = false, epochKey = null }) {
   const info = decodeFsinfoV2(text)
   verifyFsinfoV2(info, { anchor: parseFragment(anchor).anchor, name, trust, now, skewMs: DEFAULT_SKEW_MS, graceMs: 0, checkFreshness })
-  if (info.access !== null) {
-    // a private release: its readers unwrap this root and check it against the commitment
-    if (epochKey !== null) await unwrapRoot(fromHex(epochKey), info.access.root, info.release.root.private)
-    // the keyring and every blob of the manifest, in OUT/h: what a keyless mirror copies
-    const n = await walkLocalManifest(out, info.release.manifest, { extra: [info.access.keyring], checkData: !present })
-    return { info, blobs: n }
-  }
+  // a private release: its readers unwrap this root and check it against the commitment (FORMAT.md §12.8)
+  if (info.access !== null && epochKey !== null) await unwrapRoot(fromHex(epochKey), info.access.root, info.release.root.private)
+  if (present && info.access === null) return { info, blobs: null }
+  // pages from this disk: a few loads at once keep up, and hold few decoded pages (P13's peak); a
+  // private release's manifest pages and keyring, which a keyless mirror copies, are read even for a build
+  const reached = await walkLocal(out, keylessRoot(info.release, info.access), { concurrency: 4, checkData: !present })
   if (present) return { info, blobs: null }
-  // pages from this disk: a few loads at once keep up, and hold few decoded pages (P13's peak)
-  const reached = await walkLocal(out, refOfReleaseRoot(info.release.root), { concurrency: 4 })
   return { info, blobs: reached.size }
 }
 

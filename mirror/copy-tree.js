@@ -28,7 +28,8 @@
 // count: a tree of thousands of small blobs then fills the link instead of
 // waiting on 8 round trips at a time. The walk waits while the gate is
 // full, so what it holds stays bounded.
-import { walkTree, readAheadGate } from 'rotree-client/tree'
+import { readAheadGate } from 'rotree-client/tree'
+import { walkRoot } from '../lib/published/walk-root.js'
 import { storedSizeOf } from 'rotree-client/verify'
 import { pageLoader, localDataFault, atPath, blobPath } from '../lib/published/index.js'
 import { fetchVerified } from './fetch.js'
@@ -71,7 +72,8 @@ export class TreeCopy {
   /** Walk `root`; resolves when every blob is in place, or throws the first failure. */
   async run (root) {
     try {
-      await walkTree(root, (ref, kind) => this.load(ref, kind), (ref, kind, p) => this.onRef(ref, kind, p), { concurrency: PAGE_BREADTH })
+      // a private release: its manifest's pages, every blob they list and the keyring (FORMAT.md §12.8)
+      await walkRoot(root, (ref, kind) => this.load(ref, kind), (ref, kind, p) => this.onRef(ref, kind, p), { concurrency: PAGE_BREADTH })
     } catch (err) {
       this.fail(err)
     }
@@ -96,7 +98,7 @@ export class TreeCopy {
 
   load (ref, kind) {
     if (this.failed) return Promise.reject(this.failed)
-    this.walked.add((kind === 'dir' ? 'd' : 'c') + ref.hash)
+    this.walked.add((kind === 'dir' ? 'd' : kind === 'manifest' ? 'm' : 'c') + ref.hash)
     const p = this.pages(ref, kind)
     this.loads.add(p); p.catch(() => {}).finally(() => this.loads.delete(p))
     return p

@@ -23,7 +23,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { localChunkFault, storedSizeOf } from 'rotree-client/verify'
-import { walkTree } from 'rotree-client/tree'
+import { walkRoot } from '../lib/published/walk-root.js'
 import { lockDir, pageLoader, historyEntries } from '../lib/published/index.js'
 import { verifyHistoryRoot } from '../lib/published/signed-roots.js'
 import { scrub } from './scrub.js'
@@ -123,7 +123,7 @@ async function walkCurrent (dir, info, s, repairer, r, walked) {
   const local = pageLoader(dir, repairer ? { onDamage: (ref, kind) => repairer.fix(ref, kind) } : {})
   // a page the scrub found bad (unreadable, too) goes straight to repair
   const load = repairer ? (ref, kind) => s.blobs.get(ref.hash)?.ok === false ? repairer.fix(ref, kind) : local(ref, kind) : local
-  await walkTree(info.root, load, (ref, kind, p) => {
+  await walkRoot(info.root, load, (ref, kind, p) => {
     if (!reached.has(ref.hash)) { reached.add(ref.hash); r.blobs.reachable++; r.blobs.reachableBytes += storedSizeOf(ref) }
     const st = s.blobs.get(ref.hash)
     const fault = st?.ok ? localChunkFault(st.size, ref) : null
@@ -162,7 +162,7 @@ async function walkHistory (dir, fi, s, r, walked) {
     }
     r.history.roots++
     if (fi.info && h.seq > fi.info.seq) fi.newerInHistory = Math.max(fi.newerInHistory ?? 0, h.seq)
-    await walkTree(h.root, load, ref => { older.add(ref.hash) }, { walked, onLoadError: () => {} })
+    await walkRoot(h.root, load, ref => { older.add(ref.hash) }, { walked, onLoadError: () => {} })
   }
   if (r.history.bad.length) r.warnings.push(`${r.history.bad.length} history file(s) do not verify: ${r.history.bad.map(b => `${b.seq}.json (${b.code})`).join(', ')}`)
   // history/<seq>.json is written just before the rename of fsinfo.json (lib/published/publish.js),

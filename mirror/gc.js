@@ -15,6 +15,7 @@
 // DIR/trust); only h/ is swept, so trust/ and history/ are never touched.
 import { historyEntries, collectGarbage } from '../lib/published/index.js'
 import { rootContext, verifyHistoryRoot } from '../lib/published/signed-roots.js'
+import { rootId } from '../lib/published/walk-root.js'
 
 /**
  * @param {string} dir
@@ -31,14 +32,14 @@ import { rootContext, verifyHistoryRoot } from '../lib/published/signed-roots.js
  */
 export async function collect (dir, { context, publicKey, keep, current, previous = null, reachable = new Set(), walked = new Set(), warn = () => {}, jobs = 8, fsync = true }) {
   const kept = [{ seq: current.seq, ref: current.root }]
-  const roots = new Set([current.root.hash])
+  const roots = new Set([rootId(current.root)])
   const summary = () => kept.map(k => ({ seq: k.seq, root: k.ref.hash }))
   const skip = reason => {
     warn(`gc: ${reason}`)
     return { kept: summary(), deleted: 0, deletedBytes: 0, skipped: reason }
   }
-  if (previous && keep > 1 && !roots.has(previous.root.hash)) {
-    kept.push({ seq: previous.seq, ref: previous.root }); roots.add(previous.root.hash)
+  if (previous && keep > 1 && !roots.has(rootId(previous.root))) {
+    kept.push({ seq: previous.seq, ref: previous.root }); roots.add(rootId(previous.root))
   }
   let ctx = null
   for await (const h of historyEntries(dir)) { // newest first; read and checked only as far as needed
@@ -48,8 +49,8 @@ export async function collect (dir, { context, publicKey, keep, current, previou
     try { info = verifyHistoryRoot(h, ctx) } catch (err) {
       return skip(`history/${h.seq}.json does not verify (${err.code ?? err.message}); not collecting`)
     }
-    if (roots.has(info.root.hash)) continue
-    roots.add(info.root.hash)
+    if (roots.has(rootId(info.root))) continue
+    roots.add(rootId(info.root))
     kept.push({ seq: h.seq, ref: info.root })
   }
   const res = await collectGarbage(dir, { roots: kept, reached: reachable, walked, jobs, fsync, onIncomplete: () => 'stop' })

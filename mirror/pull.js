@@ -59,7 +59,7 @@ export async function pull (o) {
     const store = await prepare(dir, fsync)
     // connections for the many requests a copy keeps in flight (copy-tree.js); the scheduler bounds them
     // the root page is copied raw with the rest (copy-tree.js): no decoded copy asked for ahead of it
-    const tree = await openTree(address, { ...reader, prefetchRoot: false, concurrency: jobs ?? reader.concurrency ?? CONCURRENCY })
+    const tree = await openTree(address, { ...reader, prefetchRoot: false, keyless: true, concurrency: jobs ?? reader.concurrency ?? CONCURRENCY })
     try {
       const { info, local, newer } = await checkSource(tree, dir, fsync, warn)
       const r = {

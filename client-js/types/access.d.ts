@@ -28,5 +28,15 @@ export declare function walkManifest (
   top: { hash: string, size: number },
   load: (ref: { hash: string, size: number }) => Promise<Uint8Array>,
   onBlob: (blob: { hash: string, size: number }) => void | Promise<void>,
-  o?: { onPage?: (ref: { hash: string, size: number }) => void, concurrency?: number }
+  o?: { onPage?: (ref: { hash: string, size: number }) => void | Promise<void>, onLoadError?: (ref: { hash: string, size: number }, err: Error) => void, walked?: Set<string>, concurrency?: number }
 ): Promise<number>
+/** A private release's keyring, manifest pages and blobs, with walkTree's arguments (kinds 'data' and 'manifest'). */
+export declare function walkPrivateRoot (
+  root: { hash: string, size: number, manifest: true, keyring: { hash: string, size: number } | null },
+  load: (ref: { hash: string, size: number }, kind: 'manifest') => Promise<Uint8Array>,
+  onRef: (ref: { hash: string, size: number }, kind: 'data' | 'manifest', path: string) => void | Promise<void>,
+  o?: { onLoadError?: (ref: object, kind: string, path: string, err: Error) => void, walked?: Set<string>, concurrency?: number }
+): Promise<void>
+/** The path reports give a blob known only from the manifest, and the keyring's. */
+export declare const MANIFEST_PATH: string
+export declare const KEYRING_PATH: string

@@ -255,6 +255,8 @@ export declare function writeRef (w: Writer, ref: Ref, version: 1 | 2): void
 export declare function refOf (c: Ref): Ref
 /** A version-2 release's root (FORMAT.md §12.3) as a decoded ref. */
 export declare function refOfReleaseRoot (root: Pick<ReleaseRoot, 'hash' | 'size' | 'codec' | 'decodedSize'>): Ref
+/** A release's root as a tool without reader keys walks it: refOfReleaseRoot's, or a private release's manifest and keyring (FORMAT.md §12.8). */
+export declare function keylessRoot (release: { root: object, manifest?: { hash: string, size: number } | null }, access?: { keyring: { hash: string, size: number } } | null): Ref | { hash: string, size: number, manifest: true, keyring: { hash: string, size: number } | null }
 
 // entry.js: FORMAT.md §4.2
 export declare const KIND: { readonly INLINE: 1, readonly CHUNKS: 2, readonly INDEX: 3, readonly DIR: 4, readonly SYMLINK: 5 }

@@ -86,6 +86,8 @@ export interface TreeOptions {
   prefetchRoot?: boolean
   /** A private tree's reader: the text of an age identity file (AGE-SECRET-KEY-1… lines), or several; kept in memory only. */
   identity?: string | string[]
+  /** a reader that copies blobs raw (pull): a private tree's root is not opened, no identity needed */
+  keyless?: boolean
   /** the clock, ms (tests) */
   now?: () => number
   transport?: Transport

@@ -101,6 +101,8 @@ export declare const VERIFIERS: Readonly<{
   data: (bytes: Uint8Array, ref: Ref) => Promise<Uint8Array>
   dir: (bytes: Uint8Array, ref: Ref) => Promise<DirPage>
   cindex: (bytes: Uint8Array, ref: Ref) => Promise<ChunkIndex>
+  /** a private release's manifest page (FORMAT.md §12.8): a plain blob, by hash and size */
+  manifest: (bytes: Uint8Array, ref: Ref) => Promise<Uint8Array>
 }>
 /** docs/TRUST.md rule 5: what a directory's top page must hold, from the entry naming it. */
 export declare function dirExpectation (dirEntry?: { size?: number }): PagePlacement

@@ -6,7 +6,7 @@
 // Callers hold the folder lock.
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { walkTree } from 'rotree-client/tree'
+import { walkRoot as walkAnyRoot } from './walk-root.js'
 import { limiter } from 'rotree-client/fetch'
 import { HEX64, TMP_PREFIX, syncDir } from './blob-store.js'
 import { pageLoader } from './pages.js'
@@ -46,7 +46,7 @@ export async function collectGarbage (dir, o) {
 // everything around the hole; the first such error is returned.
 async function walkRoot (root, load, reached, walked, jobs) {
   let first = null
-  await walkTree(root.ref, load, ref => { reached.add(ref.hash) }, {
+  await walkAnyRoot(root.ref, load, ref => { reached.add(ref.hash) }, {
     walked,
     concurrency: jobs,
     onLoadError: (ref, kind, p, err) => { first ??= err }

@@ -9,7 +9,7 @@
 import fs from 'node:fs/promises'
 import { VERIFIERS, localChunkFault, storedSizeOf } from 'rotree-client/verify'
 import { DAMAGE_CODES, RotreeError } from 'rotree-client/errors'
-import { walkTree } from 'rotree-client/tree'
+import { walkRoot } from './walk-root.js'
 import { readLocal, blobPath, missingBlob } from './blob-store.js'
 
 const PAGE_NAMES = { dir: 'directory page', cindex: 'chunk index' }
@@ -115,7 +115,7 @@ export function atPath (err, p, ref) {
  */
 export async function walkLocal (dir, root, { load = pageLoader(dir), onRef = () => {}, checkData = true, reached = new Set(), concurrency } = {}) {
   const sizes = new Map() // hash → its size on disk, stat'ed once
-  await walkTree(root, load, async (ref, kind, p) => {
+  await walkRoot(root, load, async (ref, kind, p) => {
     reached.add(ref.hash)
     if (kind === 'data' && checkData) {
       const size = sizes.get(ref.hash)

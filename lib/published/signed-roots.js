@@ -18,7 +18,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { verifyFsinfoSignature } from 'rotree-client/verify'
 import { ThresholdError, BadFormatError } from 'rotree-client/errors'
-import { decodeFsinfo, fsinfoVersion, decodeFsinfoV2, decodeTrustDoc, MAX_TRUST_DOC, refOfReleaseRoot } from 'rotree-client/format'
+import { decodeFsinfo, fsinfoVersion, decodeFsinfoV2, decodeTrustDoc, MAX_TRUST_DOC, keylessRoot } from 'rotree-client/format'
 import { trustHash, verifyFsinfoV2, verifyHistoryEntryV2, checkLoneKey, parseFragment, walkChain } from 'rotree-client/trust'
 import { readRegular } from '../open-regular.js'
 
@@ -39,7 +39,8 @@ export function decodeRoot (bytes) {
     return { version: 1, seq: info.seq, root: info.root, name: '', trust: null, key: info.key, info }
   }
   const info = decodeFsinfoV2(bytes)
-  return { version: 2, seq: info.seq, root: refOfReleaseRoot(info.release.root), name: info.name, trust: info.trust, key: null, info }
+  // a private release: its manifest and keyring, which need no key (FORMAT.md §12.8)
+  return { version: 2, seq: info.seq, root: keylessRoot(info.release, info.access), name: info.name, trust: info.trust, key: null, info }
 }
 
 /**

@@ -4,5 +4,5 @@
 export { recipientKey, identityScalar, recipientOf, encodeEpoch, decodeEpoch, openKeyring } from './keyring.js'
 export { sealKeyring } from './keyring-seal.js'
 export { encodeRootRef, decodeRootRef, rootCommit, wrapRoot, unwrapRoot } from './root-wrap.js'
-export { walkManifest } from './manifest-walk.js'
+export { walkManifest, walkPrivateRoot, MANIFEST_PATH, KEYRING_PATH } from './manifest-walk.js'
 export { parseIdentities, rootOpener } from './open-root.js'

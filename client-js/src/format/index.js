@@ -13,7 +13,7 @@ export { toHex, fromHex, utf8, decodeUtf8, concat, compareBytes, equalBytes, Wri
 export { nextCut, LEAD_CHUNK, LEAD_MIN_FILE, leadCut, chunkLengths } from './cdc.js'
 export { GEAR } from './gear.js'
 export { groupByContent, hashCut } from './group.js'
-export { VERSIONS, versionOf, readRef, writeRef, refOf, refOfReleaseRoot } from './ref.js'
+export { VERSIONS, versionOf, readRef, writeRef, refOf, refOfReleaseRoot, keylessRoot } from './ref.js'
 export { KIND, checkName, writeEntry, readEntry, entryRefs } from './entry.js'
 export { LEAF_MAGIC, INDEX_MAGIC, decodeDirPage, encodeDirPage, encodeLeaf, encodeIndex, encodeEntry, buildDirectory } from './dirpage.js'
 export { CINDEX_MAGIC, decodeChunkIndex, encodeChunkIndex, buildFileBody } from './chunkindex.js'

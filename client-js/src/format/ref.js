@@ -110,3 +110,16 @@ export function refOfReleaseRoot (root) {
   if (root.codec === 'none' && root.decodedSize !== root.size) throw new BadFormatError('an uncompressed root has decodedSize ≠ size')
   return { hash: root.hash, size: root.decodedSize, storedSize: root.size, codec: root.codec }
 }
+
+/**
+ * The root of a version-2 release as a tool without reader keys walks it:
+ * refOfReleaseRoot for a public release; for a private one (FORMAT.md
+ * §12.8) its manifest's top page, marked `manifest`, with the keyring
+ * fsinfo.json's `access` names (null for a release not published yet).
+ * @param {{ root: object, manifest?: { hash: string, size: number } | null }} release
+ * @param {{ keyring: { hash: string, size: number } } | null} [access]
+ */
+export function keylessRoot (release, access = null) {
+  if (release.root.private === undefined) return refOfReleaseRoot(release.root)
+  return { hash: release.manifest.hash, size: release.manifest.size, manifest: true, keyring: access ? { hash: access.keyring.hash, size: access.keyring.size } : null }
+}

@@ -46,6 +46,8 @@ import { sha256Hex, sha256HexSync, createSha256 } from '#sha256'
  * @param {string|string[]} [opts.identity] a private tree's reader (FORMAT.md §12.8): the text of an age
  *   identity file (AGE-SECRET-KEY-1… lines), or several; kept in memory only. Without one a private
  *   tree is ROTREE_NO_ACCESS
+ * @param {boolean} [opts.keyless=false] a reader that copies blobs raw (rotree pull): a private tree's
+ *   fsinfo.json is verified, its root not opened (rootRecord.root is null), no identity needed
  */
 export async function openTree (address, opts = {}) {
   const tree = new Tree(address, opts)
@@ -82,6 +84,7 @@ export class Tree {
       skewMs: this.opts.skewMs, graceMs: this.opts.graceMs, settleMs: this.opts.fsinfoSettleMs,
       prefetch: opts.prefetchRoot === false ? undefined : ref => { this.blobs.get(ref, 'dir').catch(() => {}) }, // a failure shows when the page is read
       // a private tree's keyring: a plain blob, checked by hash and size, not kept in the cache
+      keyless: opts.keyless === true,
       openPrivate: rootOpener({ identities: parseIdentities(opts.identity), fetchKeyring: ref => this.blobs.get({ hash: ref.hash, size: ref.size }, 'data', false) })
     })
     // shared with snapshot() views (they inherit this object, so counts land here)

@@ -49,8 +49,10 @@ export class RootStore {
    * @param {(info: object) => Promise<{ ref: object, mtime: number }>} [o.openPrivate] a private
    *   tree's root, opened with the reader's identity (access/open-root.js); without it a private
    *   tree is ROTREE_NO_ACCESS
+   * @param {boolean} [o.keyless=false] a reader that copies blobs raw (pull): a private tree's root
+   *   is not opened (its record's root stays null), and not being one of its readers is no error
    */
-  constructor ({ publicKey, anchor = { kind: 'key', key: publicKey }, name = '', id = publicKey, mirrors, state, now, skewMs, graceMs, settleMs, prefetch, openPrivate }) {
+  constructor ({ publicKey, anchor = { kind: 'key', key: publicKey }, name = '', id = publicKey, mirrors, state, now, skewMs, graceMs, settleMs, prefetch, openPrivate, keyless = false }) {
     this.publicKey = publicKey
     this.anchor = anchor
     this.name = name
@@ -64,6 +66,7 @@ export class RootStore {
     this.settleMs = settleMs
     this.prefetch = prefetch
     this.openPrivate = openPrivate
+    this.keyless = keyless
     /** The accepted fsinfo record (verifyFsinfo's value + the mirror it came from); a new object per adopted root. */
     this.record = null
     this.lateError = null // the last failure while adopting a late answer (a StateError), for stats
@@ -207,7 +210,7 @@ export class RootStore {
     const trust = this.trust.doc
     const { roles, signers } = verifyFsinfoV2(info, { anchor: this.anchor, name: this.name, trust, now, skewMs: this.skewMs, graceMs: this.graceMs, checkFreshness })
     const record = rootRecordV2(info, { roles, signers, trust, key: this.publicKey, anchor: anchorText(this.anchor), raw: bytes })
-    if (info.access === null) return record
+    if (info.access === null || this.keyless) return record
     // a private tree (FORMAT.md §12.8): an answer this reader may not read is still a valid,
     // signed root, ranked like any other; if it is the newest, refresh() says so (_adopt)
     try {
@@ -269,7 +272,7 @@ export class RootStore {
           throw value.noAccess
         }
         const cur = this.record
-        const changed = cur === null || cur.root.hash !== value.root.hash
+        const changed = cur === null || rootKey(cur) !== rootKey(value)
         const order = cur === null ? 1 : compareRoots(value, cur)
         if (order > 0 || (order === 0 && value.expiresMs > cur.expiresMs)) {
           this.record = { ...value, mirror }
@@ -316,6 +319,9 @@ export function rootRecordV2 (info, { roles, signers, trust, key, anchor, raw })
     signers // the keys that counted, by role (advanceState keeps a sequence while one of them holds its role)
   }
 }
+
+// which root a record reads: its root page, or (a private root not opened, a keyless reader) its release
+const rootKey = r => r.root?.hash ?? r.release.hash
 
 /**
  * A private tree's root record with its root filled in (FORMAT.md §12.8): the

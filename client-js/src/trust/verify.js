@@ -276,7 +276,8 @@ export function checkPagePlacement (page, { level, firstNameBytes, nextNameBytes
  * The verifier for each kind of blob: the chunk's bytes for 'data' (decoded,
  * for a compressed version-2 chunk), the decoded page or index for the rest.
  */
-export const VERIFIERS = Object.freeze({ data: verifyChunk, dir: verifyDirPage, cindex: verifyChunkIndex })
+// manifest: a private release's manifest page (FORMAT.md §12.8), a plain blob checked by hash and size
+export const VERIFIERS = Object.freeze({ data: verifyChunk, dir: verifyDirPage, cindex: verifyChunkIndex, manifest: verifyChunk })
 
 /**
  * docs/TRUST.md rule 5: what a directory's top page must hold, from the entry
