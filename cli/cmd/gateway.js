@@ -28,6 +28,9 @@ export default {
   async run ([addr], v, io) {
     const { createGatewayServer } = await import('../../gateway/index.js')
     const trees = {}
+    // private trees (FORMAT.md §12.8): every identity given (--identity, $ROTREE_IDENTITY, the remotes'),
+    // tried on each tree's keyring; the gateway decrypts for its clients (docs/GATEWAY.md)
+    const identities = []
     for (const t of v.tree ?? []) {
       const eq = t.indexOf('=')
       if (eq <= 0) throw new UsageError(`--tree wants NAME=ADDR, got ${JSON.stringify(t)}`)
@@ -37,10 +40,12 @@ export default {
       const r = await treeAddress(t.slice(eq + 1), { ...v, mirror: undefined })
       if (r.reader.mirrors.length) io.stderr.write(`rotree: warning: --tree ${name}: the remote's extra mirrors are not used under /${name}/, only its address\n`)
       trees[name] = r.address
+      identities.push(...(r.reader.identity ?? []))
     }
     if (addr === undefined && Object.keys(trees).length === 0) throw new UsageError('give a tree ADDR, or --tree NAME=ADDR')
     if (addr === undefined && v.mirror) throw new UsageError('--mirror adds mirrors to ADDR; there is no ADDR')
     const main = addr === undefined ? null : await treeAddress(addr, v)
+    identities.push(...(main?.reader.identity ?? readerOptions(v).identity ?? []))
     const port = v.port === undefined ? 8081 : Number(v.port)
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be 0..65535')
     const refreshSeconds = v.refresh === undefined ? 60 : positiveInt(v.refresh, 'refresh')
@@ -62,7 +67,7 @@ export default {
       allowHosts: v['allow-host'] ?? null,
       sandbox: !v['no-sandbox'],
       ...(v['access-log'] !== undefined ? { accessLog: v['access-log'] } : {}),
-      treeOptions: transportOptions(),
+      treeOptions: { ...transportOptions(), ...(identities.length ? { identity: [...new Set(identities)] } : {}) },
       // each log line may follow a root change: the expiry check runs after it
       log: { info: m => { io.stderr.write(m + '\n'); checkExpiry() }, error: m => io.stderr.write(m + '\n') }
     }

@@ -22,13 +22,13 @@ export default {
         io.stdout.write(JSON.stringify({
           total: h.total,
           entries: h.entries.map(e => e.ok
-            ? { seq: e.seq, ok: true, current: e.seq === current, issued: e.info.issued, expires: e.info.expires, root: e.info.root.hash, rootSize: e.info.root.size }
+            ? { seq: e.seq, ok: true, current: e.seq === current, issued: e.info.issued, expires: e.info.expires, ...(e.info.private ? { private: true, root: null, epoch: e.info.info.access.epoch } : { root: e.info.root.hash, rootSize: e.info.root.size }) }
             : { seq: e.seq, ok: false, code: e.code, message: e.message })
         }, null, 2) + '\n')
         return
       }
       for (const e of h.entries) {
-        if (e.ok) io.stdout.write(`seq ${e.seq}${e.seq === current ? ' (current)' : ''}  issued ${e.info.issued}  expires ${e.info.expires}  root ${e.info.root.hash}\n`)
+        if (e.ok) io.stdout.write(`seq ${e.seq}${e.seq === current ? ' (current)' : ''}  issued ${e.info.issued}  expires ${e.info.expires}  ${e.info.private ? `private, epoch ${e.info.info.access.epoch}` : `root ${e.info.root.hash}`}\n`)
         else io.stdout.write(`seq ${e.seq}  REFUSED ${e.code}: ${escapeText(e.message)}\n`)
       }
       if (h.total > h.entries.length) io.stdout.write(`(${h.total - h.entries.length} older; --limit ${h.total} lists all)\n`)
