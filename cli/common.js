@@ -9,6 +9,7 @@ import { defaultStateDir } from 'rotree-client/trust'
 import { parseIdentities } from 'rotree-client/access'
 import { readRemotes, splitRemoteRef, NAME_RE } from './remotes.js'
 import { expiryWarning } from './expiry.js'
+import { escapeText } from './escape.js'
 
 export const READER_OPTIONS = {
   mirror: { type: 'string', multiple: true, arg: 'URL', help: 'another mirror of the same tree (repeatable)' },
@@ -108,12 +109,17 @@ export function readerOptions (v, remoteMirrors = [], remoteIdentity) {
  */
 export async function treeTarget (addr, p, v, { path: want = 'optional', defaultPath = '/' } = {}) {
   // ADDR@SEQ: an old root of the tree, from its history (rotree log lists them)
-  const at = /^(.*#[^@]*)@(0|[1-9][0-9]{0,15})$/s.exec(addr)
+  // NAME@SEQ:PATH: the same through a remote
+  const at = /^(.*#[^@]*)@(0|[1-9][0-9]{0,15})$/s.exec(addr) ?? /^([a-z0-9][a-z0-9._-]*)@(0|[1-9][0-9]{0,15})(:.*)$/s.exec(addr)
   if (at) {
     if (want === 'none') throw new UsageError(`${addr}: this command takes the tree as it is now, not an old root (@SEQ)`)
-    return { ...(await treeTarget(at[1], p, v, { path: want, defaultPath })), atSeq: Number(at[2]) }
+    return { ...(await treeTarget(at[1] + (at[3] ?? ''), p, v, { path: want, defaultPath })), atSeq: Number(at[2]) }
   }
+  // --mirror NAME: a remote's address and its mirrors, as more mirrors of this tree
+  if (v.mirror?.some(m => splitRemoteRef(m) !== null)) v = { ...v, mirror: await mirrorsOf(v.mirror, v) }
   const ref = splitRemoteRef(addr)
+  // `127.0.0.1:8080/#KEY`, `mirror.example.org/pub/#KEY`: an address without its scheme, not a remote
+  if (ref !== null && addr.includes('#')) throw new UsageError(`${addr} has no scheme: did you mean http://${addr} (or https://…)?`)
   if (ref === null) {
     if (!addr.includes('#') && NAME_RE.test(addr) && (await readRemotes(stateDirOf(v)))[addr]) {
       throw new UsageError(`${addr} is a remote: write ${addr}:${p ?? '/'}`)
@@ -130,6 +136,20 @@ export async function treeTarget (addr, p, v, { path: want = 'optional', default
   if (p !== undefined) throw new UsageError(`${addr} already names the path: give NAME:PATH, or ADDR PATH, not both`)
   if (want === 'none' && ref.path !== '/') throw new UsageError(`${addr}: this command takes a whole tree (${ref.name}:), not a path in it`)
   return { address: r.address, path: want === 'none' ? undefined : ref.path, reader: readerOptions(v, r.mirrors, r.identity), remote: ref.name }
+}
+
+// each --mirror value: a URL as it is, or a remote (NAME:) as its address's URL and its own mirrors
+async function mirrorsOf (list, v) {
+  const remotes = await readRemotes(stateDirOf(v))
+  const out = []
+  for (const m of list) {
+    const ref = splitRemoteRef(m)
+    if (ref === null) { out.push(m); continue }
+    const r = remotes[ref.name]
+    if (!r) throw new UsageError(`--mirror ${m}: no remote named ${ref.name}`)
+    out.push(r.address.slice(0, r.address.indexOf('#')), ...r.mirrors)
+  }
+  return out
 }
 
 /**
@@ -160,8 +180,28 @@ export async function withTree (target, v, fn, { warn } = {}) {
       return await fn(view)
     }
     if (warn) { const w = expiryWarning(tree.rootRecord); if (w) warn(w) }
-    return await fn(tree)
+    const r = await fn(tree)
+    warnMirrorFaults(tree)
+    return r
   } finally { tree.close() }
+}
+
+/**
+ * The mirrors that failed during a command that still succeeded: one line
+ * each on stderr (a lying mirror must not go unmentioned because another one
+ * answered). Their answers were not used: every byte read was verified.
+ * @param {{ mirrors: { health(): object[] } }} tree
+ * @returns {{ mirror: string, faults: number, code: string, message: string }[]} what was reported (for --json)
+ */
+export function warnMirrorFaults (tree, stderr = process.stderr) {
+  const out = []
+  for (const m of tree.mirrors.health()) {
+    if (!m.faults) continue
+    const f = m.lastFault
+    out.push({ mirror: m.url, faults: m.faults, code: f?.code ?? 'ROTREE_INTERNAL', message: f?.message ?? '' })
+    stderr.write(`rotree: warning: mirror ${escapeText(m.url)} failed ${m.faults} time${m.faults === 1 ? '' : 's'} (last: ${f?.code}: ${escapeText(f?.message ?? '')}); its bad answers were discarded and asked of another mirror: every byte used was verified\n`)
+  }
+  return out
 }
 
 const fmtAge = ms => ms >= 86400e3 ? `${Math.floor(ms / 86400e3)} days` : ms >= 3600e3 ? `${Math.floor(ms / 3600e3)} h` : `${Math.max(0, Math.floor(ms / 60e3))} min`

@@ -50,7 +50,10 @@ function parse (cmd, rest) {
   for (const t of r.tokens) {
     if (t.kind !== 'option') continue
     const o = options[t.name]
-    if (!o) throw new UsageError(`unknown option ${t.rawName}`)
+    if (!o) {
+      const near = t.rawName.startsWith('--') ? nearest(t.name, Object.keys(options)) : null
+      throw new UsageError(`unknown option ${t.rawName}${near ? `: did you mean --${near}?` : ''}`)
+    }
     if (o.type === 'boolean' && t.value !== undefined) throw new UsageError(`option ${t.rawName} takes no value`)
     if (o.type === 'string') {
       const arg = defs[t.name]?.arg ?? 'VALUE'
@@ -69,7 +72,11 @@ export async function main (argv, io = { stdout: process.stdout, stderr: process
   if (!name || name === '--help' || name === '-h' || name === 'help') { (name ? io.stdout : io.stderr).write(await usage()); return name ? 0 : 2 }
   if (name === '--version') { io.stdout.write('rotree 0.1.0\n'); return 0 }
   const cmd = await loadCommand(name)
-  if (!cmd) { io.stderr.write(`rotree: unknown command ${escapeText(JSON.stringify(name))}\nrun rotree help for the list of commands\n`); return 2 }
+  if (!cmd) {
+    const near = nearest(name, COMMAND_NAMES)
+    io.stderr.write(`rotree: unknown command ${escapeText(JSON.stringify(name))}${near ? `: did you mean rotree ${near}?` : ''}\nrun rotree help for the list of commands\n`)
+    return 2
+  }
   const usageError = msg => {
     io.stderr.write(`rotree ${name}: ${escapeText(oneLine(msg))}\nusage: rotree ${cmd.usage}; run rotree ${name} --help\n`)
     return 2
@@ -96,6 +103,26 @@ export async function main (argv, io = { stdout: process.stdout, stderr: process
     if (debug) io.stderr.write((err.stack ?? String(err)) + '\n')
     return code === 'ROTREE_ABORTED' ? 130 : 1
   }
+}
+
+/** The command closest to a mistyped one (at most two edits, or a prefix), or null. */
+export function nearest (word, names) {
+  let best = null; let bestD = 3
+  for (const n of names) {
+    const d = n.startsWith(word) && word.length >= 2 ? 1 : editDistance(word, n)
+    if (d < bestD) { best = n; bestD = d }
+  }
+  return best
+}
+
+function editDistance (a, b) {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i]
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+    prev = cur
+  }
+  return prev[b.length]
 }
 
 function oneLine (s) { return String(s).replace(/\s*\n\s*/g, ' ') }

@@ -38,7 +38,7 @@ function formatVersion (v) {
 }
 
 export default {
-  usage: 'build SRC OUT (--key KEYFILE [--timestamp-key KEYFILE] | --unsigned [--pubkey HEX]) [--ttl 7d] [--format 1|2] [--name NAME] [--private --reader age1…… [--readers FILE]] [--exclude PATTERN]… [--skip-bad] [--watch]',
+  usage: 'build SRC OUT (--key KEYFILE [--timestamp-key KEYFILE] | --unsigned [--pubkey HEX]) [--ttl 7d] [--format 1|2] [--name NAME] [--private --reader age1… [--readers FILE]] [--exclude PATTERN]… [--skip-bad] [--watch]',
   summary: 'build or update the published folder OUT from directory SRC',
   positionals: [2, 2],
   options: {

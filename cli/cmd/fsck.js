@@ -5,7 +5,7 @@ import { parseFragment } from 'rotree-client/trust'
 import { fsck } from '../../mirror/fsck.js'
 import { blobSource } from '../../mirror/source.js'
 import { fmtBytes } from '../progress.js'
-import { READER_OPTIONS, readerOptions, positiveInt } from '../common.js'
+import { READER_OPTIONS, treeAddress, positiveInt } from '../common.js'
 import { expiryWarning } from '../expiry.js'
 
 export default {
@@ -14,9 +14,10 @@ export default {
   positionals: [1, 1],
   options: {
     key: { type: 'string', arg: 'ANCHOR[:NAME]', help: 'what follows # in the tree\'s address: the publisher\'s public key (64 hex) or t<trust document hash>, and the tree name (format 2); without it the folder\'s own claims are checked, with a warning' },
-    'repair-from': { type: 'string', arg: 'ADDR', help: 'fetch corrupt and missing blobs from this tree address (verified), then check again' },
+    'repair-from': { type: 'string', arg: 'ADDR', help: 'fetch corrupt and missing blobs from this tree address, or a remote (NAME:), verified, then check again' },
     mirror: { ...READER_OPTIONS.mirror, help: 'with --repair-from: another mirror to repair from (repeatable)' },
     timeout: READER_OPTIONS.timeout,
+    'state-dir': { ...READER_OPTIONS['state-dir'], help: 'with --repair-from NAME:: where the remote is saved' },
     jobs: { type: 'string', arg: 'N', help: 'hashing threads (default: CPUs - 1, at most 4; 1 hashes on the main thread)' },
     'no-fsync': { type: 'boolean', help: 'with --repair-from: do not fsync repaired blobs' },
     json: { type: 'boolean', help: 'print the report as JSON' }
@@ -30,11 +31,12 @@ export default {
     let keySource = 'given'
     let src = null
     if (v['repair-from']) {
-      const a = parseAddress(v['repair-from'])
+      // an address, or a remote (NAME:), with its mirrors
+      const { address, reader: ro } = await treeAddress(v['repair-from'], v)
+      const a = parseAddress(address)
       if (given && given.id !== a.id) throw new UsageError('--key and the anchor in --repair-from differ')
       if (!given) { given = a; keySource = 'address' }
-      const ro = readerOptions(v)
-      src = blobSource(v['repair-from'], { mirrors: ro.mirrors, timeoutMs: ro.timeoutMs })
+      src = blobSource(address, { mirrors: ro.mirrors, timeoutMs: ro.timeoutMs })
     }
     const tty = io.stderr.isTTY && !v.json
     let last = 0

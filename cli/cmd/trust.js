@@ -111,9 +111,13 @@ export default {
 
 // show OUT: the chain published in OUT and a pending document; show ADDR: what a reader accepts at that address
 async function show (target, v, io, t) {
-  if (/^https?:\/\//.test(target)) {
-    const { withTree } = await import('../common.js')
-    return withTree(target, v, async tree => {
+  const { splitRemoteRef } = await import('../remotes.js')
+  if (/^https?:\/\//.test(target) || splitRemoteRef(target) !== null) {
+    // an address, or a remote (NAME:)
+    const { withTree, treeAddress } = await import('../common.js')
+    const { address, reader } = await treeAddress(target, v)
+    target = address
+    return withTree({ address, reader }, v, async tree => {
       const rec = tree.current
       const info = tree.info
       const r = { address: target, version: info.version ?? 1, name: info.name ?? '', seq: info.seq, expires: info.expires, releaseSeq: info.releaseSeq, releaseExpires: info.releaseExpires, trustSeq: info.trustSeq ?? null, roles: rec.roles ?? null }

@@ -163,7 +163,10 @@ export interface MirrorHealth {
   url: string
   ok: number
   failed: number
+  /** failures that were faults (bad bytes, errors, stalls), not late answers a faster mirror beat */
+  faults: number
   lastError: { code: RotreeErrorCode | string, message: string, at: string } | null
+  lastFault: { code: RotreeErrorCode | string, message: string, at: string } | null
   healthy: boolean
 }
 

@@ -38,7 +38,7 @@ export class Mirrors {
    * @param {number} [o.hedgeFloorMs=200] a request is hedged after 3 × its mirror's median time + this
    */
   constructor (urls, { transport, timeoutMs, penaltyMs = PENALTY_MS, maxInflightBytes, maxRequests, minRequests, hedgeFloorMs } = {}) {
-    this.list = urls.map(href => ({ url: redactUrl(href), href, ok: 0, failed: 0, lastError: null, penaltyUntil: 0 }))
+    this.list = urls.map(href => ({ url: redactUrl(href), href, ok: 0, failed: 0, faults: 0, lastError: null, lastFault: null, penaltyUntil: 0 }))
     this.transport = transport
     this.timeoutMs = timeoutMs
     this.penaltyMs = penaltyMs
@@ -185,7 +185,9 @@ export class Mirrors {
     if (typeof m === 'string') m = this.list.find(x => x.url === m || x.href === m)
     if (!m) return
     m.failed++
+    m.faults++ // a fault, as against a late answer (_late): what a reader is warned about
     m.lastError = { code: err.code, message: scrubMessage(err.message), at: new Date().toISOString() }
+    m.lastFault = m.lastError
     if (err.code !== 'ROTREE_ROLLBACK') m.penaltyUntil = Date.now() + this.penaltyMs
   }
 
@@ -208,7 +210,7 @@ export class Mirrors {
     return this.list.map(m => {
       // requests, bytes, hedges, late, probes, inflight, windowBytes, medianMs
       const s = this.sched.mirrorStats(m)
-      return { url: m.url, ok: m.ok, failed: m.failed, lastError: m.lastError, healthy: m.penaltyUntil <= now, ...s, medianMs: s.medianMs === null ? null : Math.round(s.medianMs * 10) / 10 }
+      return { url: m.url, ok: m.ok, failed: m.failed, faults: m.faults, lastError: m.lastError, lastFault: m.lastFault, healthy: m.penaltyUntil <= now, ...s, medianMs: s.medianMs === null ? null : Math.round(s.medianMs * 10) / 10 }
     })
   }
 

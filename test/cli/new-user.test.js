@@ -1,0 +1,78 @@
+// What a new user meets first: a typo'd command or option, an address typed
+// without its scheme, a mirror that lied while another one answered, and a
+// remote wherever an address goes (NAME@SEQ:PATH, --mirror NAME:,
+// fsck --repair-from NAME:, trust show NAME:).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { rotree, servedTree, start } from './helpers.js'
+
+test('a typo\'d command or option names the one meant', async () => {
+  const cmd = await rotree(['lst'])
+  assert.equal(cmd.code, 2)
+  assert.match(cmd.err, /^rotree: unknown command "lst": did you mean rotree ls\?\n/)
+  const opt = await rotree(['build', 'a', 'b', '--privte'])
+  assert.equal(opt.code, 2)
+  assert.match(opt.err, /^rotree build: unknown option --privte: did you mean --private\?\n/)
+  const none = await rotree(['qqqqqq'])
+  assert.doesNotMatch(none.err, /did you mean/)
+})
+
+test('an address without its scheme is not taken for a remote', async t => {
+  const tr = await servedTree(t, { 'a.txt': 'a\n' })
+  const bare = tr.addr.replace(/^http:\/\//, '')
+  const r = await rotree(['ls', bare, '/'], { env: tr.env })
+  assert.equal(r.code, 2, r.err)
+  assert.ok(r.err.startsWith(`rotree ls: ${bare} has no scheme: did you mean http://${bare} (or https://…)?\n`), r.err)
+})
+
+test('a mirror that served bad bytes is named on stderr when the command still succeeds', { timeout: 120_000 }, async t => {
+  const tr = await servedTree(t, { 'big.bin': Buffer.alloc(600_000, 1).map((_, i) => (i * 7919) & 255), 'b.txt': 'bravo\n' })
+  // a copy of OUT whose every blob has a byte flipped, served as the address's own URL
+  const bad = path.join(tr.dir, 'bad')
+  await fs.cp(tr.out, bad, { recursive: true })
+  for (const n of await fs.readdir(path.join(bad, 'h'))) {
+    const p = path.join(bad, 'h', n)
+    const b = await fs.readFile(p)
+    b[b.length >> 1] ^= 1
+    await fs.writeFile(p, b)
+  }
+  const liar = await start(t, ['serve', bad, '--port', '0'])
+  const r = await rotree(['cat', `${liar.match[1]}#${tr.pub}`, '/big.bin', '--mirror', tr.url], { env: tr.env })
+  assert.equal(r.code, 0, r.err)
+  assert.equal(Buffer.from(r.out, 'latin1').length > 0, true)
+  const lines = r.err.split('\n').filter(l => l.includes('warning: mirror'))
+  assert.equal(lines.length, 1, r.err)
+  assert.match(lines[0], new RegExp(`^rotree: warning: mirror ${liar.match[1].replace(/[.]/g, '\\.')} failed \\d+ times? \\(last: ROTREE_HASH_MISMATCH: `))
+  // an honest pair: no warning
+  const ok = await rotree(['cat', tr.addr, '/b.txt'], { env: tr.env })
+  assert.equal(ok.err, '')
+})
+
+test('a remote wherever an address goes: NAME@SEQ:PATH, --mirror NAME:, fsck --repair-from NAME:, trust show NAME:', { timeout: 120_000 }, async t => {
+  const tr = await servedTree(t, { 'docs/a.txt': 'alpha\n' })
+  const { env } = tr
+  assert.equal((await rotree(['remote', 'add', 'origin', tr.addr], { env })).code, 0)
+  const seq = JSON.parse(await fs.readFile(path.join(tr.out, 'fsinfo.json'), 'utf8')).seq
+  const old = await rotree(['cat', `origin@${seq}:/docs/a.txt`], { env })
+  assert.equal(old.code, 0, old.err)
+  assert.equal(old.out, 'alpha\n')
+  // a remote as another mirror: the address's own URL is down
+  const viaMirror = await rotree(['cat', `http://127.0.0.1:9/#${tr.pub}`, '/docs/a.txt', '--mirror', 'origin:', '--timeout', '2'], { env })
+  assert.equal(viaMirror.code, 0, viaMirror.err)
+  assert.equal(viaMirror.out, 'alpha\n')
+  // repair a pulled copy from the remote
+  const mir = path.join(tr.dir, 'mirror')
+  assert.equal((await rotree(['pull', 'origin:', mir], { env })).code, 0)
+  const blob = (await fs.readdir(path.join(mir, 'h')))[0]
+  await fs.rm(path.join(mir, 'h', blob))
+  const fsck = await rotree(['fsck', mir, '--repair-from', 'origin:', '--json'], { env })
+  assert.equal(fsck.code, 0, fsck.err)
+  const report = JSON.parse(fsck.out)
+  assert.equal(report.ok, true)
+  assert.equal(report.before.missing, 1)
+  const show = await rotree(['trust', 'show', 'origin:', '--json'], { env })
+  assert.equal(show.code, 0, show.err)
+  assert.equal(JSON.parse(show.out).address, tr.addr)
+})
