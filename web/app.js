@@ -2,7 +2,9 @@
 // verified in this browser. Address: <this page>#<public key>[/path], with
 // more mirrors as ?mirror=URL (repeatable); ?self=0 leaves this page's own
 // origin out of the mirror list. All verification is rotree-client's; this
-// file only shows what it verified, and nothing when it refuses.
+// file only shows what it verified, and nothing when it refuses. A private
+// tree (FORMAT.md §12.8) is read with an identity file the user picks, kept
+// in this page's memory only (docs/WEB.md "Private trees in the browser").
 import { Tree, mirrorUrl, ABSENT_CODES, UsageError } from './rotree-client.js'
 import { explain, mirrorErrors } from './explain.js'
 import { isImage, extension } from './mime.js'
@@ -15,6 +17,8 @@ import { renderPanel, setVerdict, wirePanel } from './panel.js'
 const PREVIEW_TEXT_MAX = 2 << 20
 const PREVIEW_IMAGE_MAX = 32 << 20
 const PAGE_ROWS = 1000
+// an age identity file is a few lines; anything much larger is the wrong file
+const IDENTITY_MAX = 64 << 10
 
 const $ = id => document.getElementById(id)
 const el = (tag, props = {}, ...children) => {
@@ -33,6 +37,18 @@ const state = {
   nav: 0, // bumped per navigation: late answers for an old path are dropped
   blobUrl: null, // the current image preview
   listing: null // { iter, path } for "Show more"
+}
+
+// The reader's identity for private trees (FORMAT.md §12.8): the text of the
+// file the user picked, in this variable and in the Tree it is given to, and
+// nowhere else: never in storage (localStorage, IndexedDB, cookies, the Cache
+// API), never in the address, never sent (docs/WEB.md). Reloading the page
+// forgets it.
+const reader = {
+  identity: null, // { text, name }: the identity that opened a tree
+  picked: null, // { text, name }: a file just picked, tried on the next open and kept only if it reads the tree
+  refused: null, // { name, err }: why the file just picked was not kept
+  gen: 0 // bumped when the identity changes: the open tree is opened again
 }
 
 // ---- the address ----------------------------------------------------------
@@ -57,6 +73,7 @@ function clearContent () {
   $('dir').hidden = true
   $('file').hidden = true
   $('absent').hidden = true
+  $('private').hidden = true
   $('preview').replaceChildren()
   $('file-meta').replaceChildren()
   $('more').hidden = true
@@ -65,6 +82,7 @@ function clearContent () {
 
 /** An error hides every piece of tree content (the page shows no unverified or half-verified data). */
 function showError (err) {
+  if (err?.code === 'ROTREE_NO_ACCESS' || (reader.refused && reader.refused.err === err)) return showPrivate(err)
   clearContent()
   const { code, title, text } = explain(err)
   $('error-title').textContent = `${title} (${code})`
@@ -93,6 +111,35 @@ function showAbsent (err, path) {
   setVerdict('ok', '✓ Verified: the signed listing proves this path is not in the tree')
   document.body.dataset.state = 'absent'
   renderPanel(state.tree)
+}
+
+/**
+ * A private tree this page holds no reader identity for (ROTREE_NO_ACCESS,
+ * FORMAT.md §12.8), or an identity file just picked that cannot be used:
+ * not a failure of verification, a locked door with the file picker beside it.
+ */
+function showPrivate (err) {
+  clearContent()
+  const refused = reader.refused?.err === err ? reader.refused : null
+  reader.refused = null
+  const notReader = name => `The identity in ${name} is not one of this tree's readers (ROTREE_NO_ACCESS): choose another identity file.`
+  let problem = ''
+  if (refused) problem = err?.code === 'ROTREE_NO_ACCESS' ? notReader(refused.name) : `${refused.name} cannot be used here (${err?.code ?? 'ERROR'}): ${err?.message ?? err}`
+  else if (reader.identity) problem = notReader(reader.identity.name)
+  $('private-text').textContent = 'This tree is private: choose your identity file (from rotree keygen --reader or age-keygen) to read it.'
+  $('private-problem').textContent = problem
+  $('private-problem').hidden = !problem
+  $('private').hidden = false
+  setVerdict('locked', 'Private tree: no identity in this page reads it', 'Private tree')
+  document.body.dataset.state = 'private'
+  showIdentity()
+  renderPanel(state.tree)
+}
+
+/** The panel's line about the identity this page holds, if any. */
+function showIdentity () {
+  $('identity').hidden = reader.identity === null
+  $('identity-name').textContent = reader.identity?.name ?? ''
 }
 
 function hideError () { $('error').hidden = true }
@@ -205,20 +252,28 @@ function asText (bytes) {
 // ---- navigation -----------------------------------------------------------
 
 async function openTree (key, mirrors) {
-  const id = key + ' ' + mirrors.join(' ')
+  const id = `${key} ${mirrors.join(' ')} ${reader.gen}`
   if (state.tree && state.treeId === id) return state.tree
   state.tree?.close()
+  state.tree = null
   const [first, ...rest] = mirrors
-  // new Tree() + refresh() rather than openTree(): when refresh fails the Tree
-  // still holds each mirror's fault for the panel
-  state.tree = new Tree(`${first}#${key}`, { mirrors: rest, fsinfoSettleMs: 1000 })
-  state.treeId = id
+  const picked = reader.picked
+  reader.picked = null
+  const identity = picked ?? reader.identity
   try {
+    // new Tree() + refresh() rather than openTree(): when refresh fails the Tree
+    // still holds each mirror's fault for the panel. A public tree never uses the identity.
+    state.tree = new Tree(`${first}#${key}`, { mirrors: rest, fsinfoSettleMs: 1000, ...(identity ? { identity: identity.text } : {}) })
+    state.treeId = id
     await state.tree.refresh()
   } catch (err) {
     state.treeId = '' // try again on the next navigation
+    // a file that is not an identity, a post-quantum one (read by the Node
+    // reader and the gateway only), or one that is not a reader: not kept
+    if (picked && (err?.code === 'ROTREE_NO_ACCESS' || err?.code === 'ROTREE_USAGE')) reader.refused = { name: picked.name, err }
     throw err
   }
+  if (picked) reader.identity = picked
   return state.tree
 }
 
@@ -265,6 +320,7 @@ async function route () {
     hideError()
     setVerdict('ok', '✓ Verified: signature, expiry, version and every byte shown')
     document.body.dataset.state = 'ok'
+    showIdentity()
     renderPanel(state.tree)
   } catch (err) {
     if (nav === state.nav) showError(err)
@@ -322,6 +378,24 @@ $('refresh').addEventListener('click', async () => {
     $('status').textContent = changed ? '✓ Newer version adopted' : '✓ Already the newest version'
     route()
   } catch (err) { showError(err) }
+})
+$('identity-file').addEventListener('change', async ev => {
+  const input = ev.target
+  const file = input.files?.[0]
+  input.value = '' // the page keeps the text it read, not a handle on the file
+  if (!file) return
+  const problem = text => { $('private-problem').textContent = text; $('private-problem').hidden = false }
+  if (file.size > IDENTITY_MAX) return problem(`${file.name} is ${file.size} bytes: an age identity file is a few lines (AGE-SECRET-KEY-1…), at most ${IDENTITY_MAX}.`)
+  let text
+  try { text = await file.text() } catch (err) { return problem(`${file.name} could not be read: ${err?.message ?? err}`) }
+  reader.picked = { text, name: file.name }
+  reader.gen++
+  route()
+})
+$('forget').addEventListener('click', () => {
+  reader.identity = null
+  reader.gen++
+  route()
 })
 $('start-key').addEventListener('input', () => { $('start-error').hidden = true })
 $('start-form').addEventListener('submit', ev => {

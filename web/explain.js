@@ -19,6 +19,7 @@ const TEXT = {
   ROTREE_MIRROR_NETWORK: ['Mirror unreachable', 'The mirror could not be reached (network, CORS, or it dropped the connection).'],
   ROTREE_TIMEOUT: ['Mirror timed out', 'The mirror did not answer in time.'],
   ROTREE_ALL_MIRRORS_FAILED: ['Every mirror failed', 'No mirror gave an answer that verifies; each one is listed below.'],
+  ROTREE_NO_ACCESS: ['Private tree', 'This tree is private: only its readers open it, each with their own identity file (from rotree keygen --reader or age-keygen).'],
   ROTREE_NOT_FOUND: ['Not found', 'The signed tree proves this path does not exist.'],
   ROTREE_NOT_A_DIRECTORY: ['Not a directory', 'A part of this path is a file.'],
   ROTREE_IS_A_DIRECTORY: ['Is a directory', 'This path is a directory.'],

@@ -17,10 +17,11 @@ const fmtDate = iso => { const d = new Date(iso); return isNaN(d) ? String(iso) 
 
 /**
  * The verdict on what the page shows: 'ok' (verified; an absence the signed
- * listing proves is verified too), 'bad' (refused) or 'busy'.
- * @param {'ok'|'bad'|'busy'} kind
+ * listing proves is verified too), 'bad' (refused), 'locked' (a private tree
+ * this page holds no reader identity for: FORMAT.md §12.8) or 'busy'.
+ * @param {'ok'|'bad'|'locked'|'busy'} kind
  * @param {string} text the panel's status line
- * @param {string} [short] the summary's lead for 'bad' (the error's title)
+ * @param {string} [short] the summary's lead for 'bad' and 'locked' (the error's title)
  */
 export function setVerdict (kind, text, short = '') {
   $('status').textContent = text
@@ -28,8 +29,10 @@ export function setVerdict (kind, text, short = '') {
   const s = $('panel-summary')
   s.classList.toggle('ok', kind === 'ok')
   s.classList.toggle('bad', kind === 'bad')
+  s.classList.toggle('locked', kind === 'locked')
   s.dataset.kind = kind
   if (kind === 'bad') $('summary-text').textContent = '✗ ' + short
+  else if (kind === 'locked') $('summary-text').textContent = short
   else if (kind === 'busy') $('summary-text').textContent = 'Verifying…'
 }
 
