@@ -172,7 +172,9 @@ export async function chunkBig (pool, big, rel, segment = SEGMENT, version = 1) 
     for (let p = segment; p < size; p += segment) if (p > lead) starts.push(p)
     // the whole-file hash is the longest task: it goes first
     const whole = pool.task({ type: 'whole', fd, size, rel })
-    const chains = await Promise.all(starts.map((s, k) => pool.task({ type: 'cuts', fd, from: s, to: starts[k + 1] ?? size, size, rel })))
+    // progress inside the file (the build's bar): half a segment's bytes when it is cut, half when stored
+    const moved = n => pool.onBigBytes?.(rel, n / 2)
+    const chains = await Promise.all(starts.map((s, k) => pool.task({ type: 'cuts', fd, from: s, to: starts[k + 1] ?? size, size, rel }).then(c => { moved((starts[k + 1] ?? size) - s); return c })))
     const buf = Buffer.allocUnsafe(CHUNK_MAX)
     const cutAt = p => {
       const n = Math.min(CHUNK_MAX, size - p)
@@ -191,7 +193,11 @@ export async function chunkBig (pool, big, rel, segment = SEGMENT, version = 1) 
     }
     const stored = await Promise.all(groups.map(async pairs => {
       if (!pairs.length) return { refs: [], written: [] }
-      return pool.task({ type: 'write', fd, pairs, rel })
+      const r = await pool.task({ type: 'write', fd, pairs, rel })
+      let n = 0
+      for (let j = 1; j < pairs.length; j += 2) n += pairs[j]
+      moved(n)
+      return r
     }))
     const sha256 = await whole
     const after = fstatSync(fd)

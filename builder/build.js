@@ -149,8 +149,14 @@ export class Builder {
       src, srcAbs: this.srcAbs, index, store, pool, onBad, warn, dirty, onDir, onGone, onListed: o.onListed, onFile: o.onFile, exclude: this.exclude, version: index.version, seal: pool.seal,
       progress: (() => {
         let done = 0; let files = 0
+        const partial = new Map() // large file → its bytes counted before it was done (walk.js)
         // the total is the last full build's (0, unknown, once this one has passed it)
-        return (bytes, n) => { done += bytes; files += n; o.onProgress?.({ phase: 'build', done, total: total >= done ? total : 0, files }) }
+        return (bytes, n, rel) => {
+          if (n === 0) partial.set(rel, (partial.get(rel) ?? 0) + bytes)
+          else if (partial.has(rel)) { done -= partial.get(rel); partial.delete(rel) }
+          done += bytes; files += n
+          o.onProgress?.({ phase: 'build', done, total: total >= done ? total : 0, files })
+        }
       })()
     })
     const root = await walker.run()

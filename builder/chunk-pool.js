@@ -112,6 +112,8 @@ export class ChunkPool {
     this.closed = false
     this.waiters = [] // of { below, resolve }: drain()
     this.stats = { threads: 0, mainFiles: 0, workerFiles: 0, batches: 0, bigFiles: 0 }
+    /** @type {((rel: string, bytes: number) => void) | null} bytes of a large file done so far (big-file.js), for progress */
+    this.onBigBytes = null
   }
 
   /**

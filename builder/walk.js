@@ -71,7 +71,8 @@ export class TreeWalker {
    * @param {import('../lib/published/blob-store.js').StatBlobStore} o.store
    * @param {import('./chunk-pool.js').ChunkPool} o.pool
    * @param {'fail'|'skip'} o.onBad @param {(m: string) => void} o.warn
-   * @param {(bytes: number, files: number) => void} o.progress
+   * @param {(bytes: number, files: number, rel?: string) => void} o.progress files done (and, with
+   *   files 0, bytes of the large file `rel` done so far: the next call with `rel` and 1 file completes it)
    * @param {Set<string> | null} [o.dirty] a partial walk: the directories to look at (paths in the tree)
    * @param {(rel: string) => (void|Promise<void>)} [o.onListed] after a directory was listed, before
    *   anything in it is opened (tests change SRC at exactly that moment)
@@ -91,6 +92,7 @@ export class TreeWalker {
     this.version ??= 1
     this.seal ??= null
     this.putBlob = blobPutter(this.store, this.version, this.seal)
+    if (this.pool) this.pool.onBigBytes = (rel, n) => this.progress(n, 0, rel)
     this.totals = { files: 0, bytes: 0, dirs: 0, symlinks: 0, skipped: [], excluded: 0 }
     this.gone = [] // index keys of directories that left the tree (a partial walk)
     this.handles = new Set()
@@ -380,7 +382,7 @@ export class TreeWalker {
       else { stats.hits++; stats.reread++; stats.hitBytes += size }
       d.state[i] = READ; d.rbuf[i] = buf; d.rpos[i] = pos
       this.totals.files++; this.totals.bytes += size
-      this.progress(size, 1)
+      this.progress(size, 1, (d.rel === '/' ? '/' : d.rel + '/') + d.names[i])
     } else {
       // unchanged since its record
       const size = d.record.f(d.recIdx[i], 1)

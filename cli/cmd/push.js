@@ -18,7 +18,8 @@ export default {
     if (v.url !== undefined) {
       try { url = mirrorUrl(v.url) } catch (err) { throw new UsageError(`--url: ${err.message}`) }
     }
-    const bar = progressBar({ label: 'push', stream: io.stderr })
+    // without a terminal (cron, CI) a line every 5 s: an upload of gigabytes is not silent for minutes
+    const bar = progressBar({ label: 'push', stream: io.stderr, lineEveryMs: 5000 })
     const r = await push(out, dest, {
       rcloneArgs: v['rclone-arg'] ?? [],
       onProgress: p => bar.update(p.bytes, p.totalBytes, p.phase)
