@@ -30,6 +30,9 @@ import { watchRequest, openAccessLog, noteTree } from './request-log.js'
 const NAME_RE = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]*$/
 const WELL_KNOWN = ['.well-known', 'rotree'] // + 'status' or 'metrics'
 
+/** Can `name` be a named tree's mount (opts.trees, `--tree NAME=ADDR`)? Letters, digits, . _ ~ -, not starting with '.'. */
+export function isTreeName (name) { return NAME_RE.test(name) && name !== '.well-known' }
+
 /**
  * @param {object} opts
  * @param {string|import('rotree-client').Tree} [opts.tree] the tree served at the mount's root
@@ -84,7 +87,7 @@ export class Gateway {
     this.root = tree === undefined ? null : new Mount('', tree, { ...mountOpts, mirrors })
     this.named = new Map()
     for (const [name, t] of Object.entries(trees)) {
-      if (!NAME_RE.test(name) || name === '.well-known') throw new TypeError(`gateway: bad tree name ${JSON.stringify(name)} (letters, digits, . _ ~ -)`)
+      if (!isTreeName(name)) throw new TypeError(`gateway: bad tree name ${JSON.stringify(name)} (letters, digits, . _ ~ -)`)
       this.named.set(name, new Mount(name, t, mountOpts))
     }
     this.mounts = [...(this.root ? [this.root] : []), ...this.named.values()]

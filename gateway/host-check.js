@@ -31,6 +31,26 @@ export function isLoopbackAddress (addr) {
 }
 
 /**
+ * Is `name` (from hostName) the IP literal of the address the request
+ * arrived on? A rebinding page's Host is the attacker's DNS name, never an
+ * address, so the gateway's own address is always served: with
+ * `--allow-host NAME` on `--host 192.0.2.2`, http://192.0.2.2:8081/ (the URL
+ * it prints) is answered too. Compared in URL form (lower case, IPv6
+ * compressed); a v4-mapped socket address (::ffff:a.b.c.d) is the IPv4 one.
+ */
+export function isOwnAddress (name, localAddress) {
+  if (typeof localAddress !== 'string' || localAddress === '' || name === '') return false
+  const local = localAddress.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '')
+  const own = urlHost(local.includes(':') ? `[${local}]` : local)
+  return own !== null && own === urlHost(name)
+}
+
+function urlHost (h) {
+  if (!/^(\[[0-9a-f:.]+\]|[0-9.]+)$/i.test(h)) return null // addresses only: never a name
+  try { return new URL(`http://${h}/`).hostname } catch { return null }
+}
+
+/**
  * @param {string[]|null} allowHosts names (optionally name:port) to accept besides the loopback ones; ['*']: all
  * @returns {(req) => string|null} null when the request may proceed, else the reason to refuse it
  */
@@ -45,9 +65,10 @@ export function hostGuard (allowHosts = null) {
     if (raw === undefined) return null // HTTP/1.0 without Host: not a browser, so not a rebinding page
     const name = hostName(raw)
     if (isLoopbackName(name) || names.has(name) || names.has(String(raw).trim().toLowerCase())) return null
+    if (isOwnAddress(name, req.socket?.localAddress)) return null
     const shown = JSON.stringify(String(raw).slice(0, 100))
     return allowHosts === null
       ? `this gateway listens on a loopback address and answers only Host: localhost, 127.0.0.1 or [::1] (got ${shown}), so that no web page can reach it by DNS rebinding; start it with --allow-host NAME (allowHosts) to serve another name`
-      : `Host ${shown} is not one this gateway serves (localhost, 127.0.0.1, [::1] and --allow-host names)`
+      : `Host ${shown} is not one this gateway serves (localhost, 127.0.0.1, [::1], the address it was reached at, and --allow-host names)`
   }
 }

@@ -136,10 +136,14 @@ export class Mount {
   status () {
     this.watchFaults()
     const s = this.tree.stats
+    // a version-2 tree's info names the tree as it was signed (FORMAT.md §12.5, `#<anchor>:<name>`):
+    // that is `treeName` here, never `name`, which says where this gateway serves it
+    const { name: treeName, ...info } = this.tree.info ?? { root: null }
     return {
       name: this.name,
       mount: this.label,
-      ...(this.tree.info ?? { root: null }),
+      ...(treeName !== undefined ? { treeName } : {}),
+      ...info,
       lastRefresh: this.lastRefresh,
       mirrors: s.mirrors,
       upstream: { requests: s.requests, bytes: s.bytes },

@@ -27,6 +27,7 @@ export default {
   },
   async run ([addr], v, io) {
     const { createGatewayServer } = await import('../../gateway/index.js')
+    const { isTreeName } = await import('../../gateway/gateway.js')
     const trees = {}
     // private trees (FORMAT.md §12.8): every identity given (--identity, $ROTREE_IDENTITY, the remotes'),
     // tried on each tree's keyring; the gateway decrypts for its clients (docs/GATEWAY.md)
@@ -35,6 +36,7 @@ export default {
       const eq = t.indexOf('=')
       if (eq <= 0) throw new UsageError(`--tree wants NAME=ADDR, got ${JSON.stringify(t)}`)
       const name = t.slice(0, eq)
+      if (!isTreeName(name)) throw new UsageError(`--tree ${JSON.stringify(name)}: a tree's NAME is letters, digits and . _ ~ - (not starting with .); it is served under /NAME/`)
       if (trees[name] !== undefined) throw new UsageError(`--tree ${name} given twice`)
       // a remote's mirrors cannot follow it here: the gateway takes mirrors for ADDR only
       const r = await treeAddress(t.slice(eq + 1), { ...v, mirror: undefined })
@@ -76,18 +78,20 @@ export default {
     if (v['mirror-penalty'] !== undefined) opts.mirrorPenaltyMs = positiveInt(v['mirror-penalty'], 'mirror-penalty') * 1000
     if (v['memory-cache'] !== undefined) opts.cacheBytes = bytes(v['memory-cache'], 'memory-cache')
     const srv = await createGatewayServer(opts)
-    let url
+    let bound
     try {
-      ({ url } = await srv.listen({ port, host: v.host ?? '127.0.0.1' }))
+      bound = await srv.listen({ port, host: v.host ?? '127.0.0.1' })
     } catch (err) {
       await srv.close()
       throw err
     }
+    const { url, also } = reachableUrl(bound)
+    // each tree where it is served: its mount path (a version-2 tree's own name, t.treeName, is not one)
     for (const t of srv.gateway.status().trees) {
-      const where = url + (t.name ? encodeURIComponent(t.name) + '/' : '')
+      const where = url + t.mount.slice(1)
       io.stdout.write(t.root ? `${where}  sequence ${t.seq}, root ${t.root}\n` : `${where}  not available yet: ${t.lastRefresh?.code ?? ''} ${t.lastRefresh?.message ?? ''}\n`)
     }
-    io.stdout.write(`rotree gateway listening at ${url}\n`)
+    io.stdout.write(`rotree gateway listening at ${url}${also}\n`)
     checkExpiry = expiryChecker(srv.gateway, io)
     checkExpiry()
     const timer = setInterval(() => checkExpiry(), refreshSeconds * 1000)
@@ -111,6 +115,21 @@ function expiryChecker (gw, io) {
       }
     }
   }
+}
+
+/**
+ * The URL to print for where the server listens. Bound to every address
+ * (0.0.0.0 or ::), its own URL would name 0.0.0.0, which a client on this
+ * machine reaches over loopback with `Host: 0.0.0.0`: not a loopback name, so
+ * the Host check answers 421 (docs/GATEWAY.md, "Host names"). Such a bind is
+ * printed as the loopback address of its family, which is served.
+ * @param {{ url: string, port: number, host: string }} bound what listen() resolved with
+ * @returns {{ url: string, also: string }} also: what to add to the "listening at" line
+ */
+function reachableUrl ({ url, port, host }) {
+  if (host === '0.0.0.0') return { url: `http://127.0.0.1:${port}/`, also: ' (bound to 0.0.0.0: every IPv4 address of this machine)' }
+  if (host === '::') return { url: `http://[::1]:${port}/`, also: ' (bound to ::, every address of this machine)' }
+  return { url, also: '' }
 }
 
 /** '1073741824', '1G', '500M', '64k' → bytes (powers of 1024); 0 allowed. */

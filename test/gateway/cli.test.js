@@ -4,10 +4,11 @@
 import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { serve } from '../helpers/fixtures.js'
-import { makeFixture, curl, run, tmpdir, address } from './helpers.js'
+import { makeFixture, curl, run, tmpdir, address, writeTree, buildTree, makeKey } from './helpers.js'
 
 const { test, before, after } = needing('curl')
 
@@ -82,4 +83,79 @@ test('usage errors exit 2 with the usage text; a mirror that is down still start
   const r = await curl(g.url + 'a.txt')
   assert.equal(r.status, 502)
   assert.match(r.body.toString(), /ROTREE_MIRROR_NETWORK/)
+})
+
+/** The URLs a started gateway printed: one per tree (with its mount, from the line's order) and the one it listens at. */
+function printedUrls (g) {
+  const out = g.output().out
+  const trees = [...out.matchAll(/^(http:\/\/\S+)  (?:sequence|not available)/gm)].map(m => m[1])
+  return { trees, listening: /listening at (http:\/\/\S+)/.exec(out)[1] }
+}
+
+/** Each printed tree URL lists that tree, and its a.txt holds `want[i]`; the listening URL answers. */
+async function fetchEach (g, want) {
+  const { trees, listening } = printedUrls(g)
+  assert.equal(trees.length, want.length, g.output().out)
+  for (const [i, u] of trees.entries()) {
+    const list = await curl(u)
+    assert.equal(list.status, 200, `${u}: ${list.body}`)
+    assert.match(list.body.toString(), /href="\.\/a\.txt"/, `${u} lists a tree`)
+    const a = await curl(u + 'a.txt')
+    assert.equal(a.status, 200, `${u}a.txt: ${a.body}`)
+    assert.equal(a.body.toString(), want[i], `${u}a.txt is the tree printed there`)
+  }
+  assert.equal((await curl(listening)).status, 200, listening)
+}
+
+test('each URL it prints serves its tree: a remote of a named tree at /, and under --tree NAME=', { timeout: 60_000 }, async t => {
+  // a version-2 tree signed as "stable" (read at #<key>:stable), kept as the remote "stable"
+  const src = await tmpdir('rotree-gw-cli-named-')
+  t.after(() => fs.rm(src, { recursive: true, force: true }))
+  await writeTree(path.join(src, 'in'), { 'a.txt': 'named tree\n' })
+  const key = makeKey()
+  const { out } = await buildTree(path.join(src, 'in'), { key, name: 'stable', out: path.join(src, 'out') })
+  const mirror = await serve(out)
+  t.after(() => mirror.close())
+  const env = { ROTREE_STATE: path.join(src, 'state') }
+  const add = await run(process.execPath, [BIN, 'remote', 'add', 'stable', address(mirror.url, key.publicKey) + ':stable'], { env })
+  assert.equal(add.code, 0, add.stderr)
+
+  const g = await startCli(t, ['stable:', '--tree', 'docs=stable:', '--tree', `plain=${fx.addr}`, '--port', '0', '--cache-size', '0', '--state-dir', env.ROTREE_STATE])
+  // before: http://…/stable/ for the tree at / and for /docs/ alike (a 404), the tree's signed name
+  assert.deepEqual(printedUrls(g).trees, [g.url, g.url + 'docs/', g.url + 'plain/'])
+  await fetchEach(g, ['named tree\n', 'named tree\n', 'tree a\n'])
+  const s = JSON.parse((await curl(g.url + '.well-known/rotree/status')).body)
+  assert.deepEqual(s.trees.map(x => [x.name, x.mount, x.treeName]), [['', '/', 'stable'], ['docs', '/docs/', 'stable'], ['plain', '/plain/', '']])
+})
+
+test('each URL it prints answers: bound to every address, or to one with --allow-host', { timeout: 60_000 }, async t => {
+  // before: http://0.0.0.0:PORT/, whose Host is no loopback name on a loopback socket (421)
+  const any = await startCli(t, [fx.addr, '--port', '0', '--cache-size', '0', '--host', '0.0.0.0'])
+  assert.match(printedUrls(any).listening, /^http:\/\/127\.0\.0\.1:\d+\/$/)
+  await fetchEach(any, ['tree a\n'])
+  any.proc.kill('SIGTERM'); await any.exited
+
+  const addrs = Object.values(os.networkInterfaces()).flat()
+  if (addrs.some(a => a.family === 'IPv6' && a.address === '::1')) {
+    const any6 = await startCli(t, [fx.addr, '--port', '0', '--cache-size', '0', '--host', '::'])
+    await fetchEach(any6, ['tree a\n'])
+    any6.proc.kill('SIGTERM'); await any6.exited
+  } else t.diagnostic('no ::1 here: the bind to :: is not tried')
+
+  // before: with --allow-host, the Host check applies on any address, and http://ADDR:PORT/ was a 421
+  const own = addrs.find(a => a.family === 'IPv4' && !a.internal)
+  if (own === undefined) return t.diagnostic('no non-loopback IPv4 address here: --host ADDR --allow-host is not tried')
+  const named = await startCli(t, [fx.addr, '--port', '0', '--cache-size', '0', '--host', own.address, '--allow-host', 'files.example.org'])
+  assert.equal(printedUrls(named).listening, `http://${own.address}:${new URL(named.url).port}/`)
+  await fetchEach(named, ['tree a\n'])
+  // an address is never a rebinding name, but a name still has to be listed
+  assert.equal((await curl(named.url + 'a.txt', ['-H', 'Host: evil.example'])).status, 421)
+})
+
+test('--tree with a NAME that cannot be a path segment is a usage error (exit 2), not an internal one', async () => {
+  for (const name of ['a b', '.well-known', '.x', 'a/b', '']) {
+    const r = await run(process.execPath, [BIN, 'gateway', '--tree', `${name}=${fx.addr}`], { env: fx.env, timeoutMs: 20_000 })
+    assert.equal(r.code, 2, `${JSON.stringify(name)}: ${r.stderr}`)
+    assert.match(r.stderr, /usage: rotree gateway/)
+  }
 })

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import http from 'node:http'
 import { serve } from '../helpers/fixtures.js'
 import { gateway } from '../../gateway/index.js'
+import { hostGuard } from '../../gateway/host-check.js'
 import { makeFixture, startGateway, raw, address } from './helpers.js'
 
 const fx = {}
@@ -51,6 +52,19 @@ test('allowHosts: the names a proxy or the user uses are served, others still re
   assert.match(r.body.toString(), /not one this gateway serves/)
   const any = await startGateway(t, { tree: fx.addr, allowHosts: ['*'] })
   assert.equal((await get(any.url, 'evil.example')).status, 200)
+})
+
+test('the address a request arrived on is served as its Host (an address is never a rebinding name); other addresses and names are not', () => {
+  const req = (host, localAddress) => ({ headers: { host }, socket: { localAddress } })
+  const listed = hostGuard(['files.example.org']) // with a list, the check applies on any address
+  assert.equal(listed(req('192.0.2.2:8081', '192.0.2.2')), null) // before: 421 at the URL the CLI prints
+  assert.equal(listed(req('192.0.2.2', '::ffff:192.0.2.2')), null, 'an IPv4 client of a dual-stack socket')
+  assert.equal(listed(req('[fd00::2]:8081', 'fd00::2')), null)
+  assert.equal(listed(req('[FD00:0::2]', 'fd00::2')), null, 'compared as addresses, not as text')
+  assert.match(listed(req('192.0.2.3:8081', '192.0.2.2')), /not one this gateway serves/)
+  assert.match(listed(req('evil.example', '192.0.2.2')), /not one this gateway serves/)
+  // on loopback: 0.0.0.0 is neither a loopback name nor the address a request arrives on
+  assert.match(hostGuard(null)(req('0.0.0.0:8081', '127.0.0.1')), /loopback/)
 })
 
 test('the Express middleware on a loopback address checks Host the same way', async t => {
