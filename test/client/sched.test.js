@@ -308,7 +308,7 @@ test('Mirrors.health(): its own fields and the scheduler\'s, and nothing written
   await m.fetchAll('fsinfo.json', 4096, check)
   assert.deepEqual(m.list.map(e => Object.keys(e)), before, 'the scheduler added no field to the entries')
   const h = m.health()
-  assert.deepEqual(Object.keys(h[0]), ['url', 'ok', 'failed', 'lastError', 'healthy', 'requests', 'bytes', 'hedges', 'late', 'probes', 'inflight', 'windowBytes', 'medianMs'])
+  assert.deepEqual(Object.keys(h[0]), ['url', 'ok', 'failed', 'faults', 'lastError', 'lastFault', 'healthy', 'requests', 'bytes', 'hedges', 'late', 'probes', 'inflight', 'windowBytes', 'medianMs'])
   assert.equal(h[0].url, 'http://a/')
   assert.equal(h[0].ok, 4) // three blobs and fsinfo.json
   assert.equal(h[0].requests, 3)
