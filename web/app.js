@@ -6,7 +6,8 @@
 // tree (FORMAT.md §12.8) is read with an identity file the user picks, kept
 // in this page's memory only (docs/WEB.md "Private trees in the browser").
 import { Tree, mirrorUrl, ABSENT_CODES, UsageError } from './rotree-client.js'
-import { explain, mirrorErrors } from './explain.js'
+import { explain, mirrorErrors, identityRefusal } from './explain.js'
+import { readIdentityFile } from './register.js'
 import { isImage, extension } from './mime.js'
 import { keyOfHost } from './origins.js'
 import { canStreamToDisk, pickFile, saveChunks } from './save.js'
@@ -17,8 +18,6 @@ import { renderPanel, setVerdict, wirePanel } from './panel.js'
 const PREVIEW_TEXT_MAX = 2 << 20
 const PREVIEW_IMAGE_MAX = 32 << 20
 const PAGE_ROWS = 1000
-// an age identity file is a few lines; anything much larger is the wrong file
-const IDENTITY_MAX = 64 << 10
 
 const $ = id => document.getElementById(id)
 const el = (tag, props = {}, ...children) => {
@@ -122,10 +121,9 @@ function showPrivate (err) {
   clearContent()
   const refused = reader.refused?.err === err ? reader.refused : null
   reader.refused = null
-  const notReader = name => `The identity in ${name} is not one of this tree's readers (ROTREE_NO_ACCESS): choose another identity file.`
   let problem = ''
-  if (refused) problem = err?.code === 'ROTREE_NO_ACCESS' ? notReader(refused.name) : `${refused.name} cannot be used here (${err?.code ?? 'ERROR'}): ${err?.message ?? err}`
-  else if (reader.identity) problem = notReader(reader.identity.name)
+  if (refused) problem = identityRefusal(refused.name, err)
+  else if (reader.identity) problem = identityRefusal(reader.identity.name, err)
   $('private-text').textContent = 'This tree is private: choose your identity file (from rotree keygen --reader or age-keygen) to read it.'
   $('private-problem').textContent = problem
   $('private-problem').hidden = !problem
@@ -384,10 +382,12 @@ $('identity-file').addEventListener('change', async ev => {
   const file = input.files?.[0]
   input.value = '' // the page keeps the text it read, not a handle on the file
   if (!file) return
-  const problem = text => { $('private-problem').textContent = text; $('private-problem').hidden = false }
-  if (file.size > IDENTITY_MAX) return problem(`${file.name} is ${file.size} bytes: an age identity file is a few lines (AGE-SECRET-KEY-1…), at most ${IDENTITY_MAX}.`)
   let text
-  try { text = await file.text() } catch (err) { return problem(`${file.name} could not be read: ${err?.message ?? err}`) }
+  try { text = await readIdentityFile(file) } catch (err) {
+    $('private-problem').textContent = identityRefusal(file.name, err)
+    $('private-problem').hidden = false
+    return
+  }
   reader.picked = { text, name: file.name }
   reader.gen++
   route()

@@ -46,6 +46,18 @@ export function explain (err) {
   return { code, title, text }
 }
 
+/**
+ * What to tell the reader about an identity file that does not open a
+ * private tree (FORMAT.md §12.8): not one of its readers, or not usable here
+ * at all (not an identity, a post-quantum one in a browser, too large).
+ * @param {string} name the file's name @param {any} err
+ */
+export function identityRefusal (name, err) {
+  return err?.code === 'ROTREE_NO_ACCESS'
+    ? `The identity in ${name} is not one of this tree's readers (ROTREE_NO_ACCESS): choose another identity file.`
+    : `${name} cannot be used here (${err?.code ?? 'ERROR'}): ${err?.message ?? err}`
+}
+
 /** Per-mirror failures carried by an error (trust rule 4), or []. */
 export function mirrorErrors (err) {
   return Array.isArray(err?.errors) ? err.errors.map(e => ({ mirror: e.mirror, code: e.code, message: e.message })) : []

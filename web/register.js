@@ -1,5 +1,6 @@
-// Installing the verifying Service Worker (sw.js) for one key, shared by
-// site-boot.js (a per-key origin) and site.js (a shared origin).
+// Installing the verifying Service Worker (sw.js) for one key, handing it a
+// private tree's identity and keeping it running while it holds one; shared
+// by site-boot.js (a per-key origin) and site.js (a shared origin).
 import { UsageError, mirrorUrl } from './rotree-client.js'
 
 /**
@@ -38,4 +39,60 @@ function activated (reg, scriptURL) {
     for (const w of [reg.installing, reg.waiting, reg.active]) watch(w)
     reg.addEventListener('updatefound', () => watch(reg.installing))
   })
+}
+
+// an age identity file is a few lines; anything much larger is the wrong file
+export const IDENTITY_MAX = 64 << 10
+
+/**
+ * The text of an identity file the reader picked (File.text()): a page keeps
+ * it in memory only (docs/WEB.md "Private trees in the browser").
+ * @param {File} file @returns {Promise<string>}
+ */
+export async function readIdentityFile (file) {
+  if (file.size > IDENTITY_MAX) throw new UsageError(`${file.size} bytes: an age identity file is a few lines (AGE-SECRET-KEY-1…), at most ${IDENTITY_MAX}`)
+  return file.text()
+}
+
+/**
+ * Hand the verifier of `key` (sw.js, registered on this origin) the text of
+ * the reader's identity file for a private tree (FORMAT.md §12.8). Only the
+ * page the reader picked the file in calls this, and sw.js takes it from
+ * that page only (docs/WEB.md "Private trees in the browser"). Resolves to
+ * sw.js's answer: { ok: true }, or { ok: false, code, message } (an identity
+ * that is not a reader: ROTREE_NO_ACCESS), never with the identity in it.
+ * @param {string} key 64 hex digits @param {string} text
+ * @returns {Promise<{ ok: boolean, code?: string, message?: string }>}
+ */
+export async function sendIdentity (key, text, { timeoutMs = 60_000 } = {}) {
+  const scope = new URL(`site/${key}/`, location.href)
+  const worker = ('serviceWorker' in navigator) ? (await navigator.serviceWorker.getRegistration(scope.href))?.active : null
+  if (!worker) throw new UsageError(`the verifier of this site is not installed on ${location.origin}: open the site first`)
+  const { port1, port2 } = new MessageChannel()
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { port1.close(); reject(new UsageError('the verifier did not answer')) }, timeoutMs)
+    port1.onmessage = ev => { clearTimeout(timer); port1.close(); resolve(ev.data) }
+    worker.postMessage({ source: 'rotree-identity', key, identity: text }, [port2])
+  })
+}
+
+// Chromium stops a Service Worker after about 30 s without an event.
+const KEEPALIVE_MS = 20_000
+let keeping = null
+
+/**
+ * Keep the verifier of `key` running while this page is open: a stopped
+ * worker loses the identity it held in memory (sw.js), and the reader would
+ * be asked for the file again after every pause in reading. Each message is
+ * an event, which starts the worker's idle time again; closing the last page
+ * of the site lets the browser stop it, and the identity goes with it.
+ * @param {string} key 64 hex digits
+ */
+export function keepVerifierAlive (key) {
+  if (keeping !== null || !('serviceWorker' in navigator)) return
+  const scope = new URL(`site/${key}/`, location.href)
+  keeping = setInterval(async () => {
+    const reg = await navigator.serviceWorker.getRegistration(scope.href).catch(() => null)
+    reg?.active?.postMessage({ source: 'rotree-keepalive', key })
+  }, KEEPALIVE_MS)
 }

@@ -7,10 +7,18 @@
 // to the bar (postMessage to the app's origin only) what sw.js verified and
 // blocked and which page is shown. Opened by anything but that bar, it does
 // nothing: no other page can re-register the verifier here.
-import { explain } from './explain.js'
+//
+// site-boot.html#identity is another page: the window of its own the bar
+// opens (without an opener) when a private site needs the reader's
+// identity file (docs/WEB.md "Private trees in the browser"). The file is
+// picked there and posted to sw.js from there, the one page sw.js takes it
+// from: no page of the site holds a reference to that window, where in the
+// framed bootstrap the site's pages (this origin, the frame below) could
+// reach the picker and read the file.
+import { explain, identityRefusal } from './explain.js'
 import { BadAddressError, UsageError } from './rotree-client.js'
 import { keyOfHost, appOriginOf } from './origins.js'
-import { installVerifier } from './register.js'
+import { installVerifier, sendIdentity, keepVerifierAlive, readIdentityFile } from './register.js'
 
 const $ = id => document.getElementById(id)
 const key = keyOfHost(location.hostname)
@@ -63,7 +71,10 @@ async function main () {
     // what sw.js tells this origin's windows goes to the bar (setting onmessage also starts the queue)
     navigator.serviceWorker.onmessage = ev => {
       const m = ev.data
-      if (m?.source === 'rotree-sw' && m.key === key) window.parent.postMessage(m, app)
+      if (m?.source !== 'rotree-sw' || m.key !== key) return
+      window.parent.postMessage(m, app)
+      // the verifier holds a private tree's identity: keep it from being stopped while the site is open
+      if (m.type === 'unlocked' || (m.type === 'info' && m.info?.private === true)) keepVerifierAlive(key)
     }
   }
   const scope = await installVerifier(key, mirrors)
@@ -88,4 +99,53 @@ async function main () {
   })
 }
 
-main().catch(fail)
+/** site-boot.html#identity: the reader picks the identity file here, and it goes to sw.js. */
+async function identityPage () {
+  document.body.className = 'site-identity'
+  if (key === null) throw new BadAddressError(`${location.host} is not a site's own origin: its first label must be a public key in base32`)
+  // A frame, or a window another page holds (its opener), could be scripted
+  // by that page (this origin's site, say) while the reader picks the file.
+  // The referrer, which the browser sets and no page can forge, says the
+  // bar's origin opened this window: not a page of the site, which could
+  // open it without an opener or navigate its own tab here while a window
+  // of its own keeps a reference to that tab.
+  let from = null
+  try { from = new URL(document.referrer).origin } catch {}
+  if (window.parent !== window || window.opener !== null || from !== app) {
+    throw new UsageError('the identity of a private site is picked only in the window the bar\'s "Choose identity file" button opens, not in a frame or a window another page opened')
+  }
+  $('identity-key').textContent = key
+  $('identity-origin').textContent = location.origin
+  $('identity').hidden = false
+  document.body.dataset.state = 'identity'
+  const problem = text => {
+    $('identity-problem').textContent = text
+    $('identity-problem').hidden = !text
+  }
+  $('identity-file').addEventListener('change', async ev => {
+    const input = ev.target
+    const file = input.files?.[0]
+    input.value = '' // this page keeps nothing of the file
+    if (!file) return
+    problem('')
+    document.body.dataset.state = 'sending'
+    let r
+    try {
+      r = await sendIdentity(key, await readIdentityFile(file))
+    } catch (err) {
+      r = { ok: false, code: err?.code ?? 'ERROR', message: err?.message ?? String(err) }
+    }
+    if (r?.ok === true) {
+      $('identity-done').textContent = '✓ Identity accepted: the site opens in the window of its bar. This window closes.'
+      $('identity-done').hidden = false
+      document.body.dataset.state = 'accepted'
+      setTimeout(() => window.close(), 1500)
+      return
+    }
+    document.body.dataset.state = 'identity'
+    problem(identityRefusal(file.name, r))
+  })
+}
+
+if (location.hash === '#identity') identityPage().catch(fail)
+else main().catch(fail)

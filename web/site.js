@@ -12,10 +12,19 @@
 // - a shared origin (<meta name="rotree-site-origins" content="shared">, or a
 //   host that is an IP address): sw.js runs on this origin and serves every
 //   page sandboxed, with an opaque origin, loading nothing but itself.
-import { explain } from './explain.js'
+//
+// A private site (FORMAT.md §12.8): when sw.js says it holds no identity
+// that reads the tree, this bar asks for the reader's identity file
+// (docs/WEB.md "Private trees in the browser"). On per-key origins the file
+// is picked in a window of its own on the site's origin, which this bar
+// opens without an opener (site-boot.html#identity), and goes from there to
+// sw.js: the site's pages share that origin, and nothing of theirs holds a
+// reference to that window. On a shared origin the site's pages have opaque
+// origins, and this bar picks the file and hands it to sw.js itself.
+import { explain, identityRefusal } from './explain.js'
 import { BadAddressError, UsageError, mirrorUrl } from './rotree-client.js'
 import { KEY_RE, keyOfHost, siteOrigin } from './origins.js'
-import { installVerifier } from './register.js'
+import { installVerifier, sendIdentity, keepVerifierAlive, readIdentityFile } from './register.js'
 import { expiry } from './dates.js'
 
 const $ = id => document.getElementById(id)
@@ -27,6 +36,8 @@ const blockedSeen = new Set()
 const READY_MS = 30_000
 // the app's name on this machine when it was opened as localhost or 127.0.0.1
 const LOCAL_HOST = 'rotree.localhost'
+// what reloads the site's frame once sw.js holds an identity that reads it (per mode, below)
+let reloadSite = () => {}
 
 function fail (code, message) {
   const { title, text } = explain({ code })
@@ -87,7 +98,26 @@ function onVerifier (m) {
     document.body.dataset.blocked = String(blockedSeen.size)
   } else if (m.type === 'warning') {
     $('site-status').title = `refresh failed: ${m.code}: ${m.message}`
+  } else if (m.type === 'locked') {
+    locked()
+  } else if (m.type === 'unlocked') {
+    $('site-private').hidden = true
+    status('identity accepted')
+    reloadSite()
   }
+  if (m.type === 'info') $('site-private').hidden = true
+}
+
+/** sw.js holds no identity that reads this private site: ask for the reader's identity file. */
+function locked () {
+  $('site-private').hidden = false
+  status('private: identity needed')
+  document.body.dataset.state = 'private'
+}
+
+function privateProblem (text) {
+  $('site-private-problem').textContent = text
+  $('site-private-problem').hidden = !text
 }
 
 /** The page shown in the frame (a path on the site's scope): kept in the address so a reload stays on it. */
@@ -132,7 +162,14 @@ function perKeyOrigin () {
   frame.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals allow-downloads allow-top-navigation-by-user-activation')
   frame.referrerPolicy = 'origin' // site-boot.js checks who frames it
   frame.src = boot.href
-  $('s-reload').addEventListener('click', () => frame.contentWindow.postMessage({ source: 'rotree-bar', type: 'reload' }, origin))
+  const reload = () => frame.contentWindow.postMessage({ source: 'rotree-bar', type: 'reload' }, origin)
+  $('s-reload').addEventListener('click', reload)
+  reloadSite = reload
+  // the identity is picked on the site's origin, in a window nothing else holds (noopener)
+  $('s-identity').hidden = false
+  $('s-identity').addEventListener('click', () => {
+    window.open(new URL(boot.pathname + '#identity', origin).href, '_blank', 'noopener,popup,width=640,height=520')
+  })
 }
 
 /** sw.js on this very origin, serving every page sandboxed. */
@@ -146,6 +183,8 @@ async function sharedOrigin (start) {
       const m = ev.data
       if (m?.source !== 'rotree-sw' || m.key !== key) return
       if (m.type === 'navigate') page = m.page; else onVerifier(m)
+      // sw.js holds a private tree's identity: keep it from being stopped while the site is open
+      if (m.type === 'unlocked' || (m.type === 'info' && m.info?.private === true)) keepVerifierAlive(key)
     }
   }
   status('installing verifier…')
@@ -157,6 +196,24 @@ async function sharedOrigin (start) {
   frame.addEventListener('load', () => shown(scope, page, ''))
   frame.src = first.href
   $('s-reload').addEventListener('click', () => { frame.src = new URL(page, scope).href })
+  reloadSite = () => { frame.src = new URL(page, scope).href }
+  // the site's pages are sandboxed (opaque origins): this bar picks the file and hands it to sw.js
+  $('s-identity-pick').hidden = false
+  $('s-identity-file').addEventListener('change', async ev => {
+    const input = ev.target
+    const file = input.files?.[0]
+    input.value = '' // this page keeps nothing of the file
+    if (!file) return
+    privateProblem('')
+    let r
+    try {
+      r = await sendIdentity(key, await readIdentityFile(file))
+    } catch (err) {
+      r = { ok: false, code: err?.code ?? 'ERROR', message: err?.message ?? String(err) }
+    }
+    if (r?.ok !== true) privateProblem(identityRefusal(file.name, r))
+    // else sw.js tells this page 'unlocked', and the site reloads
+  })
 }
 
 async function main () {

@@ -20,12 +20,21 @@
 //   but itself: a sandboxed page is not controlled by this worker, so its
 //   subresources would otherwise reach the network unverified.
 //
+// A private tree (FORMAT.md §12.8) is read with the reader's identity, which
+// this worker holds in memory only (docs/WEB.md "Private trees in the
+// browser"): it arrives by postMessage from the page the reader picked the
+// file in, a window of its own on this origin (site-boot.html#identity) or
+// the bar on a shared origin, never in the registration's URL, never stored.
+// A worker the browser stopped and started again has none: the tree answers
+// ROTREE_NO_ACCESS, and the bar asks for the file again.
+//
 // A module worker (Chromium 91+, Safari 15+, Firefox 147+): static imports only.
 import { openTree, BadAddressError, BadPathError, ABSENT_CODES, parseRange, statusOf } from './rotree-client.js'
 import { contentType } from './mime.js'
 import { explain } from './explain.js'
 import { KEY_RE, keyOfHost, appOriginOf } from './origins.js'
 import { REDIRECTS_PATH, MAX_BYTES as REDIRECTS_MAX, parseRedirects, matchRedirect } from './redirects.js'
+import { IDENTITY_MAX } from './register.js'
 
 const HERE = new URL(self.location.href)
 const conf = HERE.searchParams
@@ -41,6 +50,9 @@ const TIMEOUT_MS = TIMEOUT === null ? undefined : Number(TIMEOUT)
 // passed on, and a bad chunk aborts the response (the browser sees a network
 // error, never the bad bytes).
 const WHOLE_MAX = 16 << 20
+// the only page an identity is taken from: the one the reader picks the file
+// in, in a window of its own (site-boot.js), or the bar itself on a shared origin
+const PICKER_PATH = new URL(ORIGIN_KEY !== null ? 'site-boot.html' : 'site.html', HERE).pathname
 
 // What a shared origin lets a site's page do: run its own inline scripts and
 // styles, show data: images, follow links. No allow-same-origin: the page gets
@@ -89,6 +101,15 @@ self.addEventListener('fetch', ev => {
 // ---- the tree -------------------------------------------------------------
 
 let treeP = null
+// the text of the reader's identity file, or undefined: memory only (above)
+let identity
+
+function treeOptions () {
+  const opts = { mirrors: MIRRORS.slice(1), fsinfoSettleMs: 500 }
+  if (TIMEOUT_MS !== undefined) opts.timeoutMs = TIMEOUT_MS
+  if (identity !== undefined) opts.identity = identity
+  return opts
+}
 
 /**
  * The open tree. A navigation (a page load or reload) first asks the mirrors
@@ -99,10 +120,9 @@ async function getTree (navigate) {
   let opened = false
   if (!treeP) {
     opened = true
-    const opts = { mirrors: MIRRORS.slice(1), fsinfoSettleMs: 500 }
-    if (TIMEOUT_MS !== undefined) opts.timeoutMs = TIMEOUT_MS
-    treeP = openTree(`${MIRRORS[0]}#${KEY}`, opts)
-    treeP.catch(() => { treeP = null }) // try again on the next request
+    const p = openTree(`${MIRRORS[0]}#${KEY}`, treeOptions())
+    treeP = p
+    p.catch(() => { if (treeP === p) treeP = null }) // try again on the next request
   }
   const tree = await treeP
   if (navigate && !opened) {
@@ -150,6 +170,42 @@ function redirectsOf (view) {
     p.catch(() => { if (redirects.p === p) redirects = { root: null, p: null } })
   }
   return redirects.p
+}
+
+// ---- a private tree's identity ---------------------------------------------
+
+self.addEventListener('message', ev => {
+  const m = ev.data
+  if (MISFIT || m?.source !== 'rotree-identity' || m.key !== KEY || !ev.ports[0]) return
+  const reply = ev.ports[0]
+  // nothing but the picker's own window hands this worker an identity
+  const from = ev.source
+  if (from?.type !== 'window' || from.frameType !== 'top-level' || new URL(from.url).pathname !== PICKER_PATH) {
+    reply.postMessage({ ok: false, code: 'ROTREE_USAGE', message: `an identity is taken from ${PICKER_PATH} in a window of its own only` })
+    return
+  }
+  ev.waitUntil(takeIdentity(m.identity).then(r => reply.postMessage(r)))
+})
+
+/**
+ * Open the tree with `text` and keep it only when it reads the tree: an
+ * identity that is not a reader (ROTREE_NO_ACCESS), or not an identity, is
+ * dropped, and the one held before (if any) stays. The answer says which,
+ * and never holds the identity.
+ */
+async function takeIdentity (text) {
+  if (typeof text !== 'string' || text.length > IDENTITY_MAX) return { ok: false, code: 'ROTREE_USAGE', message: 'not the text of an age identity file' }
+  let tree
+  try {
+    tree = await openTree(`${MIRRORS[0]}#${KEY}`, { ...treeOptions(), identity: text })
+  } catch (err) {
+    return { ok: false, code: err?.code ?? 'ERROR', message: err?.message ?? String(err) }
+  }
+  identity = text
+  treeP = Promise.resolve(tree)
+  // every window of this origin: the bootstrap reloads the site, and tells the bar
+  tell({ type: 'unlocked' })
+  return { ok: true }
 }
 
 /** Post to every window of this origin: the bar shows it above the site (site-boot.html relays it there). */
@@ -287,8 +343,12 @@ async function failure (err, path, req, navigate) {
       return await respond(view, req, '/404.html', st, 404)
     } catch {}
   }
+  // a private tree without an identity that reads it is the reader's to
+  // unlock, not an attack: the bar asks for the identity file
+  const locked = err?.code === 'ROTREE_NO_ACCESS'
+  if (locked) tell({ type: 'locked', message: err.message })
   // a missing path is proven absent by the signed tree: a plain 404, not an attack
-  if (!absent) blocked(err, path, req)
+  else if (!absent) blocked(err, path, req)
   const headers = { 'x-rotree-error': code, 'cache-control': 'no-store' }
   if (!navigate) {
     return new Response(`rotree: blocked ${path}: ${code}: ${err?.message ?? err}\n`, { status, headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' } })
@@ -299,8 +359,9 @@ async function failure (err, path, req, navigate) {
 h1{color:#b3261e;font-size:1.4rem}code,.m{font-family:ui-monospace,monospace;font-size:.9em;word-break:break-all}
 .box{background:#fdecea;border:1px solid #f0b4ae;border-radius:8px;padding:1rem 1.2rem}</style>
 <div class="box" id="rotree-error" data-code="${esc(code)}">
-<h1>${absent ? '' : '✗ Blocked: '}${esc(title)}</h1>
+<h1>${absent || locked ? '' : '✗ Blocked: '}${esc(title)}</h1>
 <p>${esc(text)}</p>
+${locked ? '<p>The bar above this site asks for your identity file.</p>' : ''}
 <p class="m">${esc(code)}: ${esc(err?.message ?? String(err))}</p>
 <p class="m">path: ${esc(path)}</p>
 ${(err?.errors ?? []).map(e => `<p class="m">${esc(e.mirror)}: ${esc(e.code)}: ${esc(e.message)}</p>`).join('\n')}
