@@ -67,8 +67,10 @@ async function main () {
     sh(['get', addr, '/', '-o', copy])
     execFileSync('diff', ['-r', '--no-dereference', site, copy])
     console.log(`\ndiff -r ${path.relative('.', site)} ${path.relative('.', copy)}: identical`)
-    console.log(`\nDemo done; everything is in ${path.relative('.', ROOT)}/. To serve and read the tree again:\n` +
-      `  npx rotree serve ${path.relative('.', out)} --port 8080\n  npx rotree ls 'http://127.0.0.1:8080/#${pub}' /`)
+    // the demo's server stops with it: say so, and how to start one again (the address a new server gives)
+    console.log(`\nDemo done; everything is in ${path.relative('.', ROOT)}/. Its server has stopped. To serve and read the tree again\n` +
+      `(rotree is on your PATH after npm install -g .; node bin/rotree.js works in this checkout):\n` +
+      `  node bin/rotree.js serve ${path.relative('.', out)} --port 8080\n  node bin/rotree.js ls 'http://127.0.0.1:8080/#${pub}' /`)
   } finally {
     server.stop()
   }
