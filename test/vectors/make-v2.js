@@ -44,7 +44,7 @@ const REL_2 = [K['release-1'], K['release-3']]
 const TS_2 = [K['timestamp-2']]
 
 /** Pseudo-English that deflate compresses about 3×: words picked by prng bytes. */
-function text (seed, n) {
+export function text (seed, n) {
   const words = ['tree', 'mirror', 'blob', 'signed', 'root', 'page', 'chunk', 'hash', 'reader', 'verified', 'key', 'release', 'the', 'a', 'of', 'and']
   const r = prng(seed, n)
   let s = ''
@@ -115,7 +115,7 @@ async function describe (dir, rootRef) {
 }
 
 /** What a reader must see at every path, from the spec (not from the encoders). */
-function describeSpec (specs, rootMtime) {
+export function describeSpec (specs, rootMtime) {
   const out = { '/': { type: 'dir', size: specs.length, mtime: rootMtime, exec: false } }
   const visit = (list, prefix) => {
     for (const s of list) {

@@ -6,6 +6,7 @@
 //   tampered/<name>.json             variants that must fail, with the expected error code
 //
 //   v2/…                             the same for format version 2 (make-v2.js)
+//   private/…                        the same for a private tree, FORMAT.md §12.8 (make-private.js)
 //
 //   node test/vectors/make.js [DEST]      (DEST defaults to this folder)
 //
@@ -427,6 +428,9 @@ async function main () {
   const { makeVectorsV2 } = await import('./make-v2.js')
   const r2 = await makeVectorsV2(path.join(dest, 'v2'))
   console.log(`wrote ${path.join(dest, 'v2')}: root ${r2.root}, ${r2.blobs} blobs, address #${r2.fragment}`)
+  const { makeVectorsPrivate } = await import('./make-private.js')
+  const r3 = await makeVectorsPrivate(path.join(dest, 'private'))
+  console.log(`wrote ${path.join(dest, 'private')}: root commitment ${r3.commit}, ${r3.blobs} blobs, address #${r3.fragment}`)
 }
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   main().catch(err => { console.error(err); process.exitCode = 1 })

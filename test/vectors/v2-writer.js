@@ -87,7 +87,9 @@ export class V2Writer {
     if (s.symlink !== undefined) return { name: s.name, type: 'symlink', mtime, size: Buffer.byteLength(s.symlink), exec: false, target: s.symlink }
     if (s.dir) {
       const ref = Array.isArray(s.dir) ? await this.dir(s.dir) : s.dir
-      return { name: s.name, type: 'dir', mtime, exec: false, size: ref.entries, dir: { hash: ref.hash, size: ref.size, storedSize: ref.storedSize, codec: ref.codec } }
+      // a private tree's (FORMAT.md §12.8) directory ref carries its page's key
+      const key = ref.key === undefined ? {} : { key: ref.key }
+      return { name: s.name, type: 'dir', mtime, exec: false, size: ref.entries, dir: { hash: ref.hash, size: ref.size, storedSize: ref.storedSize, codec: ref.codec, ...key } }
     }
     return { name: s.name, type: 'file', mtime, exec: !!s.exec, ...(await this.fileBody(s.file, s)) }
   }
