@@ -58,6 +58,8 @@ export function createApp ({ webRoot = null, log = null } = {}) {
       // the bootstrap may be framed by the app's origin (the host without the key's label) only
       const appHost = host.slice(host.indexOf('.') + 1)
       if (req.path === '/site-boot.html' && /^[a-z0-9.-]+(:\d+)?$/i.test(appHost)) res.setHeader('Content-Security-Policy', `frame-ancestors ${appHost}`)
+      // opened as a window (a private site's identity picker, docs/WEB.md), no other window keeps a handle on it
+      if (req.path === '/site-boot.html') res.setHeader('Cross-Origin-Opener-Policy', 'same-origin')
       files(req, res, next)
     })
   }

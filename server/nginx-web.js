@@ -102,6 +102,8 @@ ${WEB_HEADERS}
 ${WEB_TYPES}
 ${WEB_HEADERS}
         add_header Content-Security-Policy "frame-ancestors $rotree_app_host" always;
+        # opened as a window (a private site's identity picker), no other window keeps a handle on it
+        add_header Cross-Origin-Opener-Policy "same-origin" always;
     }
 
     # its script, the Service Worker and their imports, the styles

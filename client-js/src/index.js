@@ -1,6 +1,8 @@
 // rotree-client: read trees published by `rotree build`, verifying every byte.
 export { openTree, Tree, toStat } from './tree/tree.js'
 export { parseAddress, mirrorUrl } from './trust/address.js'
+// a private tree's reader: an identity file's text checked before it is handed to openTree (FORMAT.md §12.8)
+export { parseIdentities } from './access/open-root.js'
 export * from './errors.js'
 export { verifyFsinfo, verifyBlob, verifyDirPage, verifyChunkIndex, checkRollback, checkPagePlacement, checkChunkIndexPlacement } from './trust/verify.js'
 export { SeqStore } from './trust/state.js'

@@ -259,6 +259,7 @@ export declare function mirrorUrl (s: string): string
 
 /** The one byte range a Range header asks for (src/net/http-range.js, declared in http.d.ts). */
 export { parseRange } from './http.js'
+export { parseIdentities } from './access.js'
 
 /** The public shape of a decoded entry. */
 export declare function toStat (e: Entry): Stat

@@ -4,6 +4,7 @@
 // the epoch key; the root ref unwrapped with that key and checked against
 // the commitment the release keys signed. An identity that opens no stanza
 // is ROTREE_NO_ACCESS: a decision of the publisher, never a mirror's fault.
+import { bech32 } from '@scure/base'
 import { NoAccessError, BadFormatError, UsageError } from '../errors.js'
 import { openKeyring } from './keyring.js'
 import { unwrapRoot } from './root-wrap.js'
@@ -26,6 +27,12 @@ export function parseIdentities (v) {
       const line = raw.trim()
       if (line === '' || line.startsWith('#')) continue
       if (!IDENTITY_RE.test(line)) throw new UsageError('not an age identity: a line that is neither a comment nor AGE-SECRET-KEY-1… (a recipient age1… is the public half: the identity file holds the secret one)')
+      // decoded now: a damaged identity is the reader's mistake, never a mirror's fault later
+      let key
+      try { key = bech32.decodeToBytes(line.toLowerCase()) } catch { key = null }
+      if (key === null || key.bytes.length !== 32 || key.prefix !== (line.startsWith('AGE-SECRET-KEY-PQ-') ? 'age-secret-key-pq-' : 'age-secret-key-')) {
+        throw new UsageError(`not an age identity: ${line.slice(0, 18)}… does not decode (a character lost or changed?)`)
+      }
       out.push(line)
     }
   }

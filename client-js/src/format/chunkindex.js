@@ -42,6 +42,7 @@ export function decodeChunkIndex (bytes, o) {
     children[i] = version === 1
       ? { hash: c.hash, size: c.size, bytes: covered }
       : { hash: c.hash, size: c.size, storedSize: c.storedSize, codec: c.codec, bytes: covered }
+    if (c.key !== undefined) children[i].key = c.key // a private tree's sealed chunk or index (FORMAT.md §12.8)
     sum += covered
   }
   r.end()

@@ -79,6 +79,7 @@ export function decodeDirPage (bytes, o) {
     children[i] = version === 1
       ? { firstName, firstNameBytes, hash: c.hash, size: c.size, entries }
       : { firstName, firstNameBytes, hash: c.hash, size: c.size, storedSize: c.storedSize, codec: c.codec, entries }
+    if (c.key !== undefined) children[i].key = c.key // a private tree's sealed page (FORMAT.md §12.8)
   }
   r.end()
   return { kind, level, children }
