@@ -36,6 +36,11 @@ export default {
       r = await resign(out, keys[0], o)
       r.address = `${v.url ?? '<mirror-url>'}#${keys[0].publicKey}`
     }
+    // fsinfo.json never outlives its release (or trust document): a longer --ttl is capped, said so
+    const asked = Date.now() + ttlMs
+    if (!r.skipped && !r.retired && r.expires && Date.parse(r.expires) < asked - 60e3) {
+      io.stderr.write(`rotree: warning: --ttl ${v.ttl ?? '7d'} asked for ${new Date(asked).toISOString()}, but fsinfo.json cannot outlive ${r.releaseExpires !== undefined ? `release ${r.releaseSeq} (until ${r.releaseExpires})` : 'what it signs'}: it expires ${r.expires}; publish a new release (rotree build, or rotree sign with the release keys) to go further\n`)
+    }
     if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
     if (r.skipped) {
       io.stdout.write(`${out} is valid until ${r.expires} (${(r.leftMs / 86400e3).toFixed(1)} days), not within ${v['if-expiring-within']}: nothing re-signed\n`)

@@ -17,6 +17,7 @@ export default {
       if (v.json) { io.stdout.write(JSON.stringify(out, null, 2) + '\n'); return }
       for (const [k, val] of Object.entries(out)) {
         if (k === 'tree') continue
+        if (k === 'hash' && val === out.sha256) continue // one value: printed once, as sha256 (--json keeps both)
         io.stdout.write(`${k.padEnd(8)} ${escapeText(val)}\n`) // names and targets are the publisher's (--json stays exact)
       }
       io.stdout.write(`verified seq ${i.seq}, root ${i.root}, expires ${i.expires}\n`)

@@ -76,3 +76,28 @@ test('a remote wherever an address goes: NAME@SEQ:PATH, --mirror NAME:, fsck --r
   assert.equal(show.code, 0, show.err)
   assert.equal(JSON.parse(show.out).address, tr.addr)
 })
+
+test('resign says when --ttl is capped by the release; stat prints one value once', { timeout: 120_000 }, async t => {
+  const tr = await servedTree(t, { 'a.txt': 'a\n' })
+  const { env } = tr
+  const st = await rotree(['stat', tr.addr, '/a.txt'], { env })
+  assert.equal(st.code, 0, st.err)
+  assert.match(st.out, /^sha256 {3}[0-9a-f]{64}$/m)
+  assert.doesNotMatch(st.out, /^hash /m, 'the same value is not printed twice')
+  // a tree with roles: the release key is offline, the timestamp key re-signs, within the release's expiry
+  const base = path.join(tr.dir, 'roles')
+  await fs.mkdir(base)
+  const key = async n => { const f = path.join(base, n + '.key'); const r = await rotree(['keygen', f]); return { file: f, hex: r.out.trim() } }
+  const A = await key('A'); const R = await key('R'); const T = await key('T')
+  const out = path.join(base, 'out')
+  for (const [n, k] of [['A', A], ['R', R], ['T', T]]) await fs.writeFile(path.join(base, n + '.pub'), k.hex + '\n')
+  assert.equal((await rotree(['trust', 'init', out, '--root', path.join(base, 'A.pub'), '--release', path.join(base, 'R.pub'), '--timestamp', path.join(base, 'T.pub')])).code, 0)
+  assert.equal((await rotree(['trust', 'sign', out, '--key', A.file])).code, 0)
+  const b = await rotree(['build', tr.site, out, '--key', R.file, '--timestamp-key', T.file, '--release-ttl', '2d', '--ttl', '1d', '--no-fsync'])
+  assert.equal(b.code, 0, b.err)
+  const r = await rotree(['resign', out, '--key', T.file, '--ttl', '10d', '--no-fsync'])
+  assert.equal(r.code, 0, r.err)
+  assert.match(r.err, /^rotree: warning: --ttl 10d asked for .*, but fsinfo\.json cannot outlive release \d+ \(until .*\): it expires .*; publish a new release/m)
+  const quiet = await rotree(['resign', out, '--key', T.file, '--ttl', '1d', '--no-fsync'])
+  assert.equal(quiet.err, '')
+})
