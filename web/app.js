@@ -12,7 +12,7 @@ import { isImage, extension } from './mime.js'
 import { keyOfHost } from './origins.js'
 import { canStreamToDisk, pickFile, saveChunks } from './save.js'
 import { parseFragment, parseKeyInput } from './address.js'
-import { nameNode } from './names.js'
+import { nameNode, proseNode } from './names.js'
 import { renderPanel, setVerdict, wirePanel } from './panel.js'
 
 const PREVIEW_TEXT_MAX = 2 << 20
@@ -83,12 +83,14 @@ function clearContent () {
 function showError (err) {
   if (err?.code === 'ROTREE_NO_ACCESS' || (reader.refused && reader.refused.err === err)) return showPrivate(err)
   clearContent()
-  const { code, title, text } = explain(err)
-  $('error-title').textContent = `${title} (${code})`
-  $('error-text').textContent = text
-  $('error-detail').textContent = err?.message ?? String(err)
+  const { code, title, text, todo } = explain(err)
+  // prose breaks between words; hashes and URLs in it may break anywhere (names.js proseNode)
+  $('error-title').replaceChildren(proseNode(`${title} (${code})`))
+  $('error-text').replaceChildren(proseNode(text))
+  $('error-todo-text').replaceChildren(proseNode(todo))
+  $('error-detail').replaceChildren(proseNode(err?.message ?? String(err)))
   $('error-mirrors').replaceChildren(...mirrorErrors(err).map(e =>
-    el('li', { className: 'bad' }, el('span', { className: 'mono' }, e.mirror), ' ', el('strong', {}, e.code), ': ' + e.message)))
+    el('li', { className: 'bad' }, el('span', { className: 'mono' }, e.mirror), ' ', el('strong', { className: 'tech' }, e.code), ': ', proseNode(e.message))))
   $('error').hidden = false
   setVerdict('bad', '✗ ' + title, `${title} (${code})`)
   document.body.dataset.state = 'error'
@@ -103,9 +105,9 @@ function showError (err) {
 function showAbsent (err, path) {
   clearContent()
   const parent = path.replace(/\/[^/]*\/?$/, '') || '/'
-  $('absent-text').textContent = err.code === 'ROTREE_NOT_A_DIRECTORY'
+  $('absent-text').replaceChildren(proseNode(err.code === 'ROTREE_NOT_A_DIRECTORY'
     ? `${path} is not in this tree: a part of it is a file, as the signed listing shows.`
-    : `${path} is not in this tree: proven by the signed listing of ${parent}, which has no such name.`
+    : `${path} is not in this tree: proven by the signed listing of ${parent}, which has no such name.`))
   $('absent').hidden = false
   setVerdict('ok', '✓ Verified: the signed listing proves this path is not in the tree')
   document.body.dataset.state = 'absent'
@@ -125,8 +127,9 @@ function showPrivate (err) {
   if (refused) problem = identityRefusal(refused.name, err)
   else if (reader.identity) problem = identityRefusal(reader.identity.name, err)
   $('private-text').textContent = 'This tree is private: choose your identity file (from rotree keygen --reader or age-keygen) to read it.'
-  $('private-problem').textContent = problem
+  $('private-problem').replaceChildren(proseNode(problem))
   $('private-problem').hidden = !problem
+  $('private-todo-text').replaceChildren(proseNode(explain({ code: 'ROTREE_NO_ACCESS' }).todo))
   $('private').hidden = false
   setVerdict('locked', 'Private tree: no identity in this page reads it', 'Private tree')
   document.body.dataset.state = 'private'
@@ -279,7 +282,7 @@ async function openTree (key, mirrors) {
 function showStart (problem = null, given = '') {
   $('layout').hidden = true
   $('start').hidden = false
-  $('start-error').textContent = problem ?? ''
+  $('start-error').replaceChildren(proseNode(problem ?? ''))
   $('start-error').hidden = !problem
   if (given) $('start-key').value = given
   document.body.dataset.state = 'start'
@@ -384,7 +387,7 @@ $('identity-file').addEventListener('change', async ev => {
   if (!file) return
   let text
   try { text = await readIdentityFile(file) } catch (err) {
-    $('private-problem').textContent = identityRefusal(file.name, err)
+    $('private-problem').replaceChildren(proseNode(identityRefusal(file.name, err)))
     $('private-problem').hidden = false
     return
   }
@@ -403,7 +406,7 @@ $('start-form').addEventListener('submit', ev => {
   // a bare key, or a whole address pasted in: <url>#<key>[:<name>][/path]
   const got = parseKeyInput($('start-key').value)
   if (got.error) {
-    $('start-error').textContent = got.error
+    $('start-error').replaceChildren(proseNode(got.error))
     $('start-error').hidden = false
     $('start-key').focus()
     return

@@ -30,3 +30,29 @@ export function nameNode (name, suffix = '') {
   }
   return outer
 }
+
+// Prose with technical tokens in it (an error message, a mirror's answer):
+// its words break only between words, as prose does, while a hex hash, a
+// URL or a path, which a phone's line cannot hold, may break anywhere
+// (style.css `.long`), and a short token (an error code, ?mirror=URL) never
+// breaks at all (`.tech`).
+const PLAIN = /^[\p{L}'’"“”()[\],.;:!?-]*$/u
+const LONG = 24
+
+/**
+ * @param {string} text
+ * @returns {HTMLSpanElement} the text, as text, its technical tokens in spans
+ */
+export function proseNode (text) {
+  const outer = document.createElement('span')
+  outer.className = 'prose'
+  for (const part of String(text).split(/(\s+)/)) {
+    if (part === '') continue
+    if (/^\s/.test(part) || PLAIN.test(part)) { outer.append(part); continue }
+    const span = document.createElement('span')
+    span.className = part.length > LONG ? 'long' : 'tech'
+    span.textContent = part
+    outer.append(span)
+  }
+  return outer
+}

@@ -2,6 +2,7 @@
 // On a narrow screen (style.css) only its one-line summary shows, e.g.
 // "✓ verified · seq 3 · expires in 5 days", which opens the whole panel.
 import { expiry } from './dates.js'
+import { proseNode } from './names.js'
 
 const $ = id => document.getElementById(id)
 const el = (tag, props = {}, ...children) => {
@@ -53,7 +54,7 @@ export function renderPanel (tree) {
     const li = el('li', { className: m.lastError ? 'bad' : m.ok ? 'ok' : '' },
       el('span', { className: 'mono' }, m.url),
       el('span', { className: 'small' }, ` ${m.ok} verified, ${m.failed} failed`))
-    if (m.lastError) li.append(el('div', { className: 'small' }, el('strong', {}, m.lastError.code), ': ' + m.lastError.message))
+    if (m.lastError) li.append(el('div', { className: 'small' }, el('strong', { className: 'tech' }, m.lastError.code), ': ', proseNode(m.lastError.message)))
     return li
   }))
   const s = $('panel-summary')

@@ -38,9 +38,10 @@ const trusted = () => key !== null && framedBy() === app
 function tell (msg) { window.parent.postMessage({ source: 'rotree-site', key, ...msg }, app) }
 
 function fail (err) {
-  const { code, title, text } = explain(err)
+  const { code, title, text, todo } = explain(err)
   $('boot-error-title').textContent = `${title} (${code})`
   $('boot-error-text').textContent = `${text} ${err?.message ?? err}`
+  $('boot-error-todo-text').textContent = todo
   $('boot-error').hidden = false
   document.body.dataset.state = 'error'
   if (trusted()) tell({ type: 'error', code, message: String(err?.message ?? err) })

@@ -40,9 +40,10 @@ const LOCAL_HOST = 'rotree.localhost'
 let reloadSite = () => {}
 
 function fail (code, message) {
-  const { title, text } = explain({ code })
+  const { title, text, todo } = explain({ code })
   $('site-error-title').textContent = `${title} (${code})`
   $('site-error-text').textContent = `${text} ${message}`
+  $('site-error-todo-text').textContent = todo
   $('site-error').hidden = false
   status('✗ not verified', 'bad')
   frame.hidden = true

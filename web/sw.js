@@ -329,7 +329,7 @@ function blocked (err, path, req) {
 }
 
 async function failure (err, path, req, navigate) {
-  const { code, title, text } = explain(err)
+  const { code, title, text, todo } = explain(err)
   // the status is the gateway's (statusOf, docs/ERRORS.md): 404 only for what
   // the signed tree proves absent (docs/TRUST.md rule 5), 504 when every
   // mirror stalled, 410 for a retired tree, 508 for a symlink loop
@@ -356,12 +356,12 @@ async function failure (err, path, req, navigate) {
   const html = `<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>${esc(title)}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;margin:3rem auto;max-width:42rem;padding:0 1rem;color:#1d2330}
-h1{color:#b3261e;font-size:1.4rem}code,.m{font-family:ui-monospace,monospace;font-size:.9em;word-break:break-all}
+h1{color:#b3261e;font-size:1.4rem}code,.m{font-family:ui-monospace,monospace;font-size:.9em;overflow-wrap:anywhere}
 .box{background:#fdecea;border:1px solid #f0b4ae;border-radius:8px;padding:1rem 1.2rem}</style>
 <div class="box" id="rotree-error" data-code="${esc(code)}">
 <h1>${absent || locked ? '' : '✗ Blocked: '}${esc(title)}</h1>
 <p>${esc(text)}</p>
-${locked ? '<p>The bar above this site asks for your identity file.</p>' : ''}
+<p id="rotree-todo"><strong>What to do:</strong> ${esc(todo)}${locked ? ' The bar above this site asks for your identity file.' : ''}</p>
 <p class="m">${esc(code)}: ${esc(err?.message ?? String(err))}</p>
 <p class="m">path: ${esc(path)}</p>
 ${(err?.errors ?? []).map(e => `<p class="m">${esc(e.mirror)}: ${esc(e.code)}: ${esc(e.message)}</p>`).join('\n')}

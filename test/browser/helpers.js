@@ -13,9 +13,10 @@ import { createRotreeServer } from '../../server/index.js'
 import { toolPath } from '../helpers/tools.js'
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-export const WEB = path.join(ROOT, 'web')
+// ROTREE_WEB_DIR: another copy of web/ to serve (an older commit's, say, to see a new test fail there)
+export const WEB = process.env.ROTREE_WEB_DIR ? path.resolve(process.env.ROTREE_WEB_DIR) : path.join(ROOT, 'web')
 export const BUNDLE = path.join(ROOT, 'client-js', 'dist', 'rotree-client.browser.js')
-export const WEB_BUNDLE = path.join(WEB, 'rotree-client.js')
+export const WEB_BUNDLE = path.join(ROOT, 'web', 'rotree-client.js')
 
 // A name that resolves to 127.0.0.1 but is not "localhost": pages served from
 // it are not a secure context, so they have no crypto.subtle (plain http://).
@@ -212,4 +213,54 @@ export async function fileChunks (tree, p) {
   if (!entry.chunks) throw new Error(`${p} is not stored as a chunk list (it is inline, or under a chunk index)`)
   let at = 0
   return entry.chunks.map(c => ({ ...c, start: at, end: (at += c.size) })) // the ref (hash, size, and for version 2 storedSize and codec)
+}
+
+/**
+ * Words of the visible text under `selector` that the layout broke over two
+ * lines. A token (a run without white space) is prose, or a short technical
+ * token (an error code, ?mirror=URL): each must stay on one line, except
+ * right after a hyphen or a slash. Tokens longer than `long` characters (a
+ * 64-hex hash, a URL) may break anywhere and are left out.
+ */
+export function brokenProse (page, selector, long = 24) {
+  return page.$$eval(selector, (els, long) => {
+    const broken = []
+    for (const e of els) {
+      const chars = []
+      const walk = document.createTreeWalker(e, NodeFilter.SHOW_TEXT)
+      const blockOf = n => { let b = n.parentElement; while (b !== e && getComputedStyle(b).display.startsWith('inline')) b = b.parentElement; return b }
+      let block = null
+      for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+        if (!n.parentElement.getClientRects().length) continue // not shown
+        // text in another block is another word, whatever touches it in the markup
+        if (blockOf(n) !== block) { block = blockOf(n); chars.push([null, 0, ' ']) }
+        for (let i = 0; i < n.data.length; i++) chars.push([n, i, n.data[i]])
+      }
+      const lines = (a, b) => {
+        const r = document.createRange()
+        r.setStart(chars[a][0], chars[a][1])
+        r.setEnd(chars[b][0], chars[b][1] + 1)
+        return new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top))).size
+      }
+      let i = 0
+      while (i < chars.length) {
+        if (/\s/.test(chars[i][2])) { i++; continue }
+        let j = i
+        while (j < chars.length && !/\s/.test(chars[j][2])) j++
+        const token = chars.slice(i, j).map(c => c[2]).join('')
+        if (token.length <= long) {
+          // pieces ending in a hyphen or slash: a line may end after one
+          let a = i
+          for (let k = i; k < j; k++) {
+            if (k === j - 1 || /[-/]/.test(chars[k][2])) {
+              if (lines(a, k) > 1) { broken.push(token); break }
+              a = k + 1
+            }
+          }
+        }
+        i = j
+      }
+    }
+    return broken
+  }, long)
 }

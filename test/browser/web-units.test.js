@@ -1,7 +1,7 @@
 // The pure modules of web/ (no DOM), in Node: the Range parser the Service
 // Worker imports from the browser bundle is rotree-client's, the _redirects
-// parser and matcher, expiry in words, and what the key field makes of a
-// pasted address.
+// parser and matcher, expiry in words, what the key field makes of a
+// pasted address, and what each error says to do.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { parseRange as sharedParseRange } from 'rotree-client/http'
@@ -9,6 +9,7 @@ import { ensureBundle, WEB_BUNDLE } from './helpers.js'
 import { parseRedirects, matchRedirect, MAX_RULES, MAX_BYTES } from '../../web/redirects.js'
 import { expiry, untilText } from '../../web/dates.js'
 import { parseFragment, parseKeyInput } from '../../web/address.js'
+import { explain, CODES } from '../../web/explain.js'
 
 test('the Service Worker\'s parseRange (the browser bundle\'s) answers every Range header as rotree serve and the gateway do', async () => {
   await ensureBundle()
@@ -121,4 +122,28 @@ test('the address: a fragment, and what a reader pastes', () => {
   assert.match(parseKeyInput('').error, /Paste a public key/)
   assert.match(parseKeyInput('http://m.example/#deadbeef:docs').error, /"deadbeef" is not a public key/)
   assert.match(parseKeyInput(`http://m.example/#u${key}`).error, /is not a public key/)
+})
+
+test('every error code says what happened and what to do, in one place for the app and the Service Worker', async () => {
+  const errors = await import('rotree-client/errors')
+  // every code a reader in a browser can meet (the builder's, push's and the lock's are the command line's)
+  const CLI_ONLY = new Set(['ROTREE_BUILD_INPUT', 'ROTREE_PUSH_FAILED', 'ROTREE_LOCKED', 'ROTREE_BAD_KEY', 'ROTREE_ERR'])
+  const codes = new Set(Object.values(errors).filter(c => typeof c === 'function' && /Error$/.test(c.name)).map(c => { try { return new c('x').code } catch { return null } }))
+  for (const code of codes) {
+    if (!code || CLI_ONLY.has(code)) continue
+    assert.ok(CODES.includes(code), `${code} has texts in web/explain.js`)
+  }
+  for (const code of CODES) {
+    const e = explain({ code })
+    assert.equal(e.code, code)
+    for (const k of ['title', 'text', 'todo']) assert.ok(typeof e[k] === 'string' && e[k].length > 3, `${code}: ${k}`)
+    assert.doesNotMatch(e.todo, /--[a-z]/, `${code}: what to do in a browser, not a command-line flag`)
+  }
+  assert.match(explain({ code: 'ROTREE_WRONG_KEY' }).todo, /^Check the address: the part after # must be the publisher's key\./)
+  assert.match(explain({ code: 'ROTREE_EXPIRED' }).todo, /^Ask the publisher to re-sign \(rotree resign\), or try again later/)
+  assert.equal(explain({ code: 'ROTREE_NO_ACCESS' }).todo, 'Choose your identity file, or ask the publisher to add your age1… recipient.')
+  // every mirror failing the same way is that way, and so is what to do
+  const all = { code: 'ROTREE_ALL_MIRRORS_FAILED', errors: [{ mirror: 'a', code: 'ROTREE_EXPIRED', message: 'm' }] }
+  assert.equal(explain(all).todo, explain({ code: 'ROTREE_EXPIRED' }).todo)
+  assert.match(explain(new Error('odd')).todo, /Reload/)
 })

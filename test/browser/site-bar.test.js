@@ -1,0 +1,71 @@
+// The bar of a verified site (web/site.html) as a new user meets it: the
+// Service Worker's error page says what to do (web/explain.js, the texts the
+// app shows too).
+// Screenshots: $ROTREE_SCREENSHOTS, else <tmp>/rotree-screenshots/.
+import { needing } from '../helpers/tools.js'
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { tmpdir, writeTree, buildTree, makeKey, serve } from '../helpers/fixtures.js'
+import { ensureBundle, launchChromium, newPage, serveWithWeb, pageLogs } from './helpers.js'
+
+const { test, before, after } = needing('chromium')
+
+const SHOTS = process.env.ROTREE_SCREENSHOTS ?? path.join(os.tmpdir(), 'rotree-screenshots')
+const HOUR = 3600e3
+const SITE = {
+  'index.html': '<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Home</title><h1 id="h">Welcome</h1><p><a id="docs" href="docs/">Docs</a></p>',
+  'docs/index.html': '<!doctype html><meta charset="utf-8"><title>Docs</title><h1 id="h">Docs index</h1>',
+  'docs/guide.txt': 'the guide\n'
+}
+let browser, trusted
+const cleanups = []
+
+before(async () => {
+  await ensureBundle()
+  await fs.mkdir(SHOTS, { recursive: true })
+  trusted = await serveWithWeb(await tmpdir()) // the app's origin, serving no tree
+  browser = await launchChromium()
+})
+
+after(async () => {
+  await browser?.close()
+  await trusted?.close()
+  for (const c of cleanups.reverse()) await c()
+})
+
+/** A site signed by a new key, built with `opts`, on a mirror of its own. */
+async function site (opts = {}) {
+  const key = makeKey()
+  const src = await tmpdir()
+  await writeTree(src, SITE)
+  const { out } = await buildTree(src, { key, ...opts })
+  const mirror = await serve(out)
+  cleanups.push(() => mirror.close())
+  return { key: key.publicKey, mirror, out }
+}
+
+// rotree.localhost: each site on its own origin <key label>.rotree.localhost (docs/WEB.md)
+const siteUrl = (s, extra = '') => `http://rotree.localhost:${trusted.port}/site.html?key=${s.key}&mirror=${encodeURIComponent(s.mirror.url)}${extra}`
+const siteFrame = (page, key) => page.frames().find(f => f.url().includes(`/site/${key}/`))
+
+async function pageAt (width, height = width < 600 ? 844 : 800) {
+  const page = await newPage(browser)
+  await page.setViewportSize({ width, height })
+  return page
+}
+
+test('the verifier\'s error page says what to do', async () => {
+  const s = await site({ now: Date.now() - 2 * HOUR, ttlMs: HOUR }) // expired an hour ago
+  const page = await pageAt(1280)
+  try {
+    await page.goto(siteUrl(s))
+    await page.waitForFunction(() => document.body.dataset.blocked, null, { timeout: 20_000 })
+    const frame = siteFrame(page, s.key)
+    assert.ok(frame, pageLogs(page))
+    assert.match(await frame.textContent('#rotree-error h1'), /Expired tree/)
+    assert.match(await frame.textContent('#rotree-todo'), /What to do: Ask the publisher to re-sign \(rotree resign\), or try again later/)
+    await page.screenshot({ path: path.join(SHOTS, 'site-1280-expired.png') })
+  } finally { await page.context().close() }
+})
