@@ -1,7 +1,10 @@
-// The web app's verification panel: what was verified, by whom, until when.
-// On a narrow screen (style.css) only its one-line summary shows, e.g.
-// "✓ verified · seq 3 · expires in 5 days", which opens the whole panel.
-import { expiry } from './dates.js'
+// The web app's verification panel: what was verified, by whom, until when,
+// in words first ("Published 12 minutes ago by key 3f2a…91c9", "Valid until
+// Mon, Dec 14 (in 5 days)"); the numbers (whole keys, sequence, root) under
+// Details. On a narrow screen (style.css) only its one-line summary shows,
+// "✓ verified · published 12 minutes ago · expires in 5 days", which opens
+// the whole panel.
+import { expiry, agoText, dayText } from './dates.js'
 import { proseNode } from './names.js'
 
 const $ = id => document.getElementById(id)
@@ -37,14 +40,55 @@ export function setVerdict (kind, text, short = '') {
   else if (kind === 'busy') $('summary-text').textContent = 'Verifying…'
 }
 
+/** A key's short fingerprint, '3f2a…91c9' ('t3f2a…91c9' for a trust anchor), whole in its title. */
+export function fingerprint (hex) {
+  const s = String(hex)
+  const lead = s.startsWith('t') ? 5 : 4
+  return el('code', { className: 'fp', title: s }, s.length > lead + 8 ? `${s.slice(0, lead)}…${s.slice(-4)}` : s)
+}
+
+/** The keys that signed the release the page reads, as the client counted them (FORMAT.md §12.3), or []. */
+function releaseSigners (tree) {
+  const r = tree?.rootRecord?.signers?.release
+  return r ? [...r].filter(k => typeof k === 'string') : []
+}
+
+/** The line that says who published the tree, and when: words first, fingerprints whole in their titles. */
+function lead (tree, i) {
+  const ago = `Published ${agoText(Date.now() - Date.parse(i.issued))}`
+  const anchor = i.anchor ?? i.key ?? tree.publicKey
+  if (!String(anchor).startsWith('t')) return [ago, ' by key ', fingerprint(anchor)]
+  // a trust-document anchor (FORMAT.md §12.5) certifies keys; it is not one
+  const keys = releaseSigners(tree)
+  const by = keys.length ? [` by key${keys.length > 1 ? 's' : ''} `, ...keys.flatMap((k, n) => n ? [', ', fingerprint(k)] : [fingerprint(k)]), ','] : []
+  return [ago, ...by, ' under trust anchor ', fingerprint(anchor)]
+}
+
 /** @param {import('./rotree-client.js').Tree | null} tree */
 export function renderPanel (tree) {
   const i = tree?.rootRecord ? tree.info : null
-  // a format-2 tree: its anchor (a key, or t + the hash of its first trust document) and name
-  $('v-key').textContent = i?.anchor ? i.anchor + (i.name ? ':' + i.name : '') : tree?.publicKey ?? ''
-  $('v-seq').textContent = i ? String(i.seq) : '—'
-  $('v-issued').textContent = i ? fmtDate(i.issued) : '—'
   const x = i ? expiry(i) : null
+  // words first
+  $('v-lead').replaceChildren(...(i ? lead(tree, i) : []))
+  $('v-lead').hidden = !i
+  $('v-valid').hidden = !i
+  $('v-valid').replaceChildren(...(i ? ['Valid until ', dayText(i.expires), ' ', el('span', { className: 'rel' }, `(${x.text})`)] : []))
+  $('v-valid').classList.toggle('warn', !!x?.warn)
+  // the numbers, under Details. A format-2 tree's anchor is a key, or t and
+  // the hash of its first trust document (FORMAT.md §12.5): not a key
+  const anchor = i?.anchor ?? tree?.publicKey ?? ''
+  const trustAnchor = anchor.startsWith('t')
+  $('v-key-label').textContent = trustAnchor ? 'Trust anchor (document 1)' : 'Public key'
+  $('v-key').textContent = anchor
+  const name = i?.name ?? ''
+  $('v-name-label').hidden = $('v-name').hidden = !name
+  $('v-name').textContent = name
+  const signers = trustAnchor ? releaseSigners(tree) : []
+  $('v-signers-label').hidden = $('v-signers').hidden = signers.length === 0
+  $('v-signers-label').textContent = signers.length > 1 ? 'Release signed by keys' : 'Release signed by key'
+  $('v-signers').replaceChildren(...signers.flatMap((k, n) => n ? [el('br'), k] : [k]))
+  $('v-seq').textContent = i ? String(i.seq) : '—'
+  $('v-issued').replaceChildren(...(i ? [fmtDate(i.issued), ' ', el('span', { className: 'rel' }, `(${agoText(Date.now() - Date.parse(i.issued))})`)] : ['—']))
   $('v-expires').replaceChildren(...(x ? [fmtDate(i.expires), ' ', el('span', { className: 'rel', id: 'v-expires-rel' }, `(${x.text})`)] : ['—']))
   $('v-expires').classList.toggle('warn', !!x?.warn)
   $('v-root').textContent = i ? i.root : '—'
@@ -61,7 +105,7 @@ export function renderPanel (tree) {
   if (s.dataset.kind === 'ok' && i) {
     // whole parts: on a very narrow screen the line wraps between them, never inside one
     $('summary-text').replaceChildren(el('span', { className: 'part' }, '✓ verified'), ' · ',
-      el('span', { className: 'part' }, `seq ${i.seq}`), ' · ',
+      el('span', { className: 'part' }, `published ${agoText(Date.now() - Date.parse(i.issued))}`), ' · ',
       el('span', { className: x.warn ? 'part rel warn' : 'part rel' }, `expires ${x.text}`))
   }
   s.classList.toggle('warn', !!x?.warn && s.dataset.kind === 'ok')

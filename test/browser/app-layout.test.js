@@ -91,8 +91,8 @@ test('on a phone the panel is one line, the listing starts on the first screen, 
   assert.ok(facts.panel < 0.25 * 844, `the panel takes ${facts.panel}px of 844`)
   assert.ok(facts.rowTop >= 0 && facts.rowBottom <= 844, `the first row is at ${facts.rowTop}–${facts.rowBottom}, off the first screen`)
   assert.ok(facts.scrollWidth <= 390, `the page is ${facts.scrollWidth}px wide: it scrolls sideways`)
-  assert.match(await page.innerText('#panel-summary'), /^✓ verified · seq \d+ · expires in 5 days/)
-  assert.equal(await page.isVisible('#v-root'), false)
+  assert.match(await page.innerText('#panel-summary'), /^✓ verified · published just now · expires in 5 days/)
+  assert.equal(await page.isVisible('#v-lead'), false)
 
   // names: whole words only, and the full name at hand
   assert.deepEqual(await brokenWords(page, '#listing a.entry'), [])
@@ -101,8 +101,10 @@ test('on a phone the panel is one line, the listing starts on the first screen, 
   const widths = await page.$$eval('#listing a.entry .name', (els, long) => els.filter(e => long.includes(e.title)).map(e => e.getBoundingClientRect().width), Object.keys(LONG))
   assert.ok(widths.length === 3 && widths.every(w => w > 150), `every long name has room to be read: ${widths}`)
 
-  // the summary opens the whole panel
+  // the summary opens the whole panel: words first, the numbers under Details
   await page.click('#panel-summary')
+  assert.equal(await page.isVisible('#v-lead'), true)
+  await page.click('#v-details summary')
   assert.equal(await page.isVisible('#v-root'), true)
   assert.equal(await page.textContent('#v-key'), K())
   await page.screenshot({ path: path.join(SHOTS, 'app-390x844-panel-open.png') })
@@ -118,13 +120,15 @@ test('on a phone the panel is one line, the listing starts on the first screen, 
   await page.context().close()
 })
 
-test('on a desktop the whole panel shows, as before', async () => {
+test('on a desktop the whole panel shows, its numbers under Details', async () => {
   const page = await pageAt(1280, 800)
   await page.goto(`${app.url}#${K()}`)
   assert.equal(await settled(page, `#${K()}`), 'ok', pageLogs(page))
   await page.screenshot({ path: path.join(SHOTS, 'app-1280x800.png') })
   assert.equal(await page.isVisible('#panel-summary'), false)
-  for (const id of ['#v-key', '#v-seq', '#v-expires', '#v-root', '#v-mirror', '#v-mirrors', '#refresh']) assert.equal(await page.isVisible(id), true, id)
+  for (const id of ['#v-lead', '#v-valid', '#v-mirrors', '#refresh']) assert.equal(await page.isVisible(id), true, id)
+  await page.click('#v-details summary')
+  for (const id of ['#v-key', '#v-seq', '#v-expires', '#v-root', '#v-mirror']) assert.equal(await page.isVisible(id), true, id)
   const row = await page.$eval('#listing tr', r => r.getBoundingClientRect().bottom)
   assert.ok(row <= 800)
   assert.deepEqual(await brokenWords(page, '#listing a.entry'), [])
@@ -203,6 +207,7 @@ test('expiry: "in N days" beside the date, and a warning near the end of the tre
       assert.equal(await settled(page, hash), 'ok', pageLogs(page))
       assert.match(await page.textContent('#v-expires'), c.rel)
       assert.equal(await page.$eval('#v-expires', e => e.classList.contains('warn')), c.warn, await page.textContent('#v-expires'))
+      assert.equal(await page.$eval('#v-valid', e => e.classList.contains('warn')), c.warn, 'the words up front warn too')
       if (c.warn) await page.screenshot({ path: path.join(SHOTS, 'app-1280x800-expiring.png') })
     } finally {
       await page.context().close()
@@ -231,7 +236,8 @@ test('the key field takes a pasted address; a malformed key says so; an old erro
     await page.fill('#start-key', `  ${m2.url}#${k2.publicKey}:docs  `)
     await page.click('#start-form button[type=submit]')
     assert.equal(await settled(page, `#${k2.publicKey}:docs`), 'ok', pageLogs(page))
-    assert.equal(await page.textContent('#v-key'), `${k2.publicKey}:docs`)
+    assert.equal(await page.textContent('#v-key'), k2.publicKey)
+    assert.equal(await page.textContent('#v-name'), 'docs')
     assert.deepEqual(await page.locator('#listing a.entry').allTextContents(), ['docs/'])
     assert.ok(new URL(page.url()).searchParams.getAll('mirror').includes(m2.url))
 

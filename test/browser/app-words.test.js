@@ -1,7 +1,10 @@
 // The web app's words, as a new user reads them (docs/WEB.md "The web app"):
-// each error says what to do about it (web/explain.js, shared with the
-// Service Worker); on a phone, error texts break between words, and only
-// hashes and URLs may break anywhere.
+// the panel leads with words ("Published 12 minutes ago by key 3f2a…91c9",
+// "Valid until …") and keeps the numbers (sequence, root, whole keys) under
+// Details; a trust-document anchor is labelled as one, keys as keys; each
+// error says what to do about it (web/explain.js, shared with the Service
+// Worker); on a phone, error texts break between words, and only hashes and
+// URLs may break anywhere.
 // Screenshots: $ROTREE_SCREENSHOTS, else <tmp>/rotree-screenshots/.
 import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
@@ -9,6 +12,8 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { tmpdir, writeTree, buildTree, makeKey, serve } from '../helpers/fixtures.js'
+import { startLyingServer } from '../helpers/lying-server.js'
+import { Publisher } from '../client/v2-publisher.js'
 import { ensureBundle, launchChromium, newPage, serveWithWeb, settled, pageLogs, brokenProse } from './helpers.js'
 
 const { test, before, after } = needing('chromium')
@@ -24,7 +29,8 @@ before(async () => {
   await fs.mkdir(SHOTS, { recursive: true })
   const src = await tmpdir()
   await writeTree(src, { 'a.txt': 'a\n', 'notes/b.txt': 'b\n' })
-  ;({ out } = await buildTree(src, { key, ttlMs: 5 * 24 * HOUR }))
+  // published 12 minutes ago, valid for 5 days from then
+  ;({ out } = await buildTree(src, { key, now: Date.now() - 12 * 60e3, ttlMs: 5 * 24 * HOUR }))
   app = await serveWithWeb(out)
   browser = await launchChromium()
 })
@@ -52,6 +58,62 @@ async function otherTree (opts = {}) {
   cleanups.push(() => m.close())
   return { key: k.publicKey, url: m.url }
 }
+
+const short = hex => `${hex.slice(0, hex.startsWith('t') ? 5 : 4)}…${hex.slice(-4)}`
+
+test('the panel leads with words: when, by which key, until when; the numbers are under Details', async () => {
+  const info = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8'))
+  const page = await pageAt(1280)
+  try {
+    await page.goto(`${app.url}#${K()}`)
+    assert.equal(await settled(page, `#${K()}`), 'ok', pageLogs(page))
+    assert.equal(await page.textContent('#v-lead'), `Published 12 minutes ago by key ${short(K())}`)
+    assert.equal(await page.getAttribute('#v-lead .fp', 'title'), K(), 'the whole key is at hand')
+    const until = new Date(info.expires).toLocaleDateString('en-US', { weekday: 'short', month: 'short', day: 'numeric' })
+    assert.equal(await page.textContent('#v-valid'), `Valid until ${until} (in 5 days)`)
+    // the numbers: under Details, closed until asked for
+    for (const id of ['#v-seq', '#v-root', '#v-key']) assert.equal(await page.isVisible(id), false, `${id} waits under Details`)
+    assert.doesNotMatch(await page.innerText('#panel'), new RegExp(String(info.seq)), 'no sequence number up front')
+    await page.screenshot({ path: path.join(SHOTS, 'words-1280-panel.png') })
+    await page.click('#v-details summary')
+    assert.equal(await page.textContent('#v-key-label'), 'Public key')
+    assert.equal(await page.textContent('#v-key'), K())
+    assert.equal(await page.textContent('#v-seq'), String(info.seq))
+    assert.equal(await page.isVisible('#v-root'), true)
+    await page.screenshot({ path: path.join(SHOTS, 'words-1280-panel-details.png') })
+
+    // a phone: the one line says the same, in words
+    await page.setViewportSize({ width: 390, height: 844 })
+    assert.equal(await page.innerText('#panel-summary'), '✓ verified · published 12 minutes ago · expires in 5 days')
+    await page.screenshot({ path: path.join(SHOTS, 'words-390-panel.png') })
+    await page.click('#panel-summary')
+    await page.screenshot({ path: path.join(SHOTS, 'words-390-panel-open.png') })
+  } finally { await page.context().close() }
+})
+
+test('a trust-document anchor is labelled as one, and the keys that signed as keys', async () => {
+  const p = await Publisher.create({ name: 'docs' }) // anchor: t + the hash of trust document 1
+  cleanups.push(() => p.close())
+  await p.publish({ 'a.txt': 'a\n' })
+  const m = await startLyingServer(p.out, { cors: true })
+  cleanups.push(() => m.close())
+  const id = `${p.anchor}:docs`
+  const page = await pageAt(1280)
+  try {
+    await page.goto(`${app.url}?self=0&mirror=${encodeURIComponent(m.url)}#${id}`)
+    assert.equal(await settled(page, `#${id}`), 'ok', pageLogs(page))
+    const release = p.k.R1.publicKey
+    assert.match(await page.textContent('#v-lead'), new RegExp(`^Published (just now|\\d+ minutes? ago) by key ${short(release)}, under trust anchor ${short(p.anchor)}$`))
+    await page.click('#v-details summary')
+    assert.equal(await page.textContent('#v-key-label'), 'Trust anchor (document 1)')
+    assert.equal(await page.textContent('#v-key'), p.anchor)
+    assert.equal(await page.textContent('#v-name'), 'docs')
+    assert.equal(await page.textContent('#v-signers-label'), 'Release signed by key')
+    assert.equal(await page.textContent('#v-signers'), release)
+    assert.doesNotMatch(await page.innerText('#panel'), /Public key/, 'an anchor is not called a key')
+    await page.screenshot({ path: path.join(SHOTS, 'words-1280-trust-anchor.png') })
+  } finally { await page.context().close() }
+})
 
 test('an error says what to do: a wrong key, an expired tree', async () => {
   const page = await pageAt(390)

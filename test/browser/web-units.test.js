@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { parseRange as sharedParseRange } from 'rotree-client/http'
 import { ensureBundle, WEB_BUNDLE } from './helpers.js'
 import { parseRedirects, matchRedirect, MAX_RULES, MAX_BYTES } from '../../web/redirects.js'
-import { expiry, untilText } from '../../web/dates.js'
+import { expiry, untilText, agoText, dayText } from '../../web/dates.js'
 import { parseFragment, parseKeyInput } from '../../web/address.js'
 import { explain, CODES } from '../../web/explain.js'
 
@@ -99,6 +99,18 @@ test('expiry in words, and when to warn', () => {
   assert.equal(untilText(60e3), 'in 1 minute')
   assert.equal(untilText(5e3), 'in under a minute')
   assert.equal(untilText(-1), 'expired')
+  // when it was published, in words
+  assert.equal(agoText(-5e3), 'just now', 'a clock a little behind the publisher\'s')
+  assert.equal(agoText(30e3), 'just now')
+  assert.equal(agoText(60e3), '1 minute ago')
+  assert.equal(agoText(12 * 60e3), '12 minutes ago')
+  assert.equal(agoText(3 * 3600e3), '3 hours ago')
+  assert.equal(agoText(4 * DAY), '4 days ago')
+  // a date as a reader says it: the day; the year only when it is not this one; the time only when it is near
+  const dec = Date.parse('2030-12-14T12:00:00')
+  assert.doesNotMatch(dayText(dec, dec - 5 * DAY), /2030|:/)
+  assert.match(dayText(dec, dec - 400 * DAY), /2030/)
+  assert.match(dayText(dec, dec - 3600e3), /\d:\d\d/)
 })
 
 test('the address: a fragment, and what a reader pastes', () => {
