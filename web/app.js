@@ -167,29 +167,96 @@ function renderCrumbs (key, path) {
   })
 }
 
-function rowFor (key, dirPath, s) {
+function rowFor (key, dirPath, s, links) {
   const path = (dirPath === '/' ? '' : dirPath) + '/' + s.name
-  const name = el('a', { href: hashFor(key, path), className: 'entry ' + s.type }, nameNode(s.name, s.type === 'dir' ? '/' : ''))
+  // a symlink is drawn as a link until what it leads to is known (showLink)
+  const name = el('a', { href: hashFor(key, path), className: 'entry ' + s.type + (s.type === 'symlink' ? ' pending' : '') }, nameNode(s.name, s.type === 'dir' ? '/' : ''))
   const cell = el('td', { className: 'name-cell' }, name)
-  if (s.type === 'symlink') cell.append(el('span', { className: 'small target' }, ` → ${s.target}`))
-  return el('tr', {},
-    cell,
-    el('td', { className: 'num' }, s.type === 'dir' ? `${s.entries} ${s.entries === 1 ? 'item' : 'items'}` : s.type === 'file' ? fmtSize(s.size) : ''),
-    el('td', { className: 'small mtime' }, s.mtime.toLocaleString()))
+  const size = el('td', { className: 'num' }, s.type === 'dir' ? items(s.entries) : s.type === 'file' ? fmtSize(s.size) : '')
+  if (s.type === 'symlink') {
+    const target = el('span', { className: 'small target' }, ` → ${s.target}`)
+    cell.append(target)
+    links?.push({ key, path, link: s, a: name, target, size })
+  }
+  return el('tr', {}, cell, size, el('td', { className: 'small mtime' }, s.mtime.toLocaleString()))
+}
+
+const items = n => `${n} ${n === 1 ? 'item' : 'items'}`
+
+/**
+ * Where a symlink's target is, by its text (FORMAT.md §4.6: from the link's
+ * folder, or from the tree's root for a leading '/'), or null when it climbs
+ * above the root.
+ */
+function targetPath (linkPath, target) {
+  const parts = target.startsWith('/') ? [] : linkPath.split('/').filter(Boolean).slice(0, -1)
+  for (const c of target.split('/')) {
+    if (c === '' || c === '.') continue
+    if (c === '..') { if (parts.length === 0) return null; parts.pop() } else parts.push(c)
+  }
+  return '/' + parts.join('/')
+}
+
+/**
+ * What a listed symlink leads to, verified (stat follows it inside the tree):
+ * a folder is drawn as a folder that opens its target, a file as a file, and
+ * a link to nothing (or in a loop, or out of the tree) as a broken link.
+ */
+async function showLink ({ key, path, link, a, target, size }, nav) {
+  let st
+  try {
+    st = await state.tree.stat(path)
+  } catch (err) {
+    if (nav !== state.nav) return
+    if (!ABSENT_CODES.has(err?.code) && err?.code !== 'ROTREE_SYMLINK_LOOP') throw err
+    a.className = 'entry symlink broken'
+    a.title = `Broken link: this tree has nothing at ${link.target} (${err.code})`
+    size.textContent = 'broken'
+    return
+  }
+  if (nav !== state.nav) return
+  // open the target itself (its own path in the address), when the link's text names it
+  let to = targetPath(path, link.target)
+  if (to !== null && to !== path) {
+    const there = await state.tree.stat(to).catch(() => null)
+    if (there?.type !== st.type || there.hash !== st.hash || there.size !== st.size) to = null
+  }
+  if (nav !== state.nav) return
+  if (to !== null) a.href = hashFor(key, to)
+  if (st.type === 'dir') {
+    a.className = 'entry dir symlink'
+    a.replaceChildren(nameNode(link.name, '/'))
+    target.textContent = ` → ${link.target.replace(/\/?$/, '/')}`
+    size.textContent = items(st.entries)
+  } else {
+    a.className = 'entry file symlink'
+    size.textContent = fmtSize(st.size)
+  }
+  a.title = `Link to ${to ?? link.target}`
+}
+
+/** showLink for each of `links`, a few at a time. */
+async function showLinks (links, nav) {
+  const next = async () => {
+    while (links.length && nav === state.nav) await showLink(links.shift(), nav)
+  }
+  await Promise.all(Array.from({ length: Math.min(8, links.length) }, next))
 }
 
 async function showMore (nav) {
   const l = state.listing
   const rows = []
+  const links = []
   let done = false
   while (rows.length < PAGE_ROWS) {
     const n = await l.iter.next()
     if (nav !== state.nav) return
     if (n.done) { done = true; break }
-    rows.push(rowFor(l.key, l.path, n.value))
+    rows.push(rowFor(l.key, l.path, n.value, links))
   }
   $('listing').append(...rows)
   $('more').hidden = done
+  await showLinks(links, nav)
 }
 
 async function showDir (key, path, nav) {

@@ -1,0 +1,100 @@
+// Where the web app leads a new user (docs/WEB.md "The web app"): a symlink
+// to a folder is a folder that opens its target, and a broken link says so.
+// Screenshots: $ROTREE_SCREENSHOTS, else <tmp>/rotree-screenshots/.
+import { needing } from '../helpers/tools.js'
+import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { tmpdir, writeTree, buildTree, makeKey } from '../helpers/fixtures.js'
+import { ensureBundle, launchChromium, newPage, serveWithWeb, settled, pageLogs } from './helpers.js'
+
+const { test, before, after } = needing('chromium')
+
+const SHOTS = process.env.ROTREE_SCREENSHOTS ?? path.join(os.tmpdir(), 'rotree-screenshots')
+const key = makeKey()
+const FILES = {
+  'index.html': '<!doctype html><meta charset="utf-8"><title>Home</title><h1 id="h">Welcome</h1>',
+  'docs/guide.txt': 'the guide\n',
+  'docs/index.html': '<!doctype html><meta charset="utf-8"><title>Docs</title><h1 id="h">Docs index</h1>',
+  'releases/v2/notes.txt': 'version 2\n',
+  latest: { symlink: 'releases/v2' }, // a folder
+  'docs/up': { symlink: '../releases' }, // a folder, by a relative path
+  'guide-link.txt': { symlink: 'docs/guide.txt' }, // a file
+  broken: { symlink: 'nowhere' } // nothing
+}
+let out, app, browser
+
+before(async () => {
+  await ensureBundle()
+  await fs.mkdir(SHOTS, { recursive: true })
+  const src = await tmpdir()
+  await writeTree(src, FILES)
+  ;({ out } = await buildTree(src, { key }))
+  app = await serveWithWeb(out) // `rotree serve OUT --web`: the tree and the app on one origin
+  browser = await launchChromium()
+})
+
+after(async () => {
+  await browser?.close()
+  await app?.close()
+})
+
+const K = () => key.publicKey
+
+async function pageAt (width, height = width < 600 ? 844 : 800) {
+  const page = await newPage(browser)
+  await page.setViewportSize({ width, height })
+  return page
+}
+
+/** The listing's row of `name`: what its link is, says and leads to. */
+function row (page, name) {
+  return page.$$eval('#listing tr', (rows, name) => {
+    const r = rows.find(tr => tr.querySelector('a.entry .name')?.title.replace(/\/$/, '') === name)
+    if (!r) return null
+    const a = r.querySelector('a.entry')
+    return { cls: a.className, text: r.querySelector('.name-cell').innerText, href: a.getAttribute('href'), size: r.querySelector('.num').innerText, title: a.title }
+  }, name)
+}
+
+test('a symlink to a folder is a folder that opens its target; a broken link says it is broken', async () => {
+  const page = await pageAt(1280)
+  try {
+    await page.goto(`${app.url}#${K()}`)
+    assert.equal(await settled(page, `#${K()}`), 'ok', pageLogs(page))
+    await page.waitForFunction(() => document.querySelectorAll('#listing a.entry.symlink:not(.pending)').length === 3, null, { timeout: 10_000 })
+    await page.screenshot({ path: path.join(SHOTS, 'links-1280-symlinks.png') })
+    const latest = await row(page, 'latest')
+    assert.match(latest.cls, /\bdir\b/, 'shown as a folder')
+    assert.match(latest.cls, /\bsymlink\b/, 'and as a link')
+    assert.match(latest.text, /^latest\/\s*→ releases\/v2\/?$/)
+    assert.equal(latest.href, `#${K()}/releases/v2`, 'it opens its target')
+    assert.equal(latest.size, '1 item')
+    const file = await row(page, 'guide-link.txt')
+    assert.match(file.cls, /\bfile\b/)
+    assert.equal(file.href, `#${K()}/docs/guide.txt`)
+    assert.equal(file.size, '10 B')
+    const broken = await row(page, 'broken')
+    assert.match(broken.cls, /\bbroken\b/)
+    assert.match(broken.text, /→ nowhere/)
+    assert.match(broken.size + broken.title, /broken/i)
+
+    await page.click('a.entry:has(.name[title="latest/"])')
+    assert.equal(await settled(page, `#${K()}/releases/v2`), 'ok', pageLogs(page))
+    assert.deepEqual(await page.locator('#listing a.entry').allTextContents(), ['notes.txt'])
+
+    // a relative target, from a folder below the root
+    await page.goto(`${app.url}#${K()}/docs`)
+    assert.equal(await settled(page, `#${K()}/docs`), 'ok', pageLogs(page))
+    await page.waitForFunction(() => document.querySelectorAll('#listing a.entry.symlink:not(.pending)').length === 1, null, { timeout: 10_000 })
+    const up = await row(page, 'up')
+    assert.match(up.cls, /\bdir\b/)
+    assert.equal(up.href, `#${K()}/releases`)
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.goto(`${app.url}#${K()}`)
+    assert.equal(await settled(page, `#${K()}`), 'ok', pageLogs(page))
+    await page.waitForFunction(() => document.querySelectorAll('#listing a.entry.symlink:not(.pending)').length === 3, null, { timeout: 10_000 })
+    await page.screenshot({ path: path.join(SHOTS, 'links-390-symlinks.png') })
+  } finally { await page.context().close() }
+})
