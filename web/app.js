@@ -11,9 +11,9 @@ import { readIdentityFile } from './register.js'
 import { isImage, extension } from './mime.js'
 import { keyOfHost } from './origins.js'
 import { canStreamToDisk, pickFile, saveChunks } from './save.js'
-import { parseFragment, parseKeyInput } from './address.js'
+import { parseFragment, parseKeyInput, treeProblem } from './address.js'
 import { nameNode, proseNode } from './names.js'
-import { renderPanel, setVerdict, wirePanel } from './panel.js'
+import { renderPanel, setVerdict, wirePanel, fingerprint } from './panel.js'
 
 const PREVIEW_TEXT_MAX = 2 << 20
 const PREVIEW_IMAGE_MAX = 32 << 20
@@ -345,9 +345,50 @@ async function openTree (key, mirrors) {
   return state.tree
 }
 
+// The tree this page opened by itself, because its own server serves it
+// (rotree serve OUT --web, or the app copied beside a published folder): the
+// key came from that server, not from the reader. Kept per tab
+// (sessionStorage) so a reload still says so; a key the reader types drops it.
+const SERVED = 'rotree-served-tree'
+const FSINFO_MAX = 1 << 20
+
+/**
+ * The tree id (<anchor>[:<name>]) of the fsinfo.json beside this page, or
+ * null: an app hosted apart from any tree (?self=0, or nothing there) asks
+ * for a key. Nothing here is verified yet, and nothing needs to be: the id
+ * only chooses what to open, and opening it verifies it, against this same
+ * server's word (trust on first use, which the page says).
+ */
+async function servedTree () {
+  const q = new URLSearchParams(location.search)
+  if (q.get('self') === '0' || q.has('start')) return null
+  try {
+    const r = await fetch(new URL('fsinfo.json', ownBase), { cache: 'no-store', signal: AbortSignal.timeout(10_000) })
+    if (!r.ok || Number(r.headers.get('content-length') ?? 0) > FSINFO_MAX) return null
+    const text = await r.text()
+    if (text.length > FSINFO_MAX) return null
+    const j = JSON.parse(text)
+    const id = j?.version === 2 ? `${j.anchor}${j.name ? ':' + j.name : ''}` : j?.key
+    return typeof id === 'string' && treeProblem(id) === null ? id.toLowerCase() : null
+  } catch { return null }
+}
+
+/** Say that the key of the tree shown came from this page's own server, when it did. */
+function showServed (key) {
+  let served = null
+  try { served = sessionStorage.getItem(SERVED) } catch {}
+  $('served').hidden = served !== key
+  if (served !== key) return
+  const [anchor] = key.split(':')
+  $('served-text').replaceChildren('This is the tree this server serves, signed ',
+    anchor.startsWith('t') ? 'under trust anchor ' : 'by key ', fingerprint(anchor),
+    '. The key came from this server too: check it with the publisher before you trust what it signs.')
+}
+
 /** The page that asks for a key; `problem` says what was wrong with the one in the address. */
 function showStart (problem = null, given = '') {
   $('layout').hidden = true
+  $('served').hidden = true
   $('start').hidden = false
   $('start-error').replaceChildren(proseNode(problem ?? ''))
   $('start-error').hidden = !problem
@@ -362,7 +403,18 @@ async function route () {
   hideError()
   $('start-error').hidden = true
   const addr = parseFragment(location.hash)
-  if (!addr || addr.error) return showStart(addr?.error, addr?.given)
+  if (!addr) {
+    // no key given: the tree this page's own server serves, if it serves one
+    $('served').hidden = true
+    const served = await servedTree()
+    if (nav !== state.nav) return
+    if (served === null) return showStart()
+    try { sessionStorage.setItem(SERVED, served) } catch {}
+    history.replaceState(null, '', '#' + served)
+    return route()
+  }
+  if (addr.error) return showStart(addr.error, addr.given)
+  showServed(addr.key)
   $('start').hidden = true
   $('layout').hidden = false
   const { key, path } = addr
@@ -479,8 +531,10 @@ $('start-form').addEventListener('submit', ev => {
     return
   }
   const mirrors = [...$('start-mirrors').value.split(/\s+/).filter(Boolean), ...got.mirrors]
+  try { sessionStorage.removeItem(SERVED) } catch {} // the reader's own key now
   const q = new URLSearchParams(location.search)
   q.delete('mirror')
+  q.delete('start')
   for (const m of new Set(mirrors)) if (m !== ownBase.href) q.append('mirror', m)
   const search = q.toString()
   location.assign(`${location.pathname}${search ? '?' + search : ''}${hashFor(got.key, got.path)}`)

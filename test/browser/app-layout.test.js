@@ -224,7 +224,8 @@ test('the key field takes a pasted address; a malformed key says so; an old erro
   const m2 = await serve((await buildTree(src, { key: k2, version: 2, name: 'docs' })).out) // a format-2 tree named "docs"
   const page = await pageAt(390, 844)
   try {
-    await page.goto(app.url)
+    // this app's server serves a tree, which it would open: ?start=1 asks for a key all the same
+    await page.goto(`${app.url}?start=1`)
     assert.equal(await settled(page, ''), 'start')
     // a bare key, in capitals
     await page.fill('#start-key', K().toUpperCase())
@@ -232,7 +233,7 @@ test('the key field takes a pasted address; a malformed key says so; an old erro
     assert.equal(await settled(page, `#${K()}`), 'ok', pageLogs(page))
 
     // a whole address with a tree name after the key (format 2): the name is kept, it selects the tree
-    await page.goto(app.url)
+    await page.goto(`${app.url}?start=1`)
     await page.fill('#start-key', `  ${m2.url}#${k2.publicKey}:docs  `)
     await page.click('#start-form button[type=submit]')
     assert.equal(await settled(page, `#${k2.publicKey}:docs`), 'ok', pageLogs(page))
@@ -242,7 +243,7 @@ test('the key field takes a pasted address; a malformed key says so; an old erro
     assert.ok(new URL(page.url()).searchParams.getAll('mirror').includes(m2.url))
 
     // something that is not a key: a message, and no navigation
-    await page.goto(app.url)
+    await page.goto(`${app.url}?start=1`)
     await page.fill('#start-key', 'http://example.test/#not-a-key')
     await page.click('#start-form button[type=submit]')
     assert.equal(await page.isVisible('#start-error'), true)
@@ -258,7 +259,7 @@ test('the key field takes a pasted address; a malformed key says so; an old erro
 
     // a tree that fails (no mirror holds this key) leaves an error ...
     const stranger = makeKey().publicKey
-    await page.goto(`${app.url}#${stranger}`)
+    await page.goto(`${app.url}?start=1#${stranger}`)
     assert.equal(await settled(page, `#${stranger}`), 'error', pageLogs(page))
     assert.equal(await page.isVisible('#error'), true)
     // ... which goes when the address changes: to the start page, and to a good tree

@@ -1,5 +1,7 @@
 // Where the web app leads a new user (docs/WEB.md "The web app"): a symlink
-// to a folder is a folder that opens its target, and a broken link says so.
+// to a folder is a folder that opens its target, and a broken link says so;
+// the app that `rotree serve OUT --web` serves opens the tree it serves
+// (and says the key came from that server).
 // Screenshots: $ROTREE_SCREENSHOTS, else <tmp>/rotree-screenshots/.
 import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
@@ -97,4 +99,45 @@ test('a symlink to a folder is a folder that opens its target; a broken link say
     await page.waitForFunction(() => document.querySelectorAll('#listing a.entry.symlink:not(.pending)').length === 3, null, { timeout: 10_000 })
     await page.screenshot({ path: path.join(SHOTS, 'links-390-symlinks.png') })
   } finally { await page.context().close() }
+})
+
+const short = hex => `${hex.slice(0, 4)}…${hex.slice(-4)}`
+
+test('serve --web: the landing page opens the tree this server serves, and says the key came from it', async () => {
+  const page = await pageAt(390)
+  try {
+    await page.goto(app.url)
+    assert.equal(await settled(page, `#${K()}`), 'ok', pageLogs(page))
+    assert.equal(await page.isVisible('#served'), true)
+    assert.equal(await page.textContent('#served-text'), `This is the tree this server serves, signed by key ${short(K())}. The key came from this server too: check it with the publisher before you trust what it signs.`)
+    assert.equal(await page.getAttribute('#served-text .fp', 'title'), K())
+    assert.equal(await page.isVisible('#listing a.entry'), true, 'the tree is open')
+    await page.screenshot({ path: path.join(SHOTS, 'links-390-served.png') })
+    // still said after a reload, and inside the tree
+    await page.goto(`${app.url}#${K()}/docs`)
+    assert.equal(await settled(page, `#${K()}/docs`), 'ok', pageLogs(page))
+    assert.equal(await page.isVisible('#served'), true)
+    await page.setViewportSize({ width: 1280, height: 800 })
+    await page.screenshot({ path: path.join(SHOTS, 'links-1280-served.png') })
+    // another tree: the start page, by its own link
+    await page.click('#served a')
+    assert.equal(await settled(page, ''), 'start')
+    assert.equal(await page.isVisible('#start-key'), true)
+  } finally { await page.context().close() }
+
+  // a key the reader brought: nothing to say
+  const own = await pageAt(1280)
+  try {
+    await own.goto(`${app.url}#${K()}`)
+    assert.equal(await settled(own, `#${K()}`), 'ok', pageLogs(own))
+    assert.equal(await own.isVisible('#served'), false)
+  } finally { await own.context().close() }
+
+  // an app that serves no tree asks for a key, as before
+  const bare = await serveWithWeb(await tmpdir())
+  const ask = await pageAt(1280)
+  try {
+    await ask.goto(bare.url)
+    assert.equal(await settled(ask, ''), 'start')
+  } finally { await ask.context().close(); await bare.close() }
 })
