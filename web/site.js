@@ -25,7 +25,7 @@ import { explain, identityRefusal } from './explain.js'
 import { BadAddressError, UsageError, mirrorUrl } from './rotree-client.js'
 import { KEY_RE, keyOfHost, siteOrigin } from './origins.js'
 import { installVerifier, sendIdentity, keepVerifierAlive, readIdentityFile } from './register.js'
-import { expiry } from './dates.js'
+import { expiry, agoText } from './dates.js'
 
 const $ = id => document.getElementById(id)
 const q = new URLSearchParams(location.search)
@@ -71,6 +71,8 @@ function onVerifier (m) {
     $('blocked').hidden = true
     const info = m.info ?? {}
     $('s-seq').textContent = String(info.seq)
+    $('s-issued').textContent = agoText(Date.now() - Date.parse(info.issued))
+    $('s-issued').title = new Date(info.issued).toLocaleString()
     const x = expiry(info)
     // the bar is one line: the date itself is in the tooltip
     $('s-expires').textContent = x.text
@@ -217,8 +219,18 @@ async function sharedOrigin (start) {
   })
 }
 
+/** On a phone only the bar's first line shows; this opens and closes the rest (site.css). */
+function wireMore () {
+  $('s-more').addEventListener('click', () => {
+    const open = document.querySelector('header.sitebar').classList.toggle('open')
+    $('s-more').setAttribute('aria-expanded', String(open))
+  })
+}
+
 async function main () {
-  $('s-key').textContent = key.slice(0, 16) + '…'
+  wireMore()
+  // a short fingerprint; the whole key in its title
+  $('s-key').textContent = key.length === 64 ? `${key.slice(0, 4)}…${key.slice(-4)}` : key.slice(0, 16) + '…'
   $('s-key').title = key
   if (!KEY_RE.test(key)) throw new BadAddressError('Open this page as site.html?key=<64-hex public key>&mirror=<url>.')
   if (keyOfHost(location.hostname) !== null) throw new UsageError(`${location.host} is a site's own origin; open site.html on the app's origin.`)

@@ -1,6 +1,6 @@
-// The bar of a verified site (web/site.html) as a new user meets it: the
-// Service Worker's error page says what to do (web/explain.js, the texts the
-// app shows too).
+// The bar of a verified site (web/site.html) as a new user meets it: on a
+// phone it is one line whose facts open on demand; the Service Worker's
+// error page says what to do (web/explain.js, the texts the app shows too).
 // Screenshots: $ROTREE_SCREENSHOTS, else <tmp>/rotree-screenshots/.
 import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
@@ -67,5 +67,43 @@ test('the verifier\'s error page says what to do', async () => {
     assert.match(await frame.textContent('#rotree-error h1'), /Expired tree/)
     assert.match(await frame.textContent('#rotree-todo'), /What to do: Ask the publisher to re-sign \(rotree resign\), or try again later/)
     await page.screenshot({ path: path.join(SHOTS, 'site-1280-expired.png') })
+  } finally { await page.context().close() }
+})
+
+/** The bar's box, and the tops of what shows in it. */
+function barLayout (page) {
+  return page.evaluate(() => {
+    const bar = document.querySelector('header.sitebar')
+    const shown = [...bar.querySelectorAll('*')].filter(e => e.children.length === 0 && e.getClientRects().length && e.getBoundingClientRect().width > 0)
+    const tops = shown.map(e => e.getBoundingClientRect()).map(r => Math.round(r.top + r.height / 2))
+    return { height: bar.getBoundingClientRect().height, spread: Math.max(...tops) - Math.min(...tops) }
+  })
+}
+
+test('on a phone the bar is one line; what was verified opens from it', async () => {
+  const s = await site({ ttlMs: 5 * 24 * HOUR })
+  const page = await pageAt(390)
+  try {
+    await page.goto(siteUrl(s))
+    await page.waitForFunction(() => /\/$/.test(document.body.dataset.loaded ?? '') && document.body.dataset.seq, null, { timeout: 20_000 })
+    await page.screenshot({ path: path.join(SHOTS, 'site-390-bar.png') })
+    const bar = await barLayout(page)
+    assert.ok(bar.height <= 0.07 * 844, `the bar takes ${bar.height}px of 844`)
+    assert.ok(bar.spread <= 12, `the bar is one line (its items' middles differ by ${bar.spread}px)`)
+    assert.match(await page.innerText('header.sitebar'), /✓ verified/)
+    assert.equal(await page.isVisible('#s-seq'), false)
+    await page.click('#s-more')
+    assert.equal(await page.isVisible('#s-seq'), true)
+    assert.equal(await page.getAttribute('#s-more', 'aria-expanded'), 'true')
+    await page.screenshot({ path: path.join(SHOTS, 'site-390-bar-open.png') })
+    await page.click('#s-more')
+    assert.equal(await page.isVisible('#s-seq'), false)
+
+    // a desktop: every fact in the one line, nothing to open
+    await page.setViewportSize({ width: 1280, height: 800 })
+    assert.equal(await page.isVisible('#s-seq'), true)
+    assert.equal(await page.isVisible('#s-more'), false)
+    assert.ok((await barLayout(page)).spread <= 12, 'one line on a desktop too')
+    await page.screenshot({ path: path.join(SHOTS, 'site-1280-bar.png') })
   } finally { await page.context().close() }
 })
