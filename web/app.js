@@ -9,7 +9,7 @@ import { Tree, mirrorUrl, ABSENT_CODES, UsageError } from './rotree-client.js'
 import { explain, mirrorErrors, identityRefusal } from './explain.js'
 import { readIdentityFile } from './register.js'
 import { isImage, extension } from './mime.js'
-import { keyOfHost } from './origins.js'
+import { keyOfHost, KEY_RE } from './origins.js'
 import { canStreamToDisk, pickFile, saveChunks } from './save.js'
 import { parseFragment, parseKeyInput, treeProblem } from './address.js'
 import { nameNode, proseNode } from './names.js'
@@ -68,6 +68,7 @@ function mirrorsFromQuery () {
 
 function clearContent () {
   state.listing = null
+  $('site-link').hidden = true
   $('listing').replaceChildren()
   $('dir').hidden = true
   $('file').hidden = true
@@ -385,6 +386,33 @@ function showServed (key) {
     '. The key came from this server too: check it with the publisher before you trust what it signs.')
 }
 
+/**
+ * The link to the same tree as a verified site (site.html), at this page: for
+ * a folder with an index.html and for an HTML file. Verified sites run per
+ * key (docs/WEB.md): a tree named by a trust anchor, or by a name, has none.
+ * The mirrors go along, unless this page's own origin is the only one, which
+ * is where site.html reads by default.
+ */
+async function showSiteLink (key, path, stat, nav) {
+  const link = $('site-link')
+  link.hidden = true
+  if (!KEY_RE.test(key)) return
+  let page = null
+  if (stat.type === 'file' && /\.html?$/i.test(path)) page = path
+  if (stat.type === 'dir') {
+    const index = (path === '/' ? '' : path) + '/index.html'
+    const st = await state.tree.stat(index).catch(() => null)
+    if (st?.type === 'file') page = path === '/' ? '/' : path + '/'
+  }
+  if (nav !== state.nav || page === null) return
+  const q = new URLSearchParams({ key })
+  const mirrors = mirrorsFromQuery()
+  if (!(mirrors.length === 1 && mirrors[0] === ownBase.href)) for (const m of mirrors) q.append('mirror', m)
+  q.set('path', page)
+  link.href = `site.html?${q}`
+  link.hidden = false
+}
+
 /** The page that asks for a key; `problem` says what was wrong with the one in the address. */
 function showStart (problem = null, given = '') {
   $('layout').hidden = true
@@ -436,6 +464,8 @@ async function route () {
     if (nav !== state.nav) return
     if (stat.type === 'dir') await showDir(key, path, nav)
     else await showFile(key, path, stat, nav)
+    if (nav !== state.nav) return
+    await showSiteLink(key, path, stat, nav)
     if (nav !== state.nav) return
     hideError()
     setVerdict('ok', '✓ Verified: signature, expiry, version and every byte shown')

@@ -82,7 +82,7 @@ function onVerifier (m) {
     const broken = typeof m.redirects?.error === 'string' ? m.redirects.error : ''
     $('site-notice').textContent = broken
     $('site-notice').hidden = !broken
-    $('s-root').textContent = String(info.root).slice(0, 16) + '…'
+    $('s-root').textContent = String(info.root).slice(0, 8) + '…'
     $('s-root').title = String(info.root)
     $('s-mirror').textContent = String(info.mirror)
     const failed = (Array.isArray(m.mirrors) ? m.mirrors : []).filter(x => x?.lastError)
@@ -123,11 +123,36 @@ function privateProblem (text) {
   $('site-private-problem').hidden = !text
 }
 
+/**
+ * The link to this tree's files in the app (index.html beside this page), at
+ * `path` (the page shown: a folder's own listing, a page's file), reading the
+ * mirrors this bar reads: without ?mirror= that is this page's directory, which
+ * is the app's own origin; else those mirrors, and the app's origin only if it
+ * is one of them (?self=0 otherwise, so it is not tried and reported failing).
+ */
+function browseLink (path) {
+  const own = new URL('./', location.href)
+  own.search = ''
+  own.hash = ''
+  const p = new URLSearchParams()
+  if (q.getAll('mirror').length) {
+    const list = mirrors()
+    if (!list.includes(own.href)) p.set('self', '0')
+    for (const m of list) if (m !== own.href) p.append('mirror', m)
+  }
+  const rest = String(path).replace(/^\/+/, '').replace(/\/+$/, '')
+  const u = new URL(own)
+  u.search = p.toString()
+  u.hash = key + (rest ? '/' + rest : '')
+  $('s-browse').href = u.href
+}
+
 /** The page shown in the frame (a path on the site's scope): kept in the address so a reload stays on it. */
 function shown (scope, page, title) {
   if (typeof page !== 'string' || !page.startsWith(scope.pathname)) return
   const p = new URLSearchParams(location.search)
   p.set('path', '/' + page.slice(scope.pathname.length))
+  browseLink(p.get('path'))
   history.replaceState(null, '', '?' + p.toString())
   document.title = (typeof title === 'string' && title ? title.slice(0, 200) : 'site') + ' · verified by rotree'
   document.body.dataset.loaded = page
@@ -238,6 +263,7 @@ async function main () {
   if (!window.isSecureContext || !('serviceWorker' in navigator)) {
     throw new UsageError(`Service Workers need a secure context (https:// or localhost); ${location.origin} is not one.`)
   }
+  browseLink(q.get('path') ?? '/')
   const start = (q.get('path') ?? '/').replace(/^\/+/, '')
   const ip = /^\d+\.\d+\.\d+\.\d+$/.test(location.hostname) || location.hostname.startsWith('[')
   const shared = document.querySelector('meta[name="rotree-site-origins"]')?.content === 'shared'

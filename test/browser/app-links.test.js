@@ -1,7 +1,9 @@
 // Where the web app leads a new user (docs/WEB.md "The web app"): a symlink
 // to a folder is a folder that opens its target, and a broken link says so;
 // the app that `rotree serve OUT --web` serves opens the tree it serves
-// (and says the key came from that server).
+// (and says the key came from that server); a folder with an index.html, or
+// an HTML file, links to the same tree as a verified site, and the site's
+// bar links back to its files.
 // Screenshots: $ROTREE_SCREENSHOTS, else <tmp>/rotree-screenshots/.
 import { needing } from '../helpers/tools.js'
 import assert from 'node:assert/strict'
@@ -140,4 +142,35 @@ test('serve --web: the landing page opens the tree this server serves, and says 
     await ask.goto(bare.url)
     assert.equal(await settled(ask, ''), 'start')
   } finally { await ask.context().close(); await bare.close() }
+})
+
+test('browsing and the verified site link to each other, at the same place in the tree', async () => {
+  const page = await pageAt(1280)
+  try {
+    await page.goto(`${app.url}#${K()}/docs`)
+    assert.equal(await settled(page, `#${K()}/docs`), 'ok', pageLogs(page))
+    assert.equal(await page.isVisible('#site-link'), true, 'a folder with an index.html is a website')
+    // the app's own origin is the tree's only mirror: site.html reads its own directory by default
+    assert.equal(await page.getAttribute('#site-link', 'href'), `site.html?key=${K()}&path=%2Fdocs%2F`)
+    await page.screenshot({ path: path.join(SHOTS, 'links-1280-site-link.png') })
+    await page.click('#site-link')
+    await page.waitForFunction(() => /\/docs\/$/.test(document.body.dataset.loaded ?? ''), null, { timeout: 20_000 })
+    const frame = page.frames().find(f => f.url().includes(`/site/${K()}/docs/`))
+    assert.equal(await frame.textContent('#h'), 'Docs index')
+    await page.screenshot({ path: path.join(SHOTS, 'links-1280-site.png') })
+
+    // and back: the bar's link opens the app on the same folder
+    assert.match(await page.getAttribute('#s-browse', 'href'), new RegExp(`#${K()}/docs$`))
+    await page.click('#s-browse')
+    assert.equal(await settled(page, `#${K()}/docs`), 'ok', pageLogs(page))
+    assert.deepEqual(await page.locator('#listing a.entry').allTextContents(), ['guide.txt', 'index.html', 'up/'])
+
+    // an HTML file opens as that page; a folder without an index.html, or a text file, offers no website
+    await page.goto(`${app.url}#${K()}/index.html`)
+    assert.equal(await settled(page, `#${K()}/index.html`), 'ok', pageLogs(page))
+    assert.equal(await page.getAttribute('#site-link', 'href'), `site.html?key=${K()}&path=%2Findex.html`)
+    await page.goto(`${app.url}#${K()}/releases`)
+    assert.equal(await settled(page, `#${K()}/releases`), 'ok', pageLogs(page))
+    assert.equal(await page.isVisible('#site-link'), false)
+  } finally { await page.context().close() }
 })

@@ -1,5 +1,6 @@
 // The bar of a verified site (web/site.html) as a new user meets it: on a
-// phone it is one line whose facts open on demand; the Service Worker's
+// phone it is one line whose facts open on demand; it links to the same
+// tree's files in the app, on the same mirrors; the Service Worker's
 // error page says what to do (web/explain.js, the texts the app shows too).
 // Screenshots: $ROTREE_SCREENSHOTS, else <tmp>/rotree-screenshots/.
 import { needing } from '../helpers/tools.js'
@@ -105,5 +106,23 @@ test('on a phone the bar is one line; what was verified opens from it', async ()
     assert.equal(await page.isVisible('#s-more'), false)
     assert.ok((await barLayout(page)).spread <= 12, 'one line on a desktop too')
     await page.screenshot({ path: path.join(SHOTS, 'site-1280-bar.png') })
+  } finally { await page.context().close() }
+})
+
+test('the bar links to the files of the page shown, in the app, on the site\'s mirrors', async () => {
+  const s = await site({ ttlMs: 5 * 24 * HOUR })
+  const page = await pageAt(1280)
+  try {
+    await page.goto(siteUrl(s, '&path=/docs/'))
+    await page.waitForFunction(() => /\/docs\/$/.test(document.body.dataset.loaded ?? ''), null, { timeout: 20_000 })
+    const href = new URL(await page.getAttribute('#s-browse', 'href'), page.url())
+    // the app's own origin holds no tree here: only the site's mirror
+    assert.equal(href.searchParams.get('self'), '0')
+    assert.deepEqual(href.searchParams.getAll('mirror'), [s.mirror.url])
+    assert.equal(href.hash, `#${s.key}/docs`)
+    await page.click('#s-browse')
+    assert.equal(await page.waitForFunction(h => document.body.dataset.shown === h && document.body.dataset.state, `#${s.key}/docs`, { timeout: 20_000 }).then(h => h.jsonValue()), 'ok', pageLogs(page))
+    assert.deepEqual(await page.locator('#listing a.entry').allTextContents(), ['guide.txt', 'index.html'])
+    assert.equal(await page.isVisible('#v-mirrors li.bad'), false, 'no mirror failed: the app\'s own origin was left out')
   } finally { await page.context().close() }
 })
