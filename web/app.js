@@ -10,7 +10,8 @@ import { explain, mirrorErrors, identityRefusal } from './explain.js'
 import { readIdentityFile } from './register.js'
 import { isImage, extension } from './mime.js'
 import { keyOfHost, KEY_RE } from './origins.js'
-import { canStreamToDisk, pickFile, saveChunks } from './save.js'
+import { canStreamToDisk, pickFile, saveChunks, saveWith } from './save.js'
+import { planFolder, writeFolder } from './zipdir.js'
 import { parseFragment, parseKeyInput, treeProblem } from './address.js'
 import { nameNode, proseNode } from './names.js'
 import { renderPanel, setVerdict, wirePanel, fingerprint } from './panel.js'
@@ -68,6 +69,7 @@ function mirrorsFromQuery () {
 
 function clearContent () {
   state.listing = null
+  if (document.body.dataset.zip !== 'running') { $('zip-progress').hidden = true; $('zip-text').textContent = '' }
   $('site-link').hidden = true
   $('listing').replaceChildren()
   $('dir').hidden = true
@@ -515,11 +517,67 @@ async function download () {
   }
 }
 
+// a folder is gathered in memory where the browser cannot stream to disk: past this, it is refused
+const BLOB_MAX = 2 ** 31
+
+/**
+ * The folder shown, as a .zip (zipdir.js, zip.js): listed first (its size
+ * known before a byte is written), then every file read through the
+ * verifying reader, all from one root. Streamed to disk where the File
+ * System Access API is (a failure discards the file), else handed to the
+ * browser as a Blob once the whole archive is written.
+ */
+async function downloadFolder () {
+  const addr = parseFragment(location.hash)
+  if (!addr || addr.error || !state.tree) return
+  const { key, path } = addr
+  const info = state.tree.info ?? {}
+  const top = path === '/' ? (info.name || `tree-${key.replace(/^t/, '').slice(0, 8)}`) : path.slice(path.lastIndexOf('/') + 1)
+  const fileName = `${top}.zip`
+  const btn = $('download-folder')
+  // the picker must open inside the click's user activation, before any await on the network
+  const handle = canStreamToDisk() ? await pickFile(fileName) : null
+  if (canStreamToDisk() && !handle) return // cancelled
+  btn.disabled = true
+  document.body.dataset.zip = 'running'
+  const bar = $('zip-progress')
+  const label = $('zip-text')
+  const nav = state.nav
+  const view = state.tree.snapshot() // one root for the listing and every file (docs/TRUST.md rule 6)
+  try {
+    label.textContent = 'Listing the folder…'
+    const plan = await planFolder(view, path, { top })
+    if (!handle && plan.bytes > BLOB_MAX) {
+      throw Object.assign(new Error(`${fmtSize(plan.bytes)} is too much to gather in this browser's memory: save it with a browser that streams to disk (Chromium), or with rotree get`), { code: 'ROTREE_USAGE' })
+    }
+    bar.max = Math.max(plan.bytes, 1); bar.value = 0; bar.hidden = false
+    const onProgress = p => {
+      bar.value = p.bytes
+      label.textContent = `${p.files} of ${plan.files} files, ${fmtSize(p.bytes)} of ${fmtSize(plan.bytes)} verified`
+    }
+    onProgress({ files: 0, bytes: 0 })
+    const r = await saveWith({ name: fileName, handle }, write => writeFolder(view, plan, write, { onProgress }))
+    const n = plan.skipped.length
+    const left = n ? ` Left out: ${plan.skipped.slice(0, 3).map(x => `${x.path} (${x.why})`).join('; ')}${n > 3 ? `, and ${n - 3} more` : ''}.` : ''
+    label.textContent = `✓ ${fileName}: ${plan.files} files, ${fmtSize(plan.bytes)} verified and saved${r.method === 'stream' ? ' (streamed to disk)' : ''}.${left}`
+    document.body.dataset.zip = 'done'
+    renderPanel(state.tree)
+  } catch (err) {
+    bar.hidden = true
+    label.textContent = ''
+    document.body.dataset.zip = 'failed'
+    if (nav === state.nav) showError(err)
+  } finally {
+    btn.disabled = false
+  }
+}
+
 // ---- wiring ---------------------------------------------------------------
 
 $('own-origin').textContent = location.origin
 wirePanel()
 $('download').addEventListener('click', download)
+$('download-folder').addEventListener('click', downloadFolder)
 $('more').addEventListener('click', () => showMore(state.nav).catch(showError))
 $('refresh').addEventListener('click', async () => {
   if (!state.tree) return route()

@@ -26,16 +26,20 @@ export async function pickFile (name) {
 }
 
 /**
- * @param {AsyncIterable<Uint8Array>} chunks verified bytes, in order
- * @param {{ name: string, handle?: FileSystemFileHandle|null, onProgress?: (bytes: number) => void }} o
+ * Save what `produce` writes, as one file: streamed to `handle` when there is
+ * one (the browser's swap file, moved into place by close(), discarded by
+ * abort() when `produce` throws), else gathered and handed to the browser as
+ * a Blob download named `name` only once `produce` has finished.
+ * @param {{ name: string, handle?: FileSystemFileHandle|null }} o
+ * @param {(write: (bytes: Uint8Array) => Promise<void>) => Promise<void>} produce
  * @returns {Promise<{ method: string, bytes: number }>}
  */
-export async function saveChunks (chunks, { name, handle = null, onProgress = () => {} }) {
+export async function saveWith ({ name, handle = null }, produce) {
   let bytes = 0
   if (handle) {
     const w = await handle.createWritable()
     try {
-      for await (const b of chunks) { await w.write(b); bytes += b.length; onProgress(bytes) }
+      await produce(async b => { await w.write(b); bytes += b.length })
       await w.close()
     } catch (err) {
       await w.abort().catch(() => {})
@@ -44,7 +48,7 @@ export async function saveChunks (chunks, { name, handle = null, onProgress = ()
     return { method: 'stream', bytes }
   }
   const parts = []
-  for await (const b of chunks) { parts.push(b); bytes += b.length; onProgress(bytes) }
+  await produce(async b => { parts.push(b); bytes += b.length })
   // only now, with every byte verified, does anything reach the download
   const url = URL.createObjectURL(new Blob(parts, { type: 'application/octet-stream' }))
   const a = document.createElement('a')
@@ -56,4 +60,16 @@ export async function saveChunks (chunks, { name, handle = null, onProgress = ()
   a.remove()
   setTimeout(() => URL.revokeObjectURL(url), 60_000)
   return { method: 'blob', bytes }
+}
+
+/**
+ * @param {AsyncIterable<Uint8Array>} chunks verified bytes, in order
+ * @param {{ name: string, handle?: FileSystemFileHandle|null, onProgress?: (bytes: number) => void }} o
+ * @returns {Promise<{ method: string, bytes: number }>}
+ */
+export function saveChunks (chunks, { name, handle = null, onProgress = () => {} }) {
+  let n = 0
+  return saveWith({ name, handle }, async write => {
+    for await (const b of chunks) { await write(b); n += b.length; onProgress(n) }
+  })
 }
