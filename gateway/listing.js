@@ -3,12 +3,28 @@
 // links are relative ("./name", percent-encoded), so a listing works at any
 // mount prefix and no name can turn into a scheme ("javascript:") or a path
 // outside the directory.
+//
+// Where a directory's index.html is served in place of its listing (the
+// default), a listing links each directory to its listing, "./name/?listing"
+// (LISTING_QUERY): a client that walks the listings (`wget -r`) then reads
+// every directory's listing, and every file, never only a site's index.html,
+// which names what its author linked. A symlink to a directory on the
+// listing's own path (".", "..", or one of the same content) is linked to
+// that directory ("../"), never into an endless "a/up/a/up/…".
 import { escapeMarkup as esc } from './body.js'
 import { toStat } from './tree-access.js'
 
 const STYLE = 'body{font:14px/1.4 system-ui,sans-serif;margin:2em}table{border-collapse:collapse}' +
   'td,th{padding:.15em 1.2em .15em 0;text-align:left}td.s{text-align:right;font-variant-numeric:tabular-nums}' +
   'th{border-bottom:1px solid #ccc}.m{color:#666;font-size:12px}'
+
+/** The query that asks for a directory's listing even where it holds index.html (`DIR/?listing`). */
+export const LISTING_QUERY = '?listing'
+
+/** Does the query ('' or '?…', as received) ask for the listing (a `listing` parameter, any value)? */
+export function asksListing (query) {
+  return query.length > 1 && new URLSearchParams(query).has('listing')
+}
 
 /** Does the request prefer JSON over HTML? */
 export function wantsJson (req) {
@@ -18,27 +34,30 @@ export function wantsJson (req) {
 
 /**
  * @param {string} title the public path shown, e.g. "/downloads/docs/"
- * @param {boolean} parent show a "../" row
- * @param {AsyncIterable<{ entry: object, target: object|null|undefined }>} entries raw verified entries,
- *   each with what it leads to (targets.js)
+ * @param {string|null} parent the "../" row's link ("../", or "../?listing" to a listing above), or null for none
+ * @param {AsyncIterable<{ entry: object, target: object|null|undefined, up?: number }>} entries raw verified entries,
+ *   each with what it leads to (targets.js); up: a symlink whose directory is the one this many
+ *   levels above the listed one (0: itself), linked there
  * @param {string} [note] a line under the heading (already plain text)
+ * @param {{ dirQuery?: string }} [o] dirQuery: appended to every directory link ('' or LISTING_QUERY)
  * @returns {AsyncGenerator<string>}
  */
-export async function * htmlListing (title, parent, entries, note = '') {
+export async function * htmlListing (title, parent, entries, note = '', { dirQuery = '' } = {}) {
   yield `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
     `<title>Index of ${esc(title)}</title><style>${STYLE}</style></head>\n<body><h1>Index of ${esc(title)}</h1>\n` +
     (note ? `<p class="m">${esc(note)}</p>\n` : '') +
     '<table><thead><tr><th>Name</th><th>Size</th><th>Modified (UTC)</th></tr></thead><tbody>\n'
-  if (parent) yield '<tr><td><a href="../">../</a></td><td></td><td></td></tr>\n'
-  for await (const { entry, target } of entries) yield htmlRow(entry, target)
+  if (parent !== null) yield `<tr><td><a href="${esc(parent)}">../</a></td><td></td><td></td></tr>\n`
+  for await (const { entry, target, up } of entries) yield htmlRow(entry, target, up, dirQuery)
   yield '</tbody></table>\n</body></html>\n'
 }
 
 // t: what the entry leads to (targets.js): itself, a symlink's target, null
 // (nowhere), or undefined (not resolved: the request's budget was spent)
-function htmlRow (e, t) {
+function htmlRow (e, t, up, dirQuery) {
   const dir = t !== null && t !== undefined && t.type === 'dir'
-  const href = './' + encodeURIComponent(e.name) + (dir ? '/' : '')
+  const href = !dir ? './' + encodeURIComponent(e.name)
+    : (up === undefined ? './' + encodeURIComponent(e.name) + '/' : up === 0 ? './' : '../'.repeat(up)) + dirQuery
   let name = esc(e.name) + (dir ? '/' : '')
   if (e.type === 'symlink') name += ` → ${esc(e.target)}${t === null ? ' (broken)' : ''}`
   const size = t === null || t === undefined ? ''

@@ -93,6 +93,19 @@ export async function entryOf (out, rel) {
   return e
 }
 
+/**
+ * A recipe of docs/GATEWAY.md as written there: the fenced block right after
+ * its `<!-- recipe: NAME -->` line. The suites run these (wget, davfs2,
+ * litmus), so what the doc tells users and what is tested cannot drift apart.
+ * @returns {Promise<string>} the block's text, without the fences
+ */
+export async function gatewayRecipe (name) {
+  const doc = await fs.readFile(new URL('../../docs/GATEWAY.md', import.meta.url), 'utf8')
+  const m = new RegExp('^<!-- recipe: ' + name + ' -->\\n(`{3,})[^\\n]*\\n([\\s\\S]*?)\\n\\1\\n', 'm').exec(doc)
+  if (m === null) throw new Error(`docs/GATEWAY.md has no block after <!-- recipe: ${name} -->`)
+  return m[2]
+}
+
 /** A gateway on 127.0.0.1:0 (in this process), closed after the test `t` (or by the caller: close()). */
 export async function startGateway (t, opts) {
   const srv = await createGatewayServer({ stateDir: null, refreshSeconds: 3600, ...opts })
