@@ -1,11 +1,13 @@
 // davfs2 (Debian package davfs2), for the suite that mounts the gateway
 // (test/webdav/davfs.test.js) and the figure that copies a tree out of such a
-// mount (bench/p10-get.js): whether this machine can mount one, and a user
-// configuration of our own.
+// mount (bench/p10-get.js): whether this machine can mount one, and the
+// configuration and mount command docs/GATEWAY.md gives users ("davfs2"),
+// read from there, so what the doc says is what is mounted.
 import fs from 'node:fs/promises'
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { needs } from './tools.js'
+import { gatewayRecipe } from '../gateway/helpers.js'
 
 /** false when `mount -t davfs` can run here, else one line saying why not. */
 export function davfsMissing () {
@@ -20,12 +22,11 @@ export function davfsMissing () {
 }
 
 /**
- * A davfs2 user configuration of our own (conf=) in `dir`, so neither
- * /etc/davfs2 nor the secrets there are used: no locks (the gateway is class
- * 1), never ask for credentials, a cache in `dir`, and buf_size 64 (KiB):
- * davfs2 1.6's default of 16 is smaller than the readdir buffer recent
- * kernels ask for, and every readdir would fail with EINVAL. davfs2 runs as
- * its own user, so `dir` and every folder above it must be open to it.
+ * docs/GATEWAY.md's davfs2 configuration, as written there (no locks, never
+ * ask for credentials, buf_size 64), in a file of our own (conf=) in `dir`,
+ * with only a cache and an empty secrets file in `dir` added, so neither
+ * /etc/davfs2 nor the secrets there are used. davfs2 runs as its own user,
+ * so `dir` and every folder above it must be open to it.
  * @returns {Promise<string>} the configuration file, for `-o conf=`
  */
 export async function davfsConfig (dir) {
@@ -37,7 +38,22 @@ export async function davfsConfig (dir) {
   const secrets = path.join(dir, 'secrets')
   await fs.writeFile(secrets, '', { mode: 0o600 })
   const conf = path.join(dir, 'davfs2.conf')
-  await fs.writeFile(conf, `use_locks 0\nask_auth 0\nbuf_size 64\ncache_dir ${cache}\nsecrets ${secrets}\n`)
+  await fs.writeFile(conf, `${await gatewayRecipe('davfs2')}\ncache_dir ${cache}\nsecrets ${secrets}\n`)
   await fs.chmod(dir, 0o755)
   return conf
 }
+
+/**
+ * docs/GATEWAY.md's mount command, as written there, for `conf` (davfsConfig),
+ * the gateway at `url` and the mount point `mnt`: a line for `sh -c`.
+ */
+export async function davfsMountCommand ({ conf, url, mnt }) {
+  let line = await gatewayRecipe('davfs2-mount')
+  for (const [doc, ours] of [['/etc/davfs2/gateway.conf', conf], ['http://127.0.0.1:8081/', url], ['/mnt/tree', mnt]]) {
+    if (line.split(doc).length !== 2) throw new Error(`docs/GATEWAY.md's davfs2 mount line names ${doc} not once: ${line}`)
+    line = line.replace(doc, () => shellWord(ours))
+  }
+  return line
+}
+
+const shellWord = s => `'${String(s).replaceAll("'", "'\\''")}'`
