@@ -1,22 +1,25 @@
 // litmus (the WebDAV server test suite, Debian package litmus) against the
-// gateway. litmus starts every suite with DELETE and MKCOL of its collection
-// and cannot run on a read-only server, so a small front answers exactly
-// those two set-up requests (DELETE and MKCOL of /litmus/) and proxies every
-// other request, untouched, to the gateway; the tree holds a litmus/ folder
-// for the suites to read. Every test that only reads must pass; the tests that
-// need a write (PUT, MKCOL of anything else, COPY, MOVE, PROPPATCH, LOCK) fail
-// or are skipped, and each is listed in docs/GATEWAY.md ("litmus").
+// gateway, run as docs/GATEWAY.md's recipe says ("litmus"): its front (a
+// small proxy that answers litmus's set-up MKCOL and DELETE of /litmus/, and
+// passes every other request to the gateway) and its three command lines
+// are read from the doc and run as written there, with only the address and
+// the ports put in: `rotree gateway --tree litmus=ADDR`, the front, `litmus -k`.
+// Every test that only reads must pass; the tests that need a write (PUT,
+// MKCOL of anything else, COPY, MOVE, PROPPATCH, LOCK) fail or are skipped,
+// and each is listed in docs/GATEWAY.md ("litmus").
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import http from 'node:http'
 import fs from 'node:fs/promises'
+import net from 'node:net'
+import path from 'node:path'
+import { spawn } from 'node:child_process'
 import { serve } from '../helpers/fixtures.js'
-import { makeFixture, startGateway, run, tmpdir, address } from '../gateway/helpers.js'
+import { makeFixture, gatewayRecipe, run, tmpdir, address } from '../gateway/helpers.js'
 
-import { toolPath, needs } from '../helpers/tools.js'
+import { needs } from '../helpers/tools.js'
 
-const LITMUS = toolPath('litmus')
 const skip = needs('litmus')
+const BIN = new URL('../../bin/rotree.js', import.meta.url).pathname
 
 // suite → tests that read only, which must pass
 const MUST_PASS = {
@@ -40,37 +43,34 @@ const REFUSED = {
 const fx = {}
 before(async () => {
   if (skip) return
-  Object.assign(fx, await makeFixture({ 'litmus/readme.txt': 'litmus reads here\n', 'hello.txt': 'hello\n' }))
+  Object.assign(fx, await makeFixture({ 'readme.txt': 'litmus reads here\n', 'docs/hello.txt': 'hello\n' }))
   fx.mirror = await serve(fx.out)
-  fx.gw = await startGateway(null, { tree: address(fx.mirror.url, fx.pk) })
-  fx.front = await startFront(new URL(fx.gw.url))
   fx.work = await tmpdir('rotree-litmus-')
 })
 after(async () => {
-  await new Promise(resolve => fx.front ? fx.front.close(resolve) : resolve())
-  await fx.gw?.close(); await fx.mirror?.close(); await fx.cleanup?.()
+  await fx.mirror?.close(); await fx.cleanup?.()
   if (fx.work) await fs.rm(fx.work, { recursive: true, force: true })
 })
 
-/** The set-up answers (MKCOL and DELETE of /litmus/ only), and a plain proxy to the gateway for the rest. */
-function startFront (gw) {
-  const server = http.createServer((req, res) => {
-    if (req.url === '/litmus/' && (req.method === 'MKCOL' || req.method === 'DELETE')) {
-      req.resume()
-      res.writeHead(req.method === 'MKCOL' ? 201 : 204, { 'Content-Length': '0' })
-      return res.end()
-    }
-    const up = http.request({ host: gw.hostname, port: gw.port, path: req.url, method: req.method, headers: req.headers, agent: false }, r => {
-      res.writeHead(r.statusCode, r.rawHeaders)
-      r.pipe(res)
-    })
-    up.on('error', () => res.destroy())
-    req.pipe(up)
+/** A port nothing listens on now (the doc's 8081 and 8082 may be taken here). */
+function freePort () {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)) })
+    s.on('error', reject)
   })
-  return new Promise(resolve => server.listen(0, '127.0.0.1', () => {
-    server.url = `http://127.0.0.1:${server.address().port}/`
-    resolve(server)
-  }))
+}
+
+/** Start `line` (a doc line run in the background, its `&` dropped) in its own process group; resolves when stdout matches `ready`. */
+function startLine (t, line, ready, opts) {
+  const p = spawn('sh', ['-c', 'exec ' + line], { ...opts, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  const exited = new Promise(resolve => p.on('exit', code => resolve(code)))
+  t.after(async () => { try { process.kill(-p.pid, 'SIGTERM') } catch {} await exited })
+  p.stderr.on('data', b => { out += b })
+  return new Promise((resolve, reject) => {
+    p.stdout.on('data', b => { out += b; if (ready.test(out)) resolve(p) })
+    exited.then(code => reject(new Error(`${line} exited ${code}: ${out}`)))
+  })
 }
 
 /**
@@ -90,20 +90,32 @@ function parseReport (out) {
   return suites
 }
 
-test('litmus: every read test passes; only tests that need a write fail or are skipped', { skip, timeout: 180_000 }, async () => {
-  const r = await run(LITMUS, ['-k', fx.front.url], { cwd: fx.work, env: { TESTS: 'basic props http copymove locks' }, timeoutMs: 170_000 })
+test('litmus as the doc runs it: every read test passes; only tests that need a write fail or are skipped', { skip, timeout: 180_000 }, async t => {
+  await fs.writeFile(path.join(fx.work, 'litmus-front.mjs'), await gatewayRecipe('litmus-front') + '\n')
+  const lines = (await gatewayRecipe('litmus')).split('\n')
+  assert.equal(lines.length, 3, 'the gateway, the front, litmus')
+  const [gwPort, frontPort] = [await freePort(), await freePort()]
+  const ours = line => line.replaceAll('8081', String(gwPort)).replaceAll('8082', String(frontPort))
+    .replace('ADDR', `'${address(fx.mirror.url, fx.pk)}'`).replace(/^rotree /, `'${process.execPath}' '${BIN}' `).replace(/^node /, `'${process.execPath}' `).replace(/ &$/, '')
+  assert.match(lines[0], /^rotree gateway .*--tree litmus=ADDR.* &$/)
+  const opts = { cwd: fx.work, env: { ...process.env, ROTREE_STATE: path.join(fx.work, 'state') } }
+  await startLine(t, ours(lines[0]), /listening at http/, opts)
+  assert.match(lines[1], /^node litmus-front\.mjs .* &$/)
+  await startLine(t, ours(lines[1]), /litmus front at http/, opts)
+  assert.match(lines[2], /^litmus /)
+  const r = await run('sh', ['-c', ours(lines[2])], { ...opts, timeoutMs: 170_000 })
   const report = parseReport(r.stdout)
   const summary = r.stdout.split('\n').filter(l => l.startsWith('<- summary')).join('\n')
   for (const [suite, names] of Object.entries(MUST_PASS)) {
     const got = report[suite]
     assert.ok(got, `litmus ran no ${suite} suite:\n${r.stdout}${r.stderr}`)
     for (const name of names) {
-      const t = got.find(x => x.name === name)
-      assert.equal(t?.result, 'pass', `${suite}/${name}: ${t?.result}\n${summary}`)
+      const one = got.find(x => x.name === name)
+      assert.equal(one?.result, 'pass', `${suite}/${name}: ${one?.result}\n${summary}`)
     }
-    for (const t of got) {
-      if (t.result === 'pass') continue
-      assert.ok(REFUSED[suite]?.includes(t.name), `${suite}/${t.name} is ${t.result} but is not a test that needs a write:\n${r.stdout}`)
+    for (const one of got) {
+      if (one.result === 'pass') continue
+      assert.ok(REFUSED[suite]?.includes(one.name), `${suite}/${one.name} is ${one.result} but is not a test that needs a write:\n${r.stdout}`)
     }
   }
   const ran = Object.values(report).flat().length
