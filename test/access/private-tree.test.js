@@ -222,7 +222,7 @@ async function manifestOf (out, info) {
 const readFsinfo = async dir => decodeFsinfoV2(await fs.readFile(path.join(dir, 'fsinfo.json')))
 const oneLineNoAccess = (r, what) => {
   assert.equal(r.code, 1, `${what}: exit 1 (${r.err})`)
-  assert.match(r.err, /^rotree: ROTREE_NO_ACCESS: [^\n]*\n$/, `${what}: one line, ROTREE_NO_ACCESS`)
+  assert.match(r.err, /^rotree: ROTREE_NO_ACCESS: [^\n]*\n  [^\n]*\n$/, `${what}: one line, ROTREE_NO_ACCESS`)
   assert.doesNotMatch(r.err, /HASH_MISMATCH|BAD_FORMAT|[0-9a-f]{64}/, `${what}: no hash, no format error`)
   assert.equal(r.out, '', `${what}: nothing on stdout`)
 }

@@ -18,7 +18,8 @@ test('a bad entry: the error suggests --skip-bad; --skip-bad leaves it out and c
 
   const failed = await rotree(['build', src, path.join(dir, 'out'), '--key', key])
   assert.equal(failed.code, 1)
-  assert.equal(failed.err, 'rotree: ROTREE_BUILD_INPUT: /pipe: is a fifo (to publish the rest, rebuild with --skip-bad: each such entry is left out with a warning)\n')
+  assert.equal(failed.err, 'rotree: ROTREE_BUILD_INPUT: /pipe: is a fifo (to publish the rest, rebuild with --skip-bad: each such entry is left out with a warning)\n' +
+    '  Fix or remove the named entry, or build with --skip-bad to leave such entries out.\n')
   await assert.rejects(fs.stat(path.join(dir, 'out', 'fsinfo.json')), { code: 'ENOENT' }, 'nothing published')
 
   const skipped = await rotree(['build', src, path.join(dir, 'out'), '--key', key, '--skip-bad', '--json'])

@@ -37,7 +37,7 @@ test('serve prints the address to copy; --web the URL to open; an unbuilt folder
 
   const empty = await rotree(['serve', dir, '--port', '0'])
   assert.equal(empty.code, 1)
-  assert.match(empty.err, /^rotree: ROTREE_BAD_PATH: .* is not a published folder \(no h\/\): build it first .*\n$/)
+  assert.match(empty.err, /^rotree: ROTREE_BAD_PATH: .* is not a published folder \(no h\/\): build it first .*\n(  .*\n)?$/)
   await fs.mkdir(path.join(dir, 'h'))
   const unbuilt = await rotree(['serve', dir, '--port', '0'])
   assert.equal(unbuilt.code, 1)

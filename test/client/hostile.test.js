@@ -782,9 +782,10 @@ function run (args, { env = {}, cwd } = {}) {
   })
 }
 
+// one error line, then at most one indented line of what to do (cli/main.js)
 function assertOneErrorLine (stderr) {
   const lines = stderr.replace(/\n$/, '').split('\n')
-  assert.equal(lines.length, 1, `stderr should be one line, got:\n${stderr}`)
+  assert.ok(lines.length === 1 || (lines.length === 2 && /^ {2}\S/.test(lines[1])), `stderr should be one line and a hint, got:\n${stderr}`)
   assert.match(lines[0], /^rotree: ROTREE_[A-Z_]+: \S/)
   assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace without --debug')
   return lines[0]

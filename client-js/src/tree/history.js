@@ -4,7 +4,7 @@
 // touches the tree's root store or rollback state: an old root is shown,
 // never adopted.
 import { verifyHistoryEntry } from '../trust/verify.js'
-import { BadFormatError, WrongKeyError } from '../errors.js'
+import { BadFormatError, WrongKeyError, NotFoundError } from '../errors.js'
 import { decodeUtf8 } from '../format/bytes.js'
 import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from '../format/fsinfo-v2.js'
 import { verifyHistoryEntryV2, checkLoneKey, anchorText } from '../trust/roles.js'
@@ -63,7 +63,16 @@ export function parseIndex (bytes) {
  */
 export async function openHistoric (tree, seq) {
   if (seq === tree.rootRecord?.seq) return tree.snapshot()
-  let info = await tree.mirrors.fetch(`history/${seq}.json`, MAX_FSINFO_V2, bytes => entryVerifier(tree)(bytes, seq))
+  let info
+  try {
+    info = await tree.mirrors.fetch(`history/${seq}.json`, MAX_FSINFO_V2, bytes => entryVerifier(tree)(bytes, seq))
+  } catch (err) {
+    // every mirror answers 404: there is no such entry (a mistyped number), not a mirror fault
+    if (err.code === 'ROTREE_ALL_MIRRORS_FAILED' && err.errors?.length && err.errors.every(e => e.code === 'ROTREE_MIRROR_HTTP' && / 404 /.test(e.message))) {
+      throw new NotFoundError(`the tree's history has no root with sequence ${seq}`, { cause: err, details: { errors: err.errors, todo: 'List the roots it has with rotree log ADDR.' } })
+    }
+    throw err
+  }
   // a private tree's old root, opened with this reader's identity (its keyring of then)
   if (info.private) info = await openPrivateRecord(info, tree.roots.openPrivate)
   return tree.snapshot({ ...info, mirror: null, historic: true })

@@ -22,7 +22,7 @@
 // the answer is judged by trust/roles.js (rules 11, 14 and 2) and its
 // sequences by advanceState (rule 13), persisted per address id (anchor and
 // name). Version 1 takes the path it always took.
-import { allFailed, ThresholdError, MIRROR_FAULT_CODES, NoAccessError } from '../errors.js'
+import { unanimousOrAllFailed, ThresholdError, MIRROR_FAULT_CODES, NoAccessError } from '../errors.js'
 import { verifyFsinfo, checkFreshness, isExpired, rankRoots, hasFork, staleMirrors, compareRoots } from './verify.js'
 import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from '../format/fsinfo-v2.js'
 import { refOfReleaseRoot } from '../format/ref.js'
@@ -157,7 +157,8 @@ export class RootStore {
     // verified in the instant between fetchAll settling and this line: late too (after the adoption above)
     for (const a of early) if (!answers.some(r => r.value === a.value)) queueMicrotask(() => this._late(a))
     const chosen = await adopted
-    if (chosen === null) throw allFailed('fsinfo.json', errors) // the accepted root, if any, stays
+    // the accepted root, if any, stays; a verdict every mirror agrees on (a wrong key, an expired tree) is reported as itself
+    if (chosen === null) throw unanimousOrAllFailed('fsinfo.json', errors)
     return chosen.changed
   }
 
