@@ -19,7 +19,7 @@ export default {
     'memory-cache': { type: 'string', arg: 'BYTES', help: 'verified blobs kept in memory per tree (default 64M)' },
     concurrency: { type: 'string', arg: 'N', help: 'upstream blob fetches at once, per tree (default 64)' },
     'mirror-penalty': { type: 'string', arg: 'SECONDS', help: 'a mirror that failed is asked last for this long (default 30)' },
-    'no-index': { type: 'boolean', help: 'list directories even when they hold an index.html' },
+    'no-index': { type: 'boolean', help: 'list directories even when they hold an index.html (DIR/?listing lists one anyway)' },
     'no-prefetch': { type: 'boolean', help: 'do not fetch ahead what a client walking the listings (wget -r, rclone, davfs2) asks for next' },
     'allow-host': { type: 'string', multiple: true, arg: 'NAME', help: 'also answer for Host NAME (or NAME:PORT) on a loopback bind; * answers any (docs/GATEWAY.md)' },
     'no-sandbox': { type: 'boolean', help: 'send HTML/SVG/XML without the CSP sandbox: tree pages then run with this host\'s origin' },
