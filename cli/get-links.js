@@ -9,44 +9,58 @@
 // trips as the first. With --delete every directory must be compared with
 // its listing anyway, and past MAX_RECORDED symlinks the record would hold
 // too much of the tree; then this pass walks the tree again, with listings
-// asked for ahead as in the first (get-lister.js).
+// asked for ahead as in the first (client-js walkAhead).
 //
-// Each target is checked again here (download.js linkTarget, docs/TRUST.md
+// Each target is checked again here (get-names.js linkTarget, docs/TRUST.md
 // rule 8): relative, and never more `..` than the link's depth below DEST.
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { walkAhead } from 'rotree-client/tree'
 import { pruneDir } from './get-prune.js'
-import { asDir } from './get-lister.js'
-import { frame, join, key, lstatOrNull, obstacle, collision, fsTime } from './get-util.js'
+import { DirNode, dirsOf, WALK } from './get-dirs.js'
+import { join, key, lstatOrNull, obstacle, collision, fsTime } from './get-util.js'
 
 const MAX_RECORDED = 65536 // symlinks recorded by the first pass; more: the tree is walked again
 
 export class LinkPass {
-  /** @param {object} d the Download (download.js) */
-  constructor (d) {
-    this.d = d
-    this.record = d.deleteExtra ? null : [] // directories with symlinks, in walk order
+  /**
+   * @param {object} o
+   * @param {import('rotree-client').Tree} o.tree the tree the first pass read (walked again past MAX_RECORDED, or with --delete)
+   * @param {import('./get-names.js').Names} o.names whose linkTarget() decides each target
+   * @param {boolean} o.deleteExtra --delete: each directory is pruned (get-prune.js)
+   * @param {(where: string, target: string) => void} o.onSkippedLink
+   * @param {(where: string, isDir: boolean) => void} o.onDeleted
+   * @param {() => void} o.checkAbort throws once the run is interrupted
+   */
+  constructor ({ tree, names, deleteExtra, onSkippedLink, onDeleted, checkAbort }) {
+    Object.assign(this, { tree, names, deleteExtra, onSkippedLink, onDeleted, checkAbort })
+    this.record = deleteExtra ? null : [] // directories with symlinks, in walk order: { abs, label, depth, mtime, links }
+    this.recs = new WeakMap() // the first pass's DirNode → its record
     this.n = 0
+    this.symlinks = 0; this.skippedLinks = 0; this.deleted = 0
   }
 
-  /** Directory node `dir` holds symlink `e` (pass 1). */
+  /** Directory `dir` (a DirNode of the first pass) holds symlink `e`. */
   add (dir, e) {
     if (this.record === null) return
-    if (!dir.rec) {
-      dir.rec = { abs: dir.abs, label: dir.label, depth: dir.depth, mtime: dir.mtime, links: [] }
-      this.record.push(dir.rec)
+    let rec = this.recs.get(dir)
+    if (rec === undefined) {
+      rec = { abs: dir.abs, label: dir.label, depth: dir.depth, mtime: dir.mtime, links: [] }
+      this.recs.set(dir, rec)
+      this.record.push(rec)
     }
-    dir.rec.links.push({ name: e.name, target: e.target, mtime: e.mtime })
+    rec.links.push({ name: e.name, target: e.target, mtime: e.mtime })
     if (++this.n > MAX_RECORDED) this.record = null
   }
 
   /** This pass sets the directory's mtime (after its links, or after pruning it). */
-  defers (dir) { return this.record === null || dir.rec !== undefined }
+  defers (dir) { return this.record === null || this.recs.has(dir) }
 
-  async run (top, root) {
-    if (this.record === null) return this.walk(top, root)
+  /** @param {DirNode} root the first pass's node of DEST */
+  async run (root) {
+    if (this.record === null) return this.walk(root)
     for (const dir of this.record) {
-      this.d.checkAbort()
+      this.checkAbort()
       const made = new Set()
       for (const l of dir.links) await this.makeLink(l, dir, made, join(dir.label, l.name))
       await fs.utimes(dir.abs, fsTime(dir), fsTime(dir)) // writing into a directory changed it
@@ -54,50 +68,33 @@ export class LinkPass {
   }
 
   /** Every directory again, depth first: prune (--delete), links, then its mtime once it is left. */
-  async walk (top, root) {
-    const d = this.d
-    const lister = d.lister()
-    const stack = []
-    const enter = async dir => {
-      const list = await lister.take(dir)
-      if (d.deleteExtra) {
-        d.counts.deleted += await pruneDir(list ?? d.tree.entriesOf(dir.entry), dir.abs, (name, isDir) => d.onDeleted(join(dir.label, name), isDir))
-      }
-      stack.push(Object.assign(frame(d.tree, dir, list), { made: new Set() }))
-    }
-    try {
-      await enter(Object.assign(lister.root(top, d.topCount), { abs: root.abs, label: '', mtime: top.mtime }))
-      while (stack.length) {
-        d.checkAbort()
-        const f = stack.at(-1)
-        const e = await f.next()
-        if (e === undefined) {
-          stack.pop()
-          await f.close()
-          lister.release(f.dir)
-          await fs.utimes(f.dir.abs, fsTime(f.dir), fsTime(f.dir))
-          continue
+  async walk (root) {
+    const made = new Map() // DirNode → device:inode of the links made in it
+    await walkAhead(new DirNode(root.entry, { count: root.count, abs: root.abs, label: '' }), dirsOf(this.tree), {
+      enter: async (dir, list) => {
+        this.checkAbort()
+        if (this.deleteExtra) {
+          this.deleted += await pruneDir(list ?? this.tree.entriesOf(dir.entry), dir.abs, (name, isDir) => this.onDeleted(join(dir.label, name), isDir))
         }
-        const where = join(f.dir.label, e.name)
-        if (e.type === 'dir') {
-          await enter(Object.assign(lister.child(f.dir, f.sub++, asDir(e)), { abs: path.join(f.dir.abs, e.name), label: where, mtime: e.mtime }))
-        } else if (e.type === 'symlink') {
-          await this.makeLink(e, f.dir, f.made, where)
-        }
+        made.set(dir, new Set())
+      },
+      entry: (dir, e) => {
+        this.checkAbort()
+        if (e.type === 'symlink') return this.makeLink(e, dir, made.get(dir), join(dir.label, e.name))
+      },
+      leave: dir => {
+        made.delete(dir)
+        return fs.utimes(dir.abs, fsTime(dir), fsTime(dir))
       }
-    } finally {
-      for (const f of stack) await f.close()
-      lister.close()
-    }
+    }, WALK)
   }
 
   /** Symlink `e` ({ name, target, mtime }) in `dir` ({ abs, depth }). */
   async makeLink (e, dir, made, where) {
-    const d = this.d
-    const target = d.linkTarget(e, dir, where)
+    const target = this.names.linkTarget(e, dir.depth, where)
     if (target === null) {
-      d.counts.skippedLinks++
-      d.onSkippedLink(where, e.target)
+      this.skippedLinks++
+      this.onSkippedLink(where, e.target)
       return
     }
     const dest = path.join(dir.abs, e.name)
@@ -110,6 +107,6 @@ export class LinkPass {
     await fs.symlink(target, dest)
     made.add(key(await fs.lstat(dest, { bigint: true })))
     await fs.lutimes(dest, fsTime(e), fsTime(e)).catch(() => {}) // not every file system keeps symlink times
-    d.counts.symlinks++
+    this.symlinks++
   }
 }

@@ -1,9 +1,9 @@
 // Small pieces of `rotree get` (cli/download.js) that are not its policy:
 // stopping a read on Ctrl-C, telling errors with the user's path, reading
-// mtimes the way the builder does (and setting them), the walk's place in a
-// directory, and the refusals both passes raise.
+// mtimes the way the builder does (and setting them), writing a small file's
+// pieces, and the refusals both passes raise.
 import fs from 'node:fs/promises'
-import { lstatSync, constants } from 'node:fs'
+import fsSync, { lstatSync, constants } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { AbortedError, BadPathError } from 'rotree-client/errors'
 
@@ -52,25 +52,6 @@ export function userError (err, tmp, shown) {
   return err
 }
 
-/**
- * The walk's place in one directory: its entries from the listing in hand,
- * or streamed from the tree (a big directory); `sub` counts its
- * subdirectories met so far (get-lister.js child()).
- */
-export function frame (tree, dir, list) {
-  if (list) {
-    let i = 0
-    return { dir, sub: 0, next: () => list[i++], close: async () => {} }
-  }
-  const it = tree.entriesOf(dir.entry)[Symbol.asyncIterator]()
-  return {
-    dir,
-    sub: 0,
-    next: async () => { const n = await it.next(); return n.done ? undefined : n.value },
-    close: async () => { await it.return?.().catch(() => {}) }
-  }
-}
-
 export function join (label, name) { return label ? label + '/' + name : name }
 
 export function key (st) { return `${st.dev}:${st.ino}` }
@@ -114,3 +95,32 @@ export function collision (where) {
 // a nanosecond below it after float rounding, and a rebuild from the copy
 // (which floors to ms) would then see a different mtime and a different root.
 export function fsTime (e) { return (e.mtime + 0.5) / 1000 }
+
+/**
+ * Every byte of `bufs` (a file's verified pieces, in order) to `fd` from
+ * offset 0, with writev: the pieces go to the kernel as they are, not
+ * joined into one buffer first (for the small files of a `get`, joining
+ * cost a visible share of its CPU). A short write goes on from where it stopped.
+ * @param {number} fd @param {Uint8Array[]} bufs
+ */
+export function writeAllSync (fd, bufs) {
+  let pos = 0
+  let i = 0; let done = 0 // bufs[i] is the first piece not wholly written; `done` bytes of it were
+  while (i < bufs.length) {
+    const batch = bufs.slice(i, i + IOV_BATCH)
+    batch[0] = batch[0].subarray(done)
+    const n = fsSync.writevSync(fd, batch, pos)
+    if (n === 0 && batch.some(b => b.length > 0)) throw new Error('writev wrote nothing')
+    pos += n
+    let left = done + n
+    while (i < bufs.length && left >= bufs[i].length) left -= bufs[i++].length
+    done = left
+  }
+  return pos
+}
+const IOV_BATCH = 512 // under IOV_MAX (1024 on Linux)
+
+/** open(2) on the thread pool, as a plain descriptor (no FileHandle to create and track). */
+export function openFd (p, flags, mode) {
+  return new Promise((resolve, reject) => fsSync.open(p, flags, mode, (err, fd) => err ? reject(err) : resolve(fd)))
+}

@@ -30,8 +30,10 @@ export class FileWriter {
    * Resolves when it is in place; `{ collision: true }` when something
    * already was. A system error comes back with its code, and with `tmp`
    * when it was about the temporary file.
+   * @param {{ dir: string, name: string, mode: number, time: number }} to
+   * @param {Uint8Array[]} bufs @param {number} n
    */
-  small (dir, name, bufs, n, mode, time) {
+  small ({ dir, name, mode, time }, bufs, n) {
     if (n > RING / 4) return Promise.reject(new RangeError(`a file of ${n} bytes is not small`)) // it could wait long for room
     return this.thread.send({ op: 'small', dir, name, mode, time }, bufs, n)
   }

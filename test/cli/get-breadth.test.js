@@ -1,7 +1,7 @@
 // `rotree get` at a distance: directory listings are asked for many at a
 // time, ahead of the walk, and each blob of the tree is fetched once, the
 // second pass (symlinks, mtimes) included. Real server on port 0, a counting
-// proxy in front of it; the policy is in cli/download.js and cli/get-lister.js.
+// proxy in front of it; the policy is in cli/download.js and client-js walkAhead.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'

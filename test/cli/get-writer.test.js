@@ -89,7 +89,7 @@ test('FileWriter: bytes, mode, mtime; the ring wraps; a taken name is a collisio
     const data = prng(700_000 + i * 5_000, 'r' + i)
     const pieces = [data.subarray(0, 100), data.subarray(100, 4096), data.subarray(4096)]
     want.push(data)
-    jobs.push(w.small(dir, `f${i}`, pieces, data.length, i % 2 ? 0o755 : 0o600, 1_700_000_000.5 + i))
+    jobs.push(w.small({ dir, name: `f${i}`, mode: i % 2 ? 0o755 : 0o600, time: 1_700_000_000.5 + i }, pieces, data.length))
   }
   assert.deepEqual((await Promise.all(jobs)).map(r => !!r.collision), want.map(() => false))
   for (let i = 0; i < 30; i++) {
@@ -101,7 +101,7 @@ test('FileWriter: bytes, mode, mtime; the ring wraps; a taken name is a collisio
   }
   // a name already there is never replaced, and no temporary file is left
   await fs.writeFile(path.join(dir, 'taken'), 'before')
-  assert.equal((await w.small(dir, 'taken', [Buffer.from('after')], 5, 0o644, 1)).collision, true)
+  assert.equal((await w.small({ dir, name: 'taken', mode: 0o644, time: 1 }, [Buffer.from('after')], 5)).collision, true)
   assert.equal(await fs.readFile(path.join(dir, 'taken'), 'utf8'), 'before')
   await fs.writeFile(path.join(dir, 'tmp-a'), 'a')
   assert.equal((await w.place(path.join(dir, 'tmp-a'), path.join(dir, 'taken'))).collision, true)
@@ -109,8 +109,8 @@ test('FileWriter: bytes, mode, mtime; the ring wraps; a taken name is a collisio
   assert.equal(await fs.readFile(path.join(dir, 'moved'), 'utf8'), 'a')
   assert.deepEqual((await fs.readdir(dir)).filter(n => n.startsWith('.rotree-')), [])
   // a system error comes back as one, with its code
-  await assert.rejects(w.small(path.join(dir, 'missing'), 'x', [Buffer.from('x')], 1, 0o644, 1), err => err.code === 'ENOENT' && err.syscall === 'open')
+  await assert.rejects(w.small({ dir: path.join(dir, 'missing'), name: 'x', mode: 0o644, time: 1 }, [Buffer.from('x')], 1), err => err.code === 'ENOENT' && err.syscall === 'open')
   // a thread that is gone fails its callers at once
   await w.close()
-  await assert.rejects(w.small(dir, 'late', [Buffer.from('x')], 1, 0o644, 1))
+  await assert.rejects(w.small({ dir, name: 'late', mode: 0o644, time: 1 }, [Buffer.from('x')], 1))
 })
