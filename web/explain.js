@@ -50,7 +50,7 @@ const TEXT = {
   ROTREE_NO_ACCESS: ['Private tree', 'This tree is private: only its readers open it, each with their own identity file (from rotree keygen --reader or age-keygen).',
     'Choose your identity file, or ask the publisher to add your age1… recipient.'],
   ROTREE_NOT_FOUND: ['Not found', 'The signed tree proves this path does not exist.',
-    'Check the link or the address for a typo; the folder it is in shows what is there.'],
+    'Check the link or the address for a typo.'],
   ROTREE_NOT_A_DIRECTORY: ['Not a directory', 'A part of this path is a file.',
     'Go up to the folder and open the file from there.'],
   ROTREE_IS_A_DIRECTORY: ['Is a directory', 'This path is a directory.',
