@@ -16,6 +16,9 @@
 // each time: ~1.2 s a read on a 2-core machine, 87 s of the matrix.) A read
 // holds the page until it ends: one that throws (a crashed page) closes its
 // context, and one that never ends keeps it, so the next read gets a new one.
+// A private tree (FORMAT.md §12.8) is read with the identity's text given to
+// openTree() in the page, as the bundle's API takes it; the web app (web/)
+// does not ask for one yet, so this column is the bundle's, not the app's.
 import http from 'node:http'
 import fs from 'node:fs/promises'
 import { ensureBundle, launchChromium, BUNDLE } from '../browser/helpers.js'
@@ -75,19 +78,19 @@ export async function closeBrowserReader () {
  * for the 3 MiB file), all of them, so the Node side checks the exact bytes
  * handed out, not a summary the page computed.
  */
-async function _readInPage ({ addr, mirrors, seenAddr, timeoutMs, path }) {
+async function _readInPage ({ addr, mirrors, seenAddr, timeoutMs, path, identity }) {
   // what the reads before this one stored is gone (run() cleared it): checked, not assumed
   const left = await indexedDB.databases()
   if (left.length) return { ok: false, code: 'state left by an earlier read', message: left.map(d => d.name).join(', '), b64: '' }
   const { openTree } = await import('/rotree-client.js')
-  if (seenAddr) (await openTree(seenAddr, { timeoutMs })).close()
+  if (seenAddr) (await openTree(seenAddr, { timeoutMs, identity: identity ?? undefined })).close()
   let bytes
   try {
-    const tree = await openTree(addr, { mirrors, timeoutMs })
+    const tree = await openTree(addr, { mirrors, timeoutMs, identity: identity ?? undefined })
     try { bytes = await tree.readFile(path) } finally { tree.close() }
   } catch (err) {
     const code = err?.code === 'ROTREE_ALL_MIRRORS_FAILED' && err.errors?.length ? err.errors[0].code : err?.code // as readers.js codeOf
-    return { ok: false, code: code ?? `${err?.name}: ${err?.message}`, message: String(err?.message ?? err), b64: '' }
+    return { ok: false, code: code ?? `${err?.name}: ${err?.message}`, top: err?.code, message: String(err?.message ?? err), b64: '' }
   }
   const url = await new Promise((resolve, reject) => {
     const r = new FileReader()
@@ -100,7 +103,7 @@ async function _readInPage ({ addr, mirrors, seenAddr, timeoutMs, path }) {
 
 export const browserReader = {
   id: 'browser (Chromium)',
-  async run ({ addr, mirrors, seenAddr, timeoutS, path }) {
+  async run ({ addr, mirrors, seenAddr, timeoutS, path, identity = null }) {
     const s = await _start()
     const tab = await _takeTab(s)
     const { context, page, cdp } = tab
@@ -109,9 +112,9 @@ export const browserReader = {
       await page.goto('about:blank')
       await cdp.send('Storage.clearDataForOrigin', { origin: s.origin.slice(0, -1), storageTypes: 'all' })
       await page.goto(s.origin)
-      const r = await page.evaluate(_readInPage, { addr, mirrors, seenAddr, timeoutMs: timeoutS * 1000, path })
+      const r = await page.evaluate(_readInPage, { addr, mirrors, seenAddr, timeoutMs: timeoutS * 1000, path, identity })
       s.idle = tab
-      return { ok: r.ok, code: r.code, message: r.message, out: Buffer.from(r.b64, 'base64') }
+      return { ok: r.ok, code: r.code, top: r.top, message: r.message, out: Buffer.from(r.b64, 'base64') }
     } catch (err) {
       await context.close().catch(() => {})
       throw err
