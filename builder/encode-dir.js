@@ -14,7 +14,7 @@ import { packBlob } from 'rotree-client/codec'
 import { buildDirectory, buildFileBody, refOf } from 'rotree-client/format'
 import { encodeRecord, T_FILE, T_RACY, T_SYMLINK, T_DIR } from './dir-record.js'
 import { fileAt } from './file-batch.js'
-import { READ, SAME, SUBDIR, LINK } from './walk.js'
+import { READ, SAME, SUBDIR, LINK } from './child-state.js'
 
 /**
  * How a build stores a page or a chunk index: version 1 as it is; version 2

@@ -29,39 +29,21 @@
 import path from 'node:path'
 import { BuildInputError } from 'rotree-client/errors'
 import { checkName, refOf, MAX_SYMLINK, MAX_DEPTH, MAX_PATH, MAX_NAME } from 'rotree-client/format'
-import { openRoot, openChild, listDir, listDirBytes, lstatChild, readlinkChild, closeHandle } from './src-dirs.js'
+import { openRoot, openChild, listDir, lstatChild, readlinkChild, closeHandle } from './src-dirs.js'
+import { Dir, notUtf8, deferred } from './walk-dir.js'
 import { T_FILE, T_RACY, T_SYMLINK, T_DIR } from './dir-record.js'
 import { encodeDir, blobPutter, relOf } from './encode-dir.js'
+import { PENDING, READ, SAME, SKIPPED, SUBDIR, LINK, AGAIN_MISSING, AGAIN_BYTES } from './child-state.js'
 import { fileSizeAt } from './file-batch.js'
 import { compareNames } from './names.js'
 
 const BACKLOG = 4096 // files asked of the pool and not answered
 const BUSY_DIRS = 256 // directories with files being read (each holds a handle)
 const YIELD_MS = 10
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true }) // symlink targets
 const F = 1; const D = 2; const L = 3
-// what became of each child
-export const PENDING = 0; export const READ = 1; export const SAME = 2; export const SKIPPED = 3
-export const SUBDIR = 4; export const LINK = 5; const AGAIN_MISSING = 6; const AGAIN_BYTES = 7
-
-/** A directory being walked. */
-export class Dir {
-  constructor (parent, slot, name, rel, depth, key, mode) {
-    this.parent = parent; this.slot = slot; this.name = name; this.rel = rel; this.depth = depth; this.key = key
-    this.mode = mode // 'full' | 'dirty' | 'path'
-    this.h = null // its handle (src-dirs.js)
-    this.seen = null // the lstat its parent's listing took of it
-    this.names = null; this.kinds = null
-    this.state = null // per child, PENDING …
-    this.rbuf = null; this.rpos = null // READ: the file's record in a batch buffer
-    this.extra = null // SUBDIR: { ref, mtimeMs, ino, dev }; LINK: { target, mtimeMs }
-    this.record = null; this.recIdx = null
-    this.waiting = 0; this.files = 0 // children not settled; of them, files
-    this.changed = true // anything differs from the record (no record: yes)
-    this.round = 0
-    this.cb = null
-  }
-}
+// what became of each child: child-state.js
+export { PENDING, READ, SAME, SKIPPED, SUBDIR, LINK, Dir }
 
 export class TreeWalker {
   /**
@@ -501,20 +483,4 @@ export class TreeWalker {
       else if (s === SAME) { const ri = d.recIdx[i]; this.onFile({ path: rel, size: d.record.f(ri, 1), sha256: d.record.sha256(ri) }) }
     }
   }
-}
-
-// names of a directory that are not UTF-8: the string readdir gave → the name as latin1, for the message
-function notUtf8 (h) {
-  const out = new Map()
-  for (const nb of listDirBytes(h)) {
-    try { strictUtf8.decode(nb) } catch { out.set(nb.toString('utf8'), nb.toString('latin1')) }
-  }
-  return out
-}
-
-function deferred () {
-  let resolve, reject
-  const promise = new Promise((res, rej) => { resolve = res; reject = rej })
-  promise.catch(() => {})
-  return { promise, resolve, reject }
 }

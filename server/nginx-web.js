@@ -14,7 +14,7 @@
 // a certificate for it): per-key origins are subdomains of the app's host.
 import path from 'node:path'
 import { UsageError } from 'rotree-client/errors'
-import { serverBlock } from './nginx-config.js'
+import { serverBlock } from './nginx-block.js'
 import { checkListen } from './edge-paths.js'
 
 /**
