@@ -99,50 +99,6 @@ export function createBlobRoute ({ dir, cacheBytes, log = null }) {
     return entry
   }
 
-  function _sendBuffer (req, res, e) {
-    const inm = req.headers['if-none-match']
-    if (inm !== undefined && etagMatches(inm, e.etag)) return res.writeHead(304, e.h304).end()
-    const range = _wantedRange(req, e.etag, e.buf.length)
-    if (range === null) {
-      res.writeHead(200, e.h200)
-      return req.method === 'HEAD' ? res.end() : res.end(e.buf)
-    }
-    if (range === 'unsatisfiable') return _send416(res, e.buf.length)
-    res.writeHead(206, _h206(e.etag, range, e.buf.length))
-    req.method === 'HEAD' ? res.end() : res.end(e.buf.subarray(range.start, range.end + 1))
-  }
-
-  function _sendStream (req, res, hex, fh, size) {
-    const etag = `"${hex}"`
-    const inm = req.headers['if-none-match']
-    let status = 200
-    let range = null
-    let headers
-    if (inm !== undefined && etagMatches(inm, etag)) {
-      status = 304
-      headers = ['ETag', etag, ...BLOB_COMMON]
-    } else {
-      range = _wantedRange(req, etag, size)
-      if (range === 'unsatisfiable') { fh.close().catch(() => {}); return _send416(res, size) }
-      status = range === null ? 200 : 206
-      headers = range === null
-        ? ['Content-Type', 'application/octet-stream', 'Content-Length', String(size), 'ETag', etag, ...BLOB_COMMON]
-        : _h206(etag, range, size)
-    }
-    res.writeHead(status, headers)
-    if (status === 304 || req.method === 'HEAD' || size === 0) {
-      fh.close().catch(() => {})
-      return res.end()
-    }
-    const { start, end } = range ?? { start: 0, end: size - 1 }
-    // autoClose closes fh when the stream ends or is destroyed; pipeline destroys
-    // it when the client goes away, so an aborted download leaks no descriptor.
-    const rs = fh.createReadStream({ start, end, autoClose: true })
-    pipeline(rs, res, (err) => {
-      if (err && err.code !== 'ERR_STREAM_PREMATURE_CLOSE') log?.error?.(`rotree serve: ${hex}: ${err.message}`)
-    })
-  }
-
   return function blobRoute (req, res) {
     const url = req.url
     const q = url.indexOf('?')
@@ -179,7 +135,7 @@ export function createBlobRoute ({ dir, cacheBytes, log = null }) {
     if (r === null) return sendStatus(res, 404, 'not found')
     if (r.fh === undefined) return _sendBuffer(req, res, r)
     if (res.destroyed) return r.fh.close()
-    _sendStream(req, res, hex, r.fh, r.size)
+    _sendStream(req, res, hex, r.fh, r.size, log)
   }
 
   // → a cache entry (small blob, read), { fh, size } (big: stream it), or null.
@@ -188,6 +144,52 @@ export function createBlobRoute ({ dir, cacheBytes, log = null }) {
     if (f === null || f.size > SMALL_MAX || cacheBytes <= 0) return f
     return _load(hex, f.fh, f.size)
   }
+}
+
+// a cached blob: 304, 200, 206 or 416 from its buffer
+function _sendBuffer (req, res, e) {
+  const inm = req.headers['if-none-match']
+  if (inm !== undefined && etagMatches(inm, e.etag)) return res.writeHead(304, e.h304).end()
+  const range = _wantedRange(req, e.etag, e.buf.length)
+  if (range === null) {
+    res.writeHead(200, e.h200)
+    return req.method === 'HEAD' ? res.end() : res.end(e.buf)
+  }
+  if (range === 'unsatisfiable') return _send416(res, e.buf.length)
+  res.writeHead(206, _h206(e.etag, range, e.buf.length))
+  req.method === 'HEAD' ? res.end() : res.end(e.buf.subarray(range.start, range.end + 1))
+}
+
+// a blob streamed from its descriptor (too big to cache), which this closes
+function _sendStream (req, res, hex, fh, size, log) {
+  const etag = `"${hex}"`
+  const inm = req.headers['if-none-match']
+  let status = 200
+  let range = null
+  let headers
+  if (inm !== undefined && etagMatches(inm, etag)) {
+    status = 304
+    headers = ['ETag', etag, ...BLOB_COMMON]
+  } else {
+    range = _wantedRange(req, etag, size)
+    if (range === 'unsatisfiable') { fh.close().catch(() => {}); return _send416(res, size) }
+    status = range === null ? 200 : 206
+    headers = range === null
+      ? ['Content-Type', 'application/octet-stream', 'Content-Length', String(size), 'ETag', etag, ...BLOB_COMMON]
+      : _h206(etag, range, size)
+  }
+  res.writeHead(status, headers)
+  if (status === 304 || req.method === 'HEAD' || size === 0) {
+    fh.close().catch(() => {})
+    return res.end()
+  }
+  const { start, end } = range ?? { start: 0, end: size - 1 }
+  // autoClose closes fh when the stream ends or is destroyed; pipeline destroys
+  // it when the client goes away, so an aborted download leaks no descriptor.
+  const rs = fh.createReadStream({ start, end, autoClose: true })
+  pipeline(rs, res, (err) => {
+    if (err && err.code !== 'ERR_STREAM_PREMATURE_CLOSE') log?.error?.(`rotree serve: ${hex}: ${err.message}`)
+  })
 }
 
 // RFC 9110 §13.1.5: If-Range with anything but our exact (strong) ETag means

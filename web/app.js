@@ -10,11 +10,13 @@ import { explain, mirrorErrors, identityRefusal } from './explain.js'
 import { readIdentityFile } from './register.js'
 import { isImage, extension } from './mime.js'
 import { keyOfHost, KEY_RE } from './origins.js'
-import { canStreamToDisk, pickFile, saveChunks, saveWith } from './save.js'
-import { planFolder, writeFolder } from './zipdir.js'
-import { parseFragment, parseKeyInput, treeProblem } from './address.js'
+import { wireDownloads } from './downloads.js'
+import { fmtSize, asText } from './text.js'
+import { SERVED, servedTree, showServed } from './served.js'
+import { canStreamToDisk } from './save.js'
+import { parseFragment, parseKeyInput } from './address.js'
 import { nameNode, proseNode } from './names.js'
-import { renderPanel, setVerdict, wirePanel, fingerprint } from './panel.js'
+import { renderPanel, setVerdict, wirePanel } from './panel.js'
 
 const PREVIEW_TEXT_MAX = 2 << 20
 const PREVIEW_IMAGE_MAX = 32 << 20
@@ -149,15 +151,6 @@ function showIdentity () {
 function hideError () { $('error').hidden = true }
 
 function setBusy () { $('busy').hidden = false; document.body.dataset.state = 'busy'; setVerdict('busy', 'Verifying…') }
-
-function fmtSize (n) {
-  if (n === undefined || n === null) return ''
-  if (n < 1024) return `${n} B`
-  const units = ['KiB', 'MiB', 'GiB', 'TiB']
-  let v = n / 1024; let i = 0
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++ }
-  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`
-}
 
 function renderCrumbs (key, path) {
   const parts = path.split('/').filter(Boolean)
@@ -315,11 +308,6 @@ function imageUrl (path, bytes) {
 }
 
 /** Text when the bytes are valid UTF-8 without NULs, else null. */
-function asText (bytes) {
-  if (bytes.includes(0)) return null
-  try { return new TextDecoder('utf-8', { fatal: true }).decode(bytes) } catch { return null }
-}
-
 // ---- navigation -----------------------------------------------------------
 
 async function openTree (key, mirrors) {
@@ -346,46 +334,6 @@ async function openTree (key, mirrors) {
   }
   if (picked) reader.identity = picked
   return state.tree
-}
-
-// The tree this page opened by itself, because its own server serves it
-// (rotree serve OUT --web, or the app copied beside a published folder): the
-// key came from that server, not from the reader. Kept per tab
-// (sessionStorage) so a reload still says so; a key the reader types drops it.
-const SERVED = 'rotree-served-tree'
-const FSINFO_MAX = 1 << 20
-
-/**
- * The tree id (<anchor>[:<name>]) of the fsinfo.json beside this page, or
- * null: an app hosted apart from any tree (?self=0, or nothing there) asks
- * for a key. Nothing here is verified yet, and nothing needs to be: the id
- * only chooses what to open, and opening it verifies it, against this same
- * server's word (trust on first use, which the page says).
- */
-async function servedTree () {
-  const q = new URLSearchParams(location.search)
-  if (q.get('self') === '0' || q.has('start')) return null
-  try {
-    const r = await fetch(new URL('fsinfo.json', ownBase), { cache: 'no-store', signal: AbortSignal.timeout(10_000) })
-    if (!r.ok || Number(r.headers.get('content-length') ?? 0) > FSINFO_MAX) return null
-    const text = await r.text()
-    if (text.length > FSINFO_MAX) return null
-    const j = JSON.parse(text)
-    const id = j?.version === 2 ? `${j.anchor}${j.name ? ':' + j.name : ''}` : j?.key
-    return typeof id === 'string' && treeProblem(id) === null ? id.toLowerCase() : null
-  } catch { return null }
-}
-
-/** Say that the key of the tree shown came from this page's own server, when it did. */
-function showServed (key) {
-  let served = null
-  try { served = sessionStorage.getItem(SERVED) } catch {}
-  $('served').hidden = served !== key
-  if (served !== key) return
-  const [anchor] = key.split(':')
-  $('served-text').replaceChildren('This is the tree this server serves, signed ',
-    anchor.startsWith('t') ? 'under trust anchor ' : 'by key ', fingerprint(anchor),
-    '. The key came from this server too: check it with the publisher before you trust what it signs.')
 }
 
 /**
@@ -484,100 +432,11 @@ async function route () {
   }
 }
 
-async function download () {
-  const addr = parseFragment(location.hash)
-  if (!addr || addr.error || !state.tree) return
-  const { path } = addr
-  const name = path.slice(path.lastIndexOf('/') + 1) || 'download'
-  const btn = $('download')
-  // the picker must open inside the click's user activation, before any await on the network
-  const handle = canStreamToDisk() ? await pickFile(name) : null
-  if (canStreamToDisk() && !handle) return // cancelled
-  btn.disabled = true
-  document.body.dataset.download = 'running'
-  const bar = $('progress')
-  const label = $('progress-text')
-  const nav = state.nav
-  try {
-    const stat = await state.tree.stat(path)
-    bar.max = Math.max(stat.size, 1); bar.value = 0; bar.hidden = false
-    const onProgress = n => { bar.value = n; label.textContent = `${fmtSize(n)} of ${fmtSize(stat.size)} verified` }
-    onProgress(0)
-    const r = await saveChunks(state.tree.readRange(path), { name, handle, onProgress })
-    label.textContent = `✓ ${fmtSize(r.bytes)} verified and saved${r.method === 'stream' ? ' (streamed to disk)' : ''}`
-    document.body.dataset.download = 'done'
-    renderPanel(state.tree)
-  } catch (err) {
-    bar.hidden = true
-    label.textContent = ''
-    document.body.dataset.download = 'failed'
-    if (nav === state.nav) showError(err)
-  } finally {
-    btn.disabled = false
-  }
-}
-
-// a folder is gathered in memory where the browser cannot stream to disk: past this, it is refused
-const BLOB_MAX = 2 ** 31
-
-/**
- * The folder shown, as a .zip (zipdir.js, zip.js): listed first (its size
- * known before a byte is written), then every file read through the
- * verifying reader, all from one root. Streamed to disk where the File
- * System Access API is (a failure discards the file), else handed to the
- * browser as a Blob once the whole archive is written.
- */
-async function downloadFolder () {
-  const addr = parseFragment(location.hash)
-  if (!addr || addr.error || !state.tree) return
-  const { key, path } = addr
-  const info = state.tree.info ?? {}
-  const top = path === '/' ? (info.name || `tree-${key.replace(/^t/, '').slice(0, 8)}`) : path.slice(path.lastIndexOf('/') + 1)
-  const fileName = `${top}.zip`
-  const btn = $('download-folder')
-  // the picker must open inside the click's user activation, before any await on the network
-  const handle = canStreamToDisk() ? await pickFile(fileName) : null
-  if (canStreamToDisk() && !handle) return // cancelled
-  btn.disabled = true
-  document.body.dataset.zip = 'running'
-  const bar = $('zip-progress')
-  const label = $('zip-text')
-  const nav = state.nav
-  const view = state.tree.snapshot() // one root for the listing and every file (docs/TRUST.md rule 6)
-  try {
-    label.textContent = 'Listing the folder…'
-    const plan = await planFolder(view, path, { top })
-    if (!handle && plan.bytes > BLOB_MAX) {
-      throw Object.assign(new Error(`${fmtSize(plan.bytes)} is too much to gather in this browser's memory: save it with a browser that streams to disk (Chromium), or with rotree get`), { code: 'ROTREE_USAGE' })
-    }
-    bar.max = Math.max(plan.bytes, 1); bar.value = 0; bar.hidden = false
-    const onProgress = p => {
-      bar.value = p.bytes
-      label.textContent = `${p.files} of ${plan.files} files, ${fmtSize(p.bytes)} of ${fmtSize(plan.bytes)} verified`
-    }
-    onProgress({ files: 0, bytes: 0 })
-    const r = await saveWith({ name: fileName, handle }, write => writeFolder(view, plan, write, { onProgress }))
-    const n = plan.skipped.length
-    const left = n ? ` Left out: ${plan.skipped.slice(0, 3).map(x => `${x.path} (${x.why})`).join('; ')}${n > 3 ? `, and ${n - 3} more` : ''}.` : ''
-    label.textContent = `✓ ${fileName}: ${plan.files} files, ${fmtSize(plan.bytes)} verified and saved${r.method === 'stream' ? ' (streamed to disk)' : ''}.${left}`
-    document.body.dataset.zip = 'done'
-    renderPanel(state.tree)
-  } catch (err) {
-    bar.hidden = true
-    label.textContent = ''
-    document.body.dataset.zip = 'failed'
-    if (nav === state.nav) showError(err)
-  } finally {
-    btn.disabled = false
-  }
-}
-
 // ---- wiring ---------------------------------------------------------------
 
 $('own-origin').textContent = location.origin
 wirePanel()
-$('download').addEventListener('click', download)
-$('download-folder').addEventListener('click', downloadFolder)
+wireDownloads({ state, showError, fmtSize })
 $('more').addEventListener('click', () => showMore(state.nav).catch(showError))
 $('refresh').addEventListener('click', async () => {
   if (!state.tree) return route()

@@ -87,33 +87,10 @@ export function createTransport ({ allowRedirectOrigins, crossOriginRedirects } 
       } catch (err) { throw failed(err) }
       const tHead = t0 ? performance.now() : 0
       if (res.status !== 200) throw new MirrorHttpError(`${u.origin} answered ${res.status} for ${u.pathname}`, { details: { status: res.status } })
-      // trust rule 3: refuse before reading when the mirror announces too much.
-      // Content-Length counts encoded bytes when the mirror compresses, so it
-      // only sizes the first buffer; the decoded bytes are what is capped.
-      const len = Number(res.headers.get('content-length') ?? NaN)
-      if (len > o.cap) throw new TooLargeError(`${u.origin} announced ${len} bytes for ${u.pathname}, at most ${o.cap} expected`)
-      const known = Number.isFinite(len)
-      const want = known ? len : o.cap
-      let buf = o.into?.length >= want ? o.into.subarray(0, want) : new Uint8Array(known && len > 0 ? len : Math.min(o.cap, FIRST_BUFFER))
-      let n = 0
-      if (res.body) {
-        const reader = res.body.getReader()
-        try {
-          for (;;) {
-            const { done, value } = await reader.read()
-            if (done) break
-            if (n + value.length > o.cap) throw new TooLargeError(`${u.origin} sent more than ${o.cap} bytes for ${u.pathname}`)
-            if (n + value.length > buf.length) {
-              const bigger = new Uint8Array(Math.min(o.cap, Math.max(buf.length * 2, n + value.length)))
-              bigger.set(buf.subarray(0, n)); buf = bigger
-            }
-            buf.set(value, n); n += value.length
-          }
-        } catch (err) { throw failed(err) }
-      }
-      stats.bytes += n
-      if (t0) o.onTiming({ origin: u.origin, protocol: null, redirects: hops, bytes: n, headersMs: tHead - t0, totalMs: performance.now() - t0 })
-      return n === buf.length ? buf : buf.subarray(0, n)
+      const body = await readCapped(res, o, u, failed)
+      stats.bytes += body.length
+      if (t0) o.onTiming({ origin: u.origin, protocol: null, redirects: hops, bytes: body.length, headersMs: tHead - t0, totalMs: performance.now() - t0 })
+      return body
     } finally {
       clearTimeout(timer)
       o.signal?.removeEventListener('abort', onAbort)
@@ -122,4 +99,37 @@ export function createTransport ({ allowRedirectOrigins, crossOriginRedirects } 
   }
 
   return { get, close () {}, stats }
+}
+
+/**
+ * An answer's body, read as it arrives and cut off past `o.cap` bytes (trust
+ * rule 3), into `o.into` when it fits.
+ * @returns {Promise<Uint8Array>}
+ */
+async function readCapped (res, o, u, failed) {
+  // refuse before reading when the mirror announces too much. Content-Length
+  // counts encoded bytes when the mirror compresses, so it only sizes the
+  // first buffer; the decoded bytes are what is capped.
+  const len = Number(res.headers.get('content-length') ?? NaN)
+  if (len > o.cap) throw new TooLargeError(`${u.origin} announced ${len} bytes for ${u.pathname}, at most ${o.cap} expected`)
+  const known = Number.isFinite(len)
+  const want = known ? len : o.cap
+  let buf = o.into?.length >= want ? o.into.subarray(0, want) : new Uint8Array(known && len > 0 ? len : Math.min(o.cap, FIRST_BUFFER))
+  let n = 0
+  if (res.body) {
+    const reader = res.body.getReader()
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        if (n + value.length > o.cap) throw new TooLargeError(`${u.origin} sent more than ${o.cap} bytes for ${u.pathname}`)
+        if (n + value.length > buf.length) {
+          const bigger = new Uint8Array(Math.min(o.cap, Math.max(buf.length * 2, n + value.length)))
+          bigger.set(buf.subarray(0, n)); buf = bigger
+        }
+        buf.set(value, n); n += value.length
+      }
+    } catch (err) { throw failed(err) }
+  }
+  return n === buf.length ? buf : buf.subarray(0, n)
 }
