@@ -52,3 +52,65 @@ export const ACTORS = [
     tests: ['test/builder/hostile-src.test.js', 'test/cli/get-confinement.test.js', 'test/mirror/lock.test.js', 'test/client/state.test.js', 'test/gateway/disk-cache-hostile.test.js']
   }
 ]
+
+// A private tree (docs/FORMAT.md §12.8): what each actor around it learns,
+// can and cannot do. Written into docs/SECURITY.md ("Private trees: what each
+// actor learns") by security-doc.js; test/security-doc.test.js checks that
+// every suite named here exists and that SECURITY.md carries this table.
+// `rules`: docs/TRUST.md rules that hold the actor to it, besides §12.8 itself.
+export const PRIVATE_ACTORS = [
+  {
+    id: 'p-mirror',
+    who: 'A mirror, CDN, object store or network path of a private tree (it holds no key)',
+    learns: 'ciphertext only: how many blobs the tree has and their padded sizes (Padmé: a stored size reveals O(log log L) bits of the real one, at most 12% more bytes); which blobs are equal (keys are convergent within a tree: an unchanged blob keeps its handle from release to release, so it sees how much each release changed); the number of readers to within Padmé\'s rounding (the keyring\'s X25519 stanzas are padded to padme(readers)) and exactly how many are post-quantum (their stanzas are age\'s own); when readers were added (a new keyring in the same epoch) or removed (a new epoch); the request patterns of readers: which blobs each asks for, in which order and when, and from them, for what is read, which blob is read first after the keyring (the root), which pages lead to which chunks and how many chunks a file read takes',
+    can: 'all it can do to a public tree (the matrix); serve an fsinfo.json of the same tree, validly signed and unexpired, whose keyring does not name a reader yet (a fresh reader gets `ROTREE_NO_ACCESS`; one that saw a newer release `ROTREE_ROLLBACK`); serve another tree\'s keyring, or the same bytes sealed under another key, at a handle; cut or stall the keyring or the manifest; copy, check, repair and gc the tree without a key (`pull`, `fsck`, `gc` walk the manifest)',
+    cannot: 'learn names, the tree\'s shape, which blob is the root or which blobs belong to which file, without watching reads; decrypt a byte; make a reader open a blob under another key, another keyring or another root than the signed ones (the hash is checked before the tag: `ROTREE_HASH_MISMATCH`; the keyring is named by a signed handle; the unwrapped root must match the release\'s commitment); make a reader\'s `ROTREE_NO_ACCESS` out of a mirror fault or the reverse',
+    rules: [2, 3, 4, 13],
+    tests: ['test/matrix/matrix.test.js', 'test/access/private-tree.test.js', 'test/format/private.test.js', 'test/access/keyring.test.js']
+  },
+  {
+    id: 'p-removed',
+    who: 'A removed reader (its identity left the keyring; a new epoch)',
+    learns: 'what it could already decrypt: every blob whose key it held through the roots it opened (the epoch keys of the epochs it was a reader in open every root wrapped under them, and each root every page and chunk below); from the public manifest of each later release, which of the blobs it knows are still (or again) in the tree, since a byte-identical blob keeps its key and handle, so which of the files it read are unchanged, not what replaced the others',
+    can: 'keep and share what it read and the keys it held; read a release of before its removal again wherever a mirror still serves that fsinfo.json, until it expires (unless it saw a newer release: `ROTREE_ROLLBACK`)',
+    cannot: 'decrypt anything published after its removal: a new root, page or chunk has a key it never saw, below a root wrapped under an epoch key it does not get (`ROTREE_NO_ACCESS`); derive a blob key (that takes the tree secret, which no reader gets)',
+    rules: [2, 13],
+    tests: ['test/matrix/matrix.test.js', 'test/access/private-tree.test.js']
+  },
+  {
+    id: 'p-reader',
+    who: 'A current reader (its identity opens a stanza of the keyring)',
+    learns: 'everything in the tree, for every release while it is a reader: names, contents, shape; the epoch key, so every root wrapped under it; the number of readers to within Padmé\'s rounding, not who they are (no recipient appears in the keyring)',
+    can: 'share the plaintext, its identity file, the epoch key or a blob\'s ref with its key (which opens that blob for anyone who fetches it): there is no DRM',
+    cannot: 'publish or change who reads (that takes the signing keys: a release signs its root\'s commitment, the timestamp key signs the keyring); read what is published after it is removed',
+    rules: [11],
+    tests: ['test/matrix/matrix.test.js', 'test/access/private-tree.test.js', 'test/access/keyring.test.js']
+  },
+  {
+    id: 'p-gateway',
+    who: 'The operator of a gateway given an identity (`rotree gateway --identity`)',
+    learns: 'the identity (read into its memory) and the plaintext of all it reads for its clients and reads ahead: file names and bytes pass through its memory cache, its access log names the paths clients ask for (its disk cache holds blobs still sealed, as mirrors serve them)',
+    can: 'decrypt for its clients: whoever can reach the gateway reads the tree in plaintext without an identity of their own (the gateway does not authenticate clients); everything the identity can',
+    cannot: 'more than the identity can: it reads no release the identity cannot open (without one its keyring holds, every request is 403 `ROTREE_NO_ACCESS`), and publishes nothing',
+    rules: [7],
+    tests: ['test/matrix/matrix.test.js', 'test/access/private-tree.test.js']
+  },
+  {
+    id: 'p-publisher',
+    who: 'Whoever holds the publisher\'s machine, or a copy of OUT/.rotree/private.json (the tree secret, the current epoch key, the readers, the root refs of the last 16 releases built there; the build index beside it holds the names)',
+    learns: 'every blob of the current release (the epoch key opens the root fsinfo.json publishes wrapped) and of every release whose root ref the file keeps, so every name and byte of them; who the readers are (their `age1…` recipients); for any bytes it guesses, whether they are a blob of the tree (the tree secret gives any blob\'s key from its bytes, so its handle)',
+    can: 'decrypt all of the above without any signing key; seal a keyring of the epoch key for anyone, and wrap any root it holds under it',
+    cannot: 'without the timestamp key, publish that keyring (no reader accepts an `access` not signed by the timestamp role); without the release keys, publish a root (the release signs its commitment); derive the key of a blob it has no root for and cannot guess the bytes of',
+    rules: [11],
+    tests: ['test/matrix/matrix.test.js', 'test/access/private-tree.test.js']
+  },
+  {
+    id: 'p-timestamp',
+    who: 'The holder of a private tree\'s timestamp key (stolen, or the online signer)',
+    learns: 'nothing the mirror does not: the timestamp key decrypts nothing',
+    can: 're-sign fsinfo.json, newer than the publisher\'s, with another `access`: with the timestamp key alone, the current release\'s wrapped root beside any keyring published in the same epoch (one from before a reader was added locks that reader out, `ROTREE_NO_ACCESS`, honest mirrors beside or not, until the publisher signs a newer fsinfo.json or this one expires); with the epoch key too (any current reader\'s, or private.json\'s), a keyring sealed for anyone, who then reads the current release: it changes who reads',
+    cannot: 'change which root is read: the release keys sign the root\'s commitment, and a wrap of another root is `ROTREE_BAD_FORMAT` (an answer refused, the other mirrors\' read on); serve a reader an older release than one it saw (`ROTREE_ROLLBACK`); publish content',
+    rules: [11, 13],
+    tests: ['test/matrix/matrix.test.js', 'test/access/keyring.test.js']
+  }
+]
