@@ -5,7 +5,8 @@
 // printed for a human is escaped (cli/escape.js): messages carry names a
 // hostile publisher chose.
 import { parseArgs } from 'node:util'
-import { UsageError, whatToDo } from 'rotree-client/errors'
+import { UsageError } from 'rotree-client/errors'
+import { whatToDo } from './what-to-do.js'
 import { COMMAND_NAMES, loadCommand } from './commands.js'
 import { escapeText } from './escape.js'
 
@@ -100,7 +101,7 @@ export async function main (argv, io = { stdout: process.stdout, stderr: process
     if (err instanceof UsageError) return usageError(err.message)
     const code = err.code && String(err.code).startsWith('ROTREE_') ? err.code : err.code ? `ROTREE_SYSTEM_${err.code}` : 'ROTREE_INTERNAL'
     io.stderr.write(`rotree: ${code}: ${escapeText(oneLine(err.message))}\n`)
-    // the last line: what a person can do about it (client-js errors.js WHAT_TO_DO, as the web app says it)
+    // the last line: what a person can do about it (what-to-do.js; web/explain.js says it for a browser)
     const todo = whatToDo(err)
     if (todo) io.stderr.write(`  ${todo}\n`)
     if (debug) io.stderr.write((err.stack ?? String(err)) + '\n')

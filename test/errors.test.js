@@ -112,3 +112,14 @@ test('the status table of docs/GATEWAY.md is statusOf\'s, both ways', async () =
   for (const pair of want) assert.ok(pairs.has(pair), `docs/GATEWAY.md does not list ${pair.split(' ')[1]} under ${pair.split(' ')[0]}`)
   for (const pair of pairs) assert.ok(want.has(pair), `docs/GATEWAY.md lists ${pair.split(' ')[1]} under ${pair.split(' ')[0]}, which statusOf never gives it`)
 })
+
+test('what to do: the command line and the web app say it for the same codes', async () => {
+  const { WHAT_TO_DO } = await import('../cli/what-to-do.js')
+  const { CODES } = await import('../web/explain.js')
+  const all = errors.ERROR_TABLE.map(r => r[0])
+  // every code but those whose message says what to do (a path, an interruption)
+  assert.deepEqual(all.filter(c => !WHAT_TO_DO[c]).sort(), ['ROTREE_ABORTED', 'ROTREE_BAD_PATH'])
+  for (const c of Object.keys(WHAT_TO_DO)) assert.ok(all.includes(c), `${c}: not an error code`)
+  // every code the web app explains has a sentence at the command line too
+  for (const c of CODES) if (all.includes(c) && c !== 'ROTREE_BAD_PATH' && c !== 'ROTREE_ABORTED') assert.ok(WHAT_TO_DO[c], `${c}: the web app says what to do, the CLI does not`)
+})

@@ -3,7 +3,7 @@
 // and one saying what to do about it. The one place these texts live: the
 // app, the bar of a verified site and the Service Worker's error pages all
 // read them from here. (The command line has its own wording of what to do,
-// with its flags: client-js errors.js WHAT_TO_DO.) Imports nothing: a key's
+// with its flags: cli/what-to-do.js.) Imports nothing: a key's
 // own origin serves it as it is (docs/WEB.md "One origin per site").
 
 // a mirror is added to the address with ?mirror=URL, in the app and in site.html

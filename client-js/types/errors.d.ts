@@ -98,7 +98,4 @@ export declare function statusOf (err: unknown): number
 export declare function allFailed (path: string, errors: Array<MirrorFailure & { err?: unknown }>): RotreeError & { code: 'ROTREE_ALL_MIRRORS_FAILED', errors: MirrorFailure[] }
 /** The verdict itself when every mirror gave the same verdict on signed data (a wrong key, an expired tree), else allFailed. */
 export declare function unanimousOrAllFailed (path: string, errors: Array<MirrorFailure & { err?: unknown }>): RotreeError & { errors: MirrorFailure[] }
-/** One plain sentence of what to do, per code. */
-export declare const WHAT_TO_DO: Readonly<Record<string, string>>
-/** What to do about an error (a unanimous mirror failure counts as its one code), or null. */
-export declare function whatToDo (err: unknown): string | null
+
