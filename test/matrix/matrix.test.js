@@ -12,7 +12,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { openTree } from 'rotree-client'
 import { startLyingServer } from '../helpers/lying-server.js'
-import { serve, address, tmpdir } from '../helpers/fixtures.js'
+import { serve, address, tmpdir, writeTree } from '../helpers/fixtures.js'
 import { makeFixture, TARGET } from './fixture.js'
 import { LIES } from './lies.js'
 import { makeFixtureV2, TARGET_V2 } from './fixture-v2.js'
@@ -24,6 +24,9 @@ import { needs } from '../helpers/tools.js'
 import { closeBrowserReader, browserReader } from './browser-reader.js'
 import { writeSecurityDoc } from './security-doc.js'
 import { decodeManifestPage, padme } from 'rotree-client/format'
+import { generateKeyPair } from 'rotree-client/crypto'
+import { build } from '../../builder/build.js'
+import { signOut } from '../../builder/release.js'
 
 // without Chromium every Node reader still runs; the browser's column is skipped in one line
 const NO_BROWSER = needs('chromium')
@@ -201,4 +204,24 @@ test('private tree: the timestamp key with the epoch key chooses who reads (a ke
     await assert.rejects(openTree(`${liar.url}#${f.fragment}`, { stateDir: null, identity: f.readers.A.identity }), { code: 'ROTREE_NO_ACCESS' })
   } finally { await liar.close() }
   // another root under the same release: the matrix's p-other-wrap (ROTREE_BAD_FORMAT)
+})
+
+// A known failure of the publisher, not of a reader: fixture-private.js signs its releases at build
+// time because this offline path (the one fixture-v2.js publishes with, and the one builder/release.js
+// tells a private tree's release keys to use) fails: encodeUnsignedRelease (builder/release.js) leaves
+// the manifest out of OUT/unsigned.json, and `rotree sign` then refuses the release it reads back
+// (ROTREE_BAD_FORMAT: "a release names a manifest exactly when its root is private").
+test('private tree: build --unsigned, then sign --publish, publishes a private release', { todo: 'builder/release.js encodeUnsignedRelease drops the manifest of a private release' }, async t => {
+  const dir = await tmpdir('rotree-matrix-private-offline-')
+  t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const key = generateKeyPair()
+  await writeTree(path.join(dir, 'src'), { 'a.txt': 'a\n' })
+  const out = path.join(dir, 'out')
+  await build({ src: path.join(dir, 'src'), out, key: { publicKey: key.publicKey }, version: 2, unsigned: true, ttlMs: 86400e3, fsync: false, threads: 0, private: true, readers: [fxP.readers.A.recipient] })
+  await signOut({ out, keys: [key], timestampKeys: [key], publish: true, ttlMs: 86400e3, fsync: false })
+  const srv = await serve(out)
+  try {
+    const tree = await openTree(`${srv.url}#${key.publicKey}`, { stateDir: null, identity: fxP.readers.A.identity })
+    try { assert.equal(Buffer.from(await tree.readFile('/a.txt')).toString(), 'a\n') } finally { tree.close() }
+  } finally { await srv.close() }
 })
