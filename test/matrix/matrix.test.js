@@ -82,9 +82,11 @@ function identityFor (lie, w) {
   return { identity: r.identity, identityFile: r.file }
 }
 
-/** A fresh state dir; for lies that need it, the reader has already accepted the newest root. */
+/** A fresh state dir (removed when its lie's test ends); for lies that need it, the reader has already accepted the newest root. */
+const stateDirs = []
 async function stateFor (lie, w) {
   const dir = await tmpdir('rotree-matrix-state-')
+  stateDirs.push(dir)
   if (lie.seenNewer) (await openTree(w.at(w.honest.url), { stateDir: dir, identity: w.reader?.identity })).close()
   return dir
 }
@@ -101,6 +103,7 @@ for (const lie of ALL_LIES) {
     // origin (the honest serve() sends it already)
     const liar = await startLyingServer(w.out, { ...lie.lie(w.fx), cors: true })
     t.after(() => liar.close())
+    t.after(() => Promise.all(stateDirs.splice(0).map(d => fs.rm(d, { recursive: true, force: true }))))
     const accepts = reader => reader.accepts ?? ((codes, got) => codes.includes(got))
     const ids = identityFor(lie, w)
     if (lie.because) {
