@@ -91,8 +91,9 @@ export function releaseSigners (release, roles) {
  * published anything (as version 1's unsigned root carries its key).
  */
 export function encodeUnsignedRelease (release, { key } = {}) {
-  const { anchor, name, seq, expires, root, signatures = [] } = release
-  return jsonText({ type: UNSIGNED_RELEASE_TYPE, version: 2, release: { anchor, name, seq, expires, root, signatures }, ...(key ? { key } : {}) })
+  const { anchor, name, seq, expires, root, manifest = null, signatures = [] } = release
+  // a private release names its manifest (FORMAT.md §12.8), which its signatures cover
+  return jsonText({ type: UNSIGNED_RELEASE_TYPE, version: 2, release: { anchor, name, seq, expires, root, ...(manifest ? { manifest } : {}), signatures }, ...(key ? { key } : {}) })
 }
 
 /** Is this unsigned.json text a version-2 release (else it is version 1's)? */

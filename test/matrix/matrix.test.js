@@ -209,12 +209,9 @@ test('private tree: the timestamp key with the epoch key chooses who reads (a ke
   // another root under the same release: the matrix's p-other-wrap (ROTREE_BAD_FORMAT)
 })
 
-// A known failure of the publisher, not of a reader: fixture-private.js signs its releases at build
-// time because this offline path (the one fixture-v2.js publishes with, and the one builder/release.js
-// tells a private tree's release keys to use) fails: encodeUnsignedRelease (builder/release.js) leaves
-// the manifest out of OUT/unsigned.json, and `rotree sign` then refuses the release it reads back
-// (ROTREE_BAD_FORMAT: "a release names a manifest exactly when its root is private").
-test('private tree: build --unsigned, then sign --publish, publishes a private release', { todo: 'builder/release.js encodeUnsignedRelease drops the manifest of a private release' }, async t => {
+// The offline path a private tree's release keys use (builder/release.js): OUT/unsigned.json keeps
+// the release's manifest, so `rotree sign --publish` reads back the release its signatures cover.
+test('private tree: build --unsigned, then sign --publish, publishes a private release', async t => {
   const dir = await tmpdir('rotree-matrix-private-offline-')
   t.after(() => fs.rm(dir, { recursive: true, force: true }))
   const key = generateKeyPair()
@@ -229,14 +226,12 @@ test('private tree: build --unsigned, then sign --publish, publishes a private r
   } finally { await srv.close() }
 })
 
-// A known failure of the reader (client-js/src/trust/root-store.js _refresh): fetchAll settles a
-// few round trips after the first fsinfo.json that verifies, and if _adopt then refuses every
-// answer it has (the liar's: ROTREE_NO_ACCESS here, ROTREE_ROLLBACK for a reader that saw the
-// newer release), the refresh throws, while the mirrors still answering are left to _late. So a
-// mirror that answers faster than the honest one with a stale fsinfo.json tells a reader that the
-// keyring does not name it (not a mirror fault), or that "every mirror failed" naming one of two.
-// The matrix's honest mirror is fast; here it sends the true fsinfo.json a byte a millisecond.
-test('private tree: a fast mirror\'s stale keyring does not decide ROTREE_NO_ACCESS while a slower mirror still answers', { todo: 'root-store.js _refresh fails on the settled answers alone' }, async t => {
+// fetchAll settles a few round trips after the first fsinfo.json that verifies; when _adopt then
+// refuses every answer in hand (the liar's: ROTREE_NO_ACCESS here, ROTREE_ROLLBACK for a reader
+// that saw the newer release), root-store.js waits for the mirrors still answering before it gives
+// up, so a mirror faster than the honest one with a stale fsinfo.json does not decide. The
+// matrix's honest mirror is fast; here it sends the true fsinfo.json a byte a millisecond.
+test('private tree: a fast mirror\'s stale keyring does not decide ROTREE_NO_ACCESS while a slower mirror still answers', async t => {
   const f = fxP
   const liar = await startLyingServer(f.out, { fsinfo: () => ({ body: f.fsinfo.beforeAdd }) })
   const slow = await startLyingServer(f.out, { fsinfo: () => ({ drip: 1 }) })

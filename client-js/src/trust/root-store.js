@@ -113,6 +113,17 @@ export class RootStore {
     const probe = this.trust.probe()
     probe.catch(() => {})
     const prefetched = new Set() // root pages asked for this round
+    // mirrors still answering once the window closed: if no answer in hand is
+    // accepted, theirs are waited for (a fast stale mirror must not win by speed)
+    let outstanding = this.mirrors.list.length
+    let allIn
+    const allInP = new Promise(resolve => { allIn = resolve })
+    const lateErrors = []
+    const lateFault = (mirror, err) => { lateErrors.push({ mirror, code: err.code, message: err.message, err }) }
+    const onResult = r => {
+      if (settled && r.error) lateErrors.push(r.error)
+      if (--outstanding === 0) allIn()
+    }
     // Every good answer goes through here, including those that arrive after
     // the settle window closed (Mirrors.fetchAll keeps the other requests
     // running until their own timeout and still calls `check` for them).
@@ -130,14 +141,14 @@ export class RootStore {
         prefetched.add(value.root.hash)
         this.prefetch(value.root)
       }
-      if (settled) queueMicrotask(() => this._late({ mirror, value }))
+      if (settled) queueMicrotask(() => this._late({ mirror, value }, lateFault))
       else early.push({ mirror, value })
       return value
     }
     let results
     try {
       // the cap of the larger version: the version is known only once the bytes are in
-      results = await this.mirrors.fetchAll('fsinfo.json', MAX_FSINFO_V2, check, { settleMs: this.settleMs })
+      results = await this.mirrors.fetchAll('fsinfo.json', MAX_FSINFO_V2, check, { settleMs: this.settleMs, onResult })
     } catch (err) {
       // docs/TRUST.md rule 14: a retired tree is not read on, not even from the root accepted before
       if (err.code === 'ROTREE_RETIRED') this.record = null
@@ -155,11 +166,28 @@ export class RootStore {
     const answers = results.filter(r => r.value)
     const adopted = this._adopt(answers, (mirror, err) => errors.push({ mirror, code: err.code, message: err.message, err }))
     // verified in the instant between fetchAll settling and this line: late too (after the adoption above)
-    for (const a of early) if (!answers.some(r => r.value === a.value)) queueMicrotask(() => this._late(a))
-    const chosen = await adopted
+    for (const a of early) if (!answers.some(r => r.value === a.value)) queueMicrotask(() => this._late(a, lateFault))
+    let chosen = null
+    let refused = null // the newest answer in hand is a root this reader may not open (a private tree)
+    try { chosen = await adopted } catch (err) {
+      if (err.code !== 'ROTREE_NO_ACCESS') throw err
+      refused = err
+    }
+    if (chosen !== null) return chosen.changed
+    // Nothing in hand was accepted (refused, behind what this reader saw, not
+    // this reader's): a mirror still answering may hold the newer root. Its
+    // answer goes through _late as any late one; each has its own deadline.
+    if (outstanding > 0) {
+      const before = this.record
+      const lateBefore = this.lateError
+      await allInP
+      await this._adopting
+      if (this.record !== null && this.record !== before) return true
+      if (this.lateError !== lateBefore && this.lateError?.code === 'ROTREE_NO_ACCESS') refused ??= new NoAccessError(this.lateError.message)
+    }
+    if (refused) throw refused
     // the accepted root, if any, stays; a verdict every mirror agrees on (a wrong key, an expired tree) is reported as itself
-    if (chosen === null) throw unanimousOrAllFailed('fsinfo.json', errors)
-    return chosen.changed
+    throw unanimousOrAllFailed('fsinfo.json', [...errors, ...lateErrors])
   }
 
   /** Wait for the trust probe, at most `ms` more; a newer document it found retires or outdates answers. */
@@ -222,14 +250,17 @@ export class RootStore {
     }
   }
 
-  /** An answer that arrived after refresh() returned: adopted when newer, reported when behind. */
-  _late (answer) {
+  /**
+   * An answer that arrived after fetchAll's window closed: adopted when newer, reported when behind.
+   * @param {(mirror: string, err: Error) => void} [onFault] told of a fault found here (a refresh still waiting collects them)
+   */
+  _late (answer, onFault = () => {}) {
     const cur = this.record
     if (cur !== null && compareRoots(answer.value, cur) <= 0) {
-      for (const s of staleMirrors([answer], { mirror: cur.mirror, value: cur })) this._fault(s.mirror, s.err)
+      for (const s of staleMirrors([answer], { mirror: cur.mirror, value: cur })) { this._fault(s.mirror, s.err); onFault(s.mirror, s.err) }
       return
     }
-    this._adopt([answer], () => {}).then(r => {
+    this._adopt([answer], onFault).then(r => {
       // the mirror that gave the root just replaced is behind: reported (docs/TRUST.md rule 4)
       const now = this.record
       if (r === null || cur === null || now === cur || cur.mirror === answer.mirror) return
