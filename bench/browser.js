@@ -73,6 +73,28 @@ async function measure (page, { address, plainUrl, blobUrls, reps }) {
   }, { address, plainUrl, blobUrls, reps })
 }
 
+/**
+ * One verified read of `files` in the page through the library bundle
+ * (./rotree-client.js beside the page): a fresh Tree (nothing cached),
+ * readRange() over each whole file in turn, each piece counted and dropped. With
+ * `identity` (the text of an age identity file) the tree is a private one
+ * (FORMAT.md §12.8), opened as openTree(address, { identity }). P15 reads a
+ * public and a private tree this way, alternated.
+ * @returns {Promise<{ ms: number, bytes: number }>}
+ */
+export async function pageRead (page, { address, files, identity = null }) {
+  return page.evaluate(async ({ address, files, identity }) => {
+    const { openTree } = await import('./rotree-client.js')
+    const t = performance.now()
+    const tree = await openTree(address, identity ? { stateDir: null, identity } : { stateDir: null })
+    let bytes = 0
+    for (const file of files) for await (const b of tree.readRange(file)) bytes += b.length
+    const ms = performance.now() - t
+    tree.close()
+    return { ms, bytes }
+  }, { address, files, identity })
+}
+
 /** The chunk blobs of a file, in order (read through the Node client). */
 async function chunkHashes (t, url, p) {
   const tree = await t.open(url)

@@ -44,7 +44,7 @@ function listFiles (dir) {
   return out.sort()
 }
 
-function timedRun (cmd, args, cpuFile, opts = {}) {
+export function timedRun (cmd, args, cpuFile, opts = {}) {
   const [c, a] = GNU_TIME ? [GNU_TIME, ['-f', '%U %S', '-o', cpuFile, cmd, ...args]] : [cmd, args]
   const t = process.hrtime.bigint()
   const r = spawnSync(c, a, { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20, ...opts })

@@ -4,6 +4,7 @@
 // docs/BENCHMARKS.md and the SVG charts are rendered from all results.
 //   npm run bench -- P1 P4            some figures
 //   npm run bench -- net              the network figures (P3w P3t P10 P11) and P1h
+//   npm run bench -- private          the private-tree figures (P15 P16 P17)
 //   node bench/run.js --no-render P3w results only; docs/BENCHMARKS.md untouched
 //   node bench/run.js --results DIR … results into DIR instead (implies --no-render)
 //   node bench/run.js --render-only   docs/BENCHMARKS.md and the charts from bench/results, nothing run
@@ -18,10 +19,10 @@ and reported as a ratio; no absolute number stands alone. Servers run as their o
 processes on loopback; load comes from autocannon (programmatic API), h2load (P1h) or
 from the rotree client itself; each row is the median of several runs (one in quick
 mode, and one for P11's long transfers). Server CPU time per
-request is read from \`/proc/<pid>/stat\`. The network figures (P3w, P3t, P10, P11)
-put an emulated link between reader and server: a relay on loopback with a fixed
-delay each way, one bandwidth cap for all its connections, and TCP's handshake, slow
-start and receive window (bench/README.md). Regenerate with \`npm run bench\` (full:
+request is read from \`/proc/<pid>/stat\`. The network figures (P3w, P3t, P10, P11, and
+the link rows of P15 and P17) put an emulated link between reader and server: a relay
+on loopback with a fixed delay each way, one bandwidth cap for all its connections,
+and TCP's handshake, slow start and receive window (bench/README.md). Regenerate with \`npm run bench\` (full:
 < 10 min, and ~14 min more for the network figures, \`npm run bench -- net\`) or
 \`npm run bench:quick\` (smoke); \`node bench/run.js --render-only\` renders this file
 from bench/results without running anything. Timed commands run without this
@@ -51,11 +52,15 @@ const FIGURES = {
   // build memory at a million files (several minutes: `npm run bench -- P13`)
   P13: './p13-memory.js',
   // compressed blobs (format version 2) against format 1
-  P14: './p14-compression.js'
+  P14: './p14-compression.js',
+  // private trees (FORMAT.md §12.8) against the same public trees: read, build, keyring
+  P15: './p15-private-read.js',
+  P16: './p16-private-build.js',
+  P17: './p17-keyring.js'
 }
-const GROUPS = { net: ['P3w', 'P3t', 'P10', 'P11', 'P1h'] }
+const GROUPS = { net: ['P3w', 'P3t', 'P10', 'P11', 'P1h'], private: ['P15', 'P16', 'P17'] }
 // the figures whose readers run from ROTREE_BENCH_CLIENT when it is set (bench/lib/clients.js)
-const CLIENT_ENV = new Set(['P3w', 'P3t', 'P10', 'P11'])
+const CLIENT_ENV = new Set(['P3w', 'P3t', 'P10', 'P11', 'P15'])
 
 /** How to run a figure again with the same client: the export of its git ref, then the env. */
 function clientPrefix () {

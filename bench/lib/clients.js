@@ -68,7 +68,8 @@ export function envOpts () {
  * @returns {Promise<{ openMs: number, firstMs: number, totalMs: number, bytes: number, truncated: boolean, requests: number|null, cpuMs: number }>}
  */
 export async function libraryRead ({ addr, file, mirrors = [], ca = null, limitS = 60, first = false, mem = false, lend = false, opts = envOpts() }) {
-  const args = [READER, addr, file, '--limit-s', String(limitS), '--client', clientDir()]
+  // file: one path, or several read one after another through one tree
+  const args = [READER, addr, ...[file].flat(), '--limit-s', String(limitS), '--client', clientDir()]
   for (const m of mirrors) args.push('--mirror', m)
   if (first) args.push('--first')
   if (mem) args.push('--mem')
@@ -82,18 +83,21 @@ export async function libraryRead ({ addr, file, mirrors = [], ca = null, limitS
 /**
  * `rotree cat ADDR FILE > /dev/null` of a file of `size` bytes; wall time
  * includes Node's start-up. A run stopped at the limit has bytes NaN (not counted).
+ * identity: an age identity file, for a private tree (FORMAT.md §12.8).
  */
-export async function rotreeCat ({ addr, file, size, mirrors = [], ca = null, limitS = 60, stateDir }) {
+export async function rotreeCat ({ addr, file, size, mirrors = [], ca = null, limitS = 60, stateDir, identity = null }) {
   const args = [path.join(clientDir(), 'bin/rotree.js'), 'cat', addr, file, '--state-dir', stateDir]
   for (const m of mirrors) args.push('--mirror', m)
+  if (identity) args.push('--identity', identity)
   const r = await runChild(process.execPath, args, { env: envWith(ca), limitS, devNull: true })
   return { ms: r.ms, bytes: r.truncated ? NaN : size, truncated: r.truncated }
 }
 
-/** `rotree get ADDR PATH -o DEST`; wall time includes Node's start-up. */
-export async function rotreeGet ({ addr, from = '/', dest, mirrors = [], ca = null, limitS = 120, stateDir, jobs = null }) {
+/** `rotree get ADDR PATH -o DEST`; wall time includes Node's start-up. identity: as rotreeCat's. */
+export async function rotreeGet ({ addr, from = '/', dest, mirrors = [], ca = null, limitS = 120, stateDir, jobs = null, identity = null }) {
   const args = [path.join(clientDir(), 'bin/rotree.js'), 'get', addr, from, '-o', dest, '--state-dir', stateDir]
   for (const m of mirrors) args.push('--mirror', m)
+  if (identity) args.push('--identity', identity)
   if (jobs) args.push('--jobs', String(jobs))
   const r = await runChild(process.execPath, args, { env: envWith(ca), limitS })
   return { ms: r.ms, truncated: r.truncated }

@@ -9,7 +9,8 @@
 // --lend reads with readRange({ lend: true }) and gives each piece back
 // (release) once counted, where the default reads createReadStream().
 //
-//   node bench/lib/reader.js ADDR PATH [--mirror URL]… [--limit-s N] [--first] [--mem] [--lend] [--client DIR] [--opt JSON]
+//   node bench/lib/reader.js ADDR PATH… [--mirror URL]… [--limit-s N] [--first] [--mem] [--lend] [--client DIR] [--opt JSON]
+//   PATH…: one file, or several read one after another through the same tree
 //   --client DIR: a checkout whose client-js/src/index.js is used (default: this one)
 //   --opt JSON: more openTree() options, e.g. '{"concurrency":16}'
 import path from 'node:path'
@@ -30,7 +31,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--opt') extra = JSON.parse(argv[++i])
   else pos.push(a)
 }
-const [addr, file] = pos
+const [addr, ...files] = pos
 const { openTree } = await import(pathToFileURL(path.join(client, 'client-js/src/index.js')).href)
 
 const cpu0 = process.cpuUsage()
@@ -46,13 +47,15 @@ const memNow = () => {
 }
 const mem = memory ? { before: memNow(), peak: memNow() } : null
 const sampler = mem && setInterval(() => { const m = memNow(); mem.peak.rss = Math.max(mem.peak.rss, m.rss); mem.peak.anon = Math.max(mem.peak.anon, m.anon) }, 50)
-for await (const b of lend ? tree.readRange(file, { lend: true }) : tree.createReadStream(file)) {
-  const now = performance.now()
-  if (firstMs === null) firstMs = now - t0
-  bytes += b.length
-  if (lend) tree.release?.(b) // a client from before lent reads has none
-  if (firstOnly) break
-  if (now > deadline) { truncated = true; break }
+read: for (const file of files) {
+  for await (const b of lend ? tree.readRange(file, { lend: true }) : tree.createReadStream(file)) {
+    const now = performance.now()
+    if (firstMs === null) firstMs = now - t0
+    bytes += b.length
+    if (lend) tree.release?.(b) // a client from before lent reads has none
+    if (firstOnly) break read
+    if (now > deadline) { truncated = true; break read }
+  }
 }
 const totalMs = performance.now() - t0
 if (sampler) clearInterval(sampler)
