@@ -264,9 +264,11 @@ export async function run ({ quick = false } = {}) {
         } finally { for (const l of Object.values(links)) await l.stop() }
       }
     } finally { await fs.rm(scratch, { recursive: true, force: true }) }
-  } finally {
-    await stopBoth()
+  } catch (err) {
+    await stopBoth(); await t?.cleanup() // the trees go with a figure that fails
+    throw err
   }
+  await stopBoth()
   let browserNote
   try {
     const b = await browserRows({ t, layout, reps: browserReps })
