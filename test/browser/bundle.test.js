@@ -47,10 +47,13 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // ChaCha20-Poly1305 and HKDF, bech32 and base64url (@scure/base), the root
 // unwrap (post-quantum identities are read in Node only: age-pq-web.js);
 // then to 193,300 / 67,500 (measured 192,734 / 67,019) for a verdict every
-// mirror gave reported as itself (unanimousOrAllFailed) and parseIdentities.
+// mirror gave reported as itself (unanimousOrAllFailed) and parseIdentities;
+// then to 193,900 / 68,100 (measured 193,246 / 67,594, gzipped as this test
+// does) for the refresh that waits for mirrors still answering when every
+// answer in hand was refused.
 // Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 193_300
-const BUDGET_GZIP_BYTES = 67_500
+const BUDGET_BYTES = 193_900
+const BUDGET_GZIP_BYTES = 68_100
 
 before(ensureBundle)
 
