@@ -321,9 +321,9 @@ export class BuildIndex {
     await this._flush()
     for (const key of gone) await this.db.clear({ gte: key + '\0', lt: key + '\x01' })
     // After many writes (a first build), leave them in a table rather than in
-    // LevelDB's log: the next open would replay the log, ~45 ms for 10,000
-    // files in the next rebuild, against ~20 ms for the flush here. A range
-    // of one key compacts little beyond the flushed memtable.
+    // LevelDB's log: the next open would replay the log, which costs the next
+    // rebuild more than the flush costs here (docs/BENCHMARKS.md P6, notes).
+    // A range of one key compacts little beyond the flushed memtable.
     if (this.queued >= FLUSH_OPS) await this.db.compactRange(PARAMS_KEY, PARAMS_KEY)
     this.queued = 0
     // last, after every record it vouches for is written

@@ -15,10 +15,10 @@
 //
 // Synchronous on purpose: it runs in a chunk worker (chunk-pool.js), where
 // nothing else waits for the thread, or on the main thread for the few files
-// of a rebuild. Through the promise API each of open, fstat, read, close cost
-// ~20-60 µs of event-loop time, most of a small file's whole cost; a blocking
-// call costs ~1-3 µs. The same function serves both places, so what a file
-// becomes cannot depend on which thread read it.
+// of a rebuild. Through the promise API each of open, fstat, read, close costs
+// many times the event-loop time of a blocking call, most of a small file's
+// whole cost (docs/BENCHMARKS.md P6, notes). The same function serves both
+// places, so what a file becomes cannot depend on which thread read it.
 //
 // A file of at least `bigAt` bytes is not chunked here: its open handle is
 // handed back (`big`) so that several threads can chunk it at once
@@ -42,7 +42,8 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
 export class Aborted extends Error {}
 
 // One-shot SHA-256 in hex: crypto.hash (Node ≥ 20.12) makes no Hash object,
-// ~0.8 µs against ~1.4 µs a file or chunk; createHash where it is missing.
+// cheaper a file or chunk (docs/BENCHMARKS.md P6, notes); createHash where it
+// is missing.
 export const sha256Hex = typeof crypto.hash === 'function'
   ? bytes => crypto.hash('sha256', bytes, 'hex')
   : bytes => crypto.createHash('sha256').update(bytes).digest('hex')

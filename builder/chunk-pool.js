@@ -18,10 +18,10 @@
 // h/, is the same for any number of threads and any scheduling
 // (test/builder/chunk-pool.test.js).
 //
-// Starting a worker costs ~35 ms of CPU (a V8 isolate and its modules): a
-// rebuild that reads a handful of files does them on the main thread and
-// never starts one. Workers start once the files asked for (or, when their
-// size is not known before they are read, read on this thread) pass
+// Starting a worker costs CPU (a V8 isolate and its modules; docs/BENCHMARKS.md
+// P6, notes): a rebuild that reads a handful of files does them on the main
+// thread and never starts one. Workers start once the files asked for (or,
+// when their size is not known before they are read, read on this thread) pass
 // `workersAfter` bytes, or WORKERS_AFTER_FILES files, or WORKERS_AFTER_CHECKS
 // lstat() checks; until they are ready the main thread keeps going. With workersAfter 0 they start at once and take
 // every file (the tests use this to know which thread read what).
@@ -51,18 +51,18 @@ export { encodeError, decodeError }
 /** More threads than this only contend for the disk and the h/ directory. */
 export const MAX_THREADS = 4
 export const WORKERS_AFTER = 16 << 20 // bytes
-const WORKERS_AFTER_FILES = 1024 // a worker costs ~50 ms to start: a thousand small files are done by then
-const WORKERS_AFTER_CHECKS = 4096 // lstat only: ~5 µs each, so many more before a worker pays
+const WORKERS_AFTER_FILES = 1024 // small files: this thread does a thousand while a worker starts (docs/BENCHMARKS.md P6, notes)
+const WORKERS_AFTER_CHECKS = 4096 // lstat only: far cheaper than reading a file, so many more before a worker pays (same notes)
 const BATCH_BYTES = 4 << 20 // a batch: up to this many bytes of files (when their size is known) or BATCH_FILES files
 const BATCH_FILES = 128
 const IN_FLIGHT = 2 // messages per worker: the next one waits in its port while it works
 const SLICE_MS = 20 // main-thread reading yields to the event loop this often
 const DRAIN_MS = 5000 // close(): how long in-flight work gets to stop before terminate()
-// Format version 2 deflates every chunk (~33-51 MiB/s a thread here): a file
-// this large that the main thread meets (before the workers are up, or in a
-// rebuild that reads a few files) goes to the workers through big-file.js,
-// which cuts it exactly as chunkFileSync would, rather than holding the main
-// thread for ~100 ms or more.
+// Format version 2 deflates every chunk (deflate's rate on one core:
+// docs/BENCHMARKS.md P6): a file this large that the main thread meets (before
+// the workers are up, or in a rebuild that reads a few files) goes to the
+// workers through big-file.js, which cuts it exactly as chunkFileSync would,
+// rather than holding the main thread while all of it is deflated.
 const MAIN_BIG_V2 = 4 << 20
 
 /** The default pool size: one thread per core, at most MAX_THREADS; none on one core (nothing to win). */

@@ -80,8 +80,8 @@ async function keptRoots (out, { keep, graceMs, now, warn }) {
   // A history entry is kept only once it verifies under OUT's own key (the
   // current root's, else the pending one's; version 2: OUT's own trust
   // documents, or the key that signed a single-key fsinfo.json); one that
-  // does not is ignored. Only the entries that would be kept are checked: a
-  // signature check costs ~1.5 ms, and history grows by one entry per publish.
+  // does not is ignored. Only the entries that would be kept are checked: each
+  // costs a signature check, and history grows by one entry per publish.
   // (a pending version-2 release: the single key its unsigned.json records, else trust/'s anchor)
   const ctx = !current && pending?.version === 2 && pending.key
     ? await rootContext(out, { given: { anchor: { kind: 'key', key: pending.key }, name: pending.name } })

@@ -13,8 +13,8 @@
 // openat(), so "relative to a handle" is /proc/self/fd/<fd>/<name>: the kernel
 // resolves the fd's magic link to the very directory the handle holds,
 // whatever has been renamed since, and applies O_NOFOLLOW to <name> itself
-// (by the process id rather than "self": one symlink fewer to resolve per
-// open, ~0.3 µs; the same for every thread of the process).
+// (by the process id rather than "self", the same for every thread of the
+// process: one symlink fewer to resolve per open; docs/BENCHMARKS.md P6, notes).
 //
 // Without /proc (not Linux), each directory is opened by its full path and
 // checked the same way, and a file's own device and inode are compared after

@@ -2,8 +2,8 @@
 // `wget -r`, rclone and davfs2 over WebDAV, a file manager copying a folder.
 // Such a client asks for one listing or file at a time, so behind a distant
 // mirror every directory page and every file blob it reaches costs it a round
-// trip to the mirror, one after another (through a mirror 50 ms away,
-// `wget -r` of /usr/share/doc took 80 s where `rotree get` takes 3 s).
+// trip to the mirror, one after another (docs/BENCHMARKS.md P10: its wget rows
+// with --no-prefetch, against `rotree get` of the same tree).
 //
 // When a listing has been sent, the gateway fetches what such a client asks
 // for next, so that it is in the tree's caches (memory, and disk when the

@@ -1,7 +1,7 @@
 // Re-hash every file in DIR/h (disks fail silently, so a blob is
 // good only if its bytes still hash to its name). SHA-256 in node:crypto runs
-// on the calling thread (~1.4 GB/s here), so files go to worker threads only
-// when there are many of them and a core to spare (see defaultJobs).
+// on the calling thread (docs/BENCHMARKS.md P7, notes), so files go to worker
+// threads only when there are many of them and a core to spare (see defaultJobs).
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import os from 'node:os'
@@ -47,9 +47,9 @@ export async function scrub (dir, { jobs = defaultJobs(), onProgress = () => {} 
   return { blobs, stray, bytes, ms: Date.now() - t0, threads: Math.max(threads, 1) }
 }
 
-// Measured on the 2-core project machine (warm cache, 1,200 blobs, 207 MB, other
-// jobs running): one thread 1.35–1.4 GB/s, two workers 0.9–1.2 GB/s, async reads
-// with 8 in flight 1.1 GB/s. So workers only when a core is left over for them.
+// On 2 cores one thread hashed faster than two workers, or than async reads
+// with 8 in flight (docs/BENCHMARKS.md P7, notes). So workers only when a core
+// is left over for them.
 function defaultJobs () { return Math.max(1, Math.min((os.availableParallelism?.() ?? os.cpus().length) - 1, 4)) }
 
 async function pool (n, names, hdir, record) {

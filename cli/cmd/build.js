@@ -9,8 +9,8 @@ import fs from 'node:fs/promises'
 
 const HEX64 = /^[0-9a-f]{64}$/
 
-// not from ../common.js: that module loads the whole reader (openTree), ~35 ms
-// of start-up a rebuild after a one-file change should not pay (bench/build.js, P6r)
+// not from ../common.js: that module loads the whole reader (openTree), start-up
+// a rebuild after a one-file change should not pay (docs/BENCHMARKS.md P6: P6r, notes)
 function threadCount (v) {
   const n = Number(v)
   if (v === '' || !Number.isInteger(n) || n < 0 || n > 64) throw new UsageError('--jobs must be a whole number from 0 to 64')

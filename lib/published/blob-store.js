@@ -46,7 +46,8 @@ export async function syncDir (dir) {
 // Temporary names only need to differ between writers of this folder at
 // once: the threads of this process (the folder lock keeps other processes
 // out, and the pid would tell them apart anyway). A counter, not random
-// bytes: randomBytes was ~1% of a build's CPU time.
+// bytes: randomBytes was a measurable part of a build's CPU time
+// (docs/BENCHMARKS.md P6, notes).
 let _tmpSeq = 0
 const tmpName = hash => `${TMP_PREFIX}${hash.slice(0, 16)}-${process.pid}-${threadId}-${(_tmpSeq++).toString(36)}`
 
@@ -81,7 +82,7 @@ export function writeBlobSync (hdir, hash, bytes, fsync) {
  */
 export function blobWriter (hdir, fsync) {
   return (hash, bytes) => {
-    // (existsSync builds and throws away an ENOENT error each time: ~10 µs a chunk)
+    // (existsSync builds and throws away an ENOENT error each time: docs/BENCHMARKS.md P6, notes)
     if (statSync(path.join(hdir, hash), { throwIfNoEntry: false }) !== undefined) return false
     writeBlobSync(hdir, hash, bytes, fsync)
     return true
@@ -190,10 +191,11 @@ export class BlobStore {
  * h/ for a build: the same write-once store, without BlobStore's set of
  * every name in h/ (a million names is ~100 MB, and listing them costs a
  * rebuild more than the rest of it). Whether a blob is there is asked of the
- * file system (a stat, ~2 µs) when it is about to be written; the build index
- * knows whether the blobs it remembers are still there without asking
- * (builder/build-index.js). Temporary files of a killed writer are swept
- * only when asked (`sweep`), by streaming h/, never holding its names.
+ * file system (a stat: docs/BENCHMARKS.md P6, notes) when it is about to be
+ * written; the build index knows whether the blobs it remembers are still
+ * there without asking (builder/build-index.js). Temporary files of a killed
+ * writer are swept only when asked (`sweep`), by streaming h/, never holding
+ * its names.
  */
 export class StatBlobStore {
   /** @param {string} dir the published folder (its h/ is the store) */

@@ -2,7 +2,7 @@
 // (gc's kept roots, fsck's orphans). Apart from history.js so that writing
 // history (every build) does not load the reader's verifier.
 //
-// Lazily, newest first: a signature check costs ~1.5 ms, and `pull --gc`
+// Lazily, newest first: each entry costs a signature check, and `pull --gc`
 // usually needs only the newest entry or two of a history that grows by one
 // entry per publish.
 import { verifyFsinfoSignature } from 'rotree-client/verify'

@@ -1,9 +1,10 @@
 // ed25519 through node:crypto (OpenSSL): what `#ed25519` is in Node (the
 // publisher's signatures and the reader's checks); browsers get ed25519.js
-// (@noble/ed25519), which runs everywhere but costs a process ~22 ms to load
-// and ~50 ms of table precomputation before its first verification: in Node
-// that was on the path of every openTree(), 7 round trips at RTT 10 ms
-// (bench/p3t-first-byte.js). Here a verification takes ~0.2 ms cold.
+// (@noble/ed25519), which runs everywhere but costs a process its loading
+// and a table precomputation before its first verification: in Node that was
+// on the path of every openTree(), several round trips at RTT 10 ms, where
+// OpenSSL's first verification costs next to nothing (docs/BENCHMARKS.md P3t,
+// notes).
 //
 // Signing is deterministic (RFC 8032 §5.1.6), so both give the same bytes for
 // the same key and message. Verification agrees on every signature an honest

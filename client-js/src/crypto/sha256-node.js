@@ -1,4 +1,5 @@
-// SHA-256 in Node: node:crypto (OpenSSL, ~1 GB/s here; @noble/hashes is ~60 MB/s).
+// SHA-256 in Node: node:crypto (OpenSSL: its rate is in docs/BENCHMARKS.md P2),
+// many times as fast as @noble/hashes (P8's floor in a browser).
 import { createHash } from 'node:crypto'
 
 /** @param {Uint8Array} bytes @returns {Uint8Array} */

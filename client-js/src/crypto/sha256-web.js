@@ -1,6 +1,7 @@
 // SHA-256 in browsers and workers: WebCrypto where it exists (secure contexts:
-// https:// and localhost, ~1 GB/s natively), else @noble/hashes (~60 MB/s):
-// pages on plain http:// other than localhost have no crypto.subtle at all.
+// https:// and localhost; native), else @noble/hashes (pure JavaScript, far
+// slower: docs/BENCHMARKS.md P8 reads with each): pages on plain http:// other
+// than localhost have no crypto.subtle at all.
 // Which one is a property of the context the code runs in, fixed at load.
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js'
 import { toHex } from '../format/bytes.js'

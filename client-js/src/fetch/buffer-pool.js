@@ -1,8 +1,8 @@
 // Chunk buffers that a reader gives back, so the next chunk is read into
 // memory the process has already touched. A new ~256 KiB buffer per chunk is
 // freed only at V8's next collection; in a fresh process nearly every byte
-// then lands on a page the kernel must fault in first (a 100 MiB read: ~32k
-// minor faults), and the array buffers waiting to be collected swing the
+// then lands on a page the kernel must fault in first (docs/BENCHMARKS.md P3w
+// and P9 count them), and the array buffers waiting to be collected swing the
 // process's memory by tens of MiB.
 //
 // Ownership, which is what keeps this safe (docs/TRUST.md rule 3: a reader

@@ -16,8 +16,8 @@ const MASK_L = ~0 << (32 - (BITS - 2)) // 16 bits after it: easier to cut
 // int32 (`| 0`) rather than a uint32 (`>>> 0`): the bits, and so every cut
 // point, are identical (addition and shifts are the same modulo 2^32, the
 // masks test the same bits), but V8 keeps an int32 in a register where a
-// uint32 above 2^31 becomes a double. 3-4x faster on this loop, the hottest
-// of a build (bench/build.js).
+// uint32 above 2^31 becomes a double. Several times faster on this loop, the
+// hottest of a build (docs/BENCHMARKS.md P6, notes).
 const GEAR32 = new Int32Array(GEAR.buffer, GEAR.byteOffset, GEAR.length)
 
 /**
@@ -39,8 +39,8 @@ export function nextCut (buf, start, end, final) {
 
 // The loop is unrolled four times: the same test at every byte, in the same
 // order, so the same cuts, with a quarter of the loop's own compares and
-// jumps (~2x faster here: ~0.8 s per GB against ~1.6-2 s; FastCDC was the
-// slowest step of chunking a large file, slower than its SHA-256).
+// jumps (docs/BENCHMARKS.md P6, notes: FastCDC was the slowest step of
+// chunking a large file, slower than its SHA-256).
 function scan (buf, start, end) {
   const normal = Math.min(end, start + CHUNK_AVG)
   const gear = GEAR32
@@ -76,8 +76,8 @@ function scan (buf, start, end) {
  * 256 KiB chunk on a connection still in TCP slow start (10 segments, ~14 KB,
  * in its first round trip, doubling after) takes 4-5 round trips to arrive;
  * 12 KiB and the response's headers fit in the first window, so a reader's
- * first verified byte comes one round trip after it asks (measured with
- * bench/p3t-first-byte.js: 6-7 RTT after the chunk index with 256 KiB chunks).
+ * first verified byte comes one round trip after it asks (docs/BENCHMARKS.md
+ * P3t: its format-1 rows, whose first chunk is ~256 KiB, against format 2's).
  * Cuts after it are content-defined as before: FastCDC from offset 12 KiB
  * meets the chain from offset 0 at its first common cut point, so only the
  * first chunk or two differ from a file cut without a lead chunk.

@@ -25,10 +25,9 @@ export const SAMPLE = 8 * 1024
  * A blob of SAMPLE_FROM bytes or more whose first SAMPLE bytes do not shrink
  * by 1/32 at level 1 is stored raw without deflating the rest: already
  * compressed data (.gz, images, archives) costs one small deflate instead of
- * a whole one. Measured on the files over 4 KiB of /usr/share/doc in 256 KiB
- * pieces (111.9 MB): 2.78 s → 1.22 s of deflate CPU for 0.5802 → 0.5816 of
- * the bytes stored. The decision depends on the bytes alone, so the stored
- * bytes stay a function of the input (FORMAT.md §1.6).
+ * a whole one, for hardly more bytes stored (docs/BENCHMARKS.md P6, notes).
+ * The decision depends on the bytes alone, so the stored bytes stay a
+ * function of the input (FORMAT.md §1.6).
  * @param {Uint8Array} bytes
  * @returns {{ stored: Uint8Array, codec: 'none'|'deflate-raw' }}
  */
@@ -63,7 +62,7 @@ const ASYNC_FROM = 32 * 1024
 function inflateOptions (decodedSize) {
   // one output buffer of the recorded size (and a byte to spare, so a stream
   // that runs past it shows without a second buffer): node:zlib's default
-  // 16 KiB pieces, joined at the end, cost ~40% more CPU for a 256 KiB blob
+  // 16 KiB pieces, joined at the end, cost more CPU (docs/BENCHMARKS.md P10)
   return { maxOutputLength: decodedSize, chunkSize: Math.max(decodedSize + 1, 64), info: true }
 }
 

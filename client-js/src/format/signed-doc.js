@@ -70,8 +70,8 @@ const pad = (n, width) => String(n).padStart(width, '0')
 /**
  * What Date.prototype.toISOString prints for a valid time (ECMA-262
  * §21.4.1.32: a six-digit signed year outside 0…9999), spelled out: V8's
- * first toISOString() in a process costs ~1 ms, on the path of every
- * openTree(). test/format/format.test.js compares the two.
+ * first toISOString() in a process is slow (docs/BENCHMARKS.md P3t), on the
+ * path of every openTree(). test/format/format.test.js compares the two.
  * @param {number} ms
  */
 export function isoString (ms) {

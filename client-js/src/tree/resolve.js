@@ -2,12 +2,12 @@
 // (docs/TRUST.md rule 9). Symlink targets are chosen by the publisher, who
 // may be hostile: 40 hops (as Linux's MAXSYMLINKS) bound the hops, but not
 // the components each target injects. One target of 2,000 components followed
-// 40 times cost ~0.5 s of frozen event loop per resolve, and a gateway listing
-// of 60 such links froze every client for 38 s. So, as a kernel bounds a path
-// walk, a resolve has a budget: components processed in all (the user's and
-// every target's) and bytes of targets followed; past either it fails with
-// ROTREE_SYMLINK_LOOP. And long walks yield to the event loop now and then,
-// so one request cannot starve the others.
+// 40 times froze the event loop on every resolve, and a gateway listing of
+// such links froze every client (docs/BENCHMARKS.md P5, notes). So, as a
+// kernel bounds a path walk, a resolve has a budget: components processed in
+// all (the user's and every target's) and bytes of targets followed; past
+// either it fails with ROTREE_SYMLINK_LOOP. And long walks yield to the event
+// loop now and then, so one request cannot starve the others.
 import { NotFoundError, NotADirectoryError, SymlinkLoopError } from '../errors.js'
 import { MAX_SYMLINK_HOPS } from '../format/limits.js'
 import { splitPath, joinPath } from './path.js'

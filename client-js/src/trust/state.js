@@ -27,10 +27,10 @@ import { probeState } from '#state-probe'
 const RETRY_FOR_MS = 15_000
 const turns = new Map() // location → the end of the last open queued in this process (_withDb)
 
-// `level` (in Node a native addon and ~35 CommonJS modules, ~35 ms to load) is
-// imported when a store with a location is made, not with this module: a
-// reader without persisted state never loads it, and one with state loads it
-// while its first requests are in flight.
+// `level` (in Node a native addon and ~35 CommonJS modules, slow to load:
+// docs/BENCHMARKS.md P3t, notes) is imported when a store with a location is
+// made, not with this module: a reader without persisted state never loads
+// it, and one with state loads it while its first requests are in flight.
 let levelClass = null
 const loadLevel = () => (levelClass ??= import('level').then(m => m.Level))
 const HEX64 = /^[0-9a-f]{64}$/
