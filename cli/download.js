@@ -33,11 +33,14 @@
 //   relative, with all of its `..` components leading and no more of them
 //   than the link's depth below DEST (so `../x` in `DEST/a/`, not `../../x`,
 //   not `/etc`, and not `a/../..`: once `a -> .` exists, `a/..` is DEST's
-//   parent, so resolving `..` lexically is not enough). Other targets are
-//   refused (ROTREE_SYMLINK_LOOP, "leaves DEST"), or with `rewriteLinks` an
-//   absolute target, which means the tree root (FORMAT.md §4.6), is rewritten
-//   to the equivalent relative target when it names a path inside the
-//   download, or with `skipUnsafeLinks` the link is skipped and reported.
+//   parent, so resolving `..` lexically is not enough). With `rewriteLinks`
+//   an absolute target, which means the tree root (FORMAT.md §4.6), is
+//   rewritten to the equivalent relative target when it names a path inside
+//   the download. Any other target (one elsewhere in the tree, as a subtree's
+//   link to a sibling, or absolute) is refused with ROTREE_BAD_PATH, before
+//   its directory is made, or with `skipUnsafeLinks` (the CLI's default;
+//   --strict-links refuses) the link is not written and is reported. Nothing
+//   loops there: ROTREE_SYMLINK_LOOP stays what resolving a path meets.
 // * Names. Decoders already refuse '/', NUL, '.', '..' and empty names
 //   (FORMAT.md §3); they are checked again here, and on Windows so are '\',
 //   ':', the other characters it forbids, trailing dots and spaces and device

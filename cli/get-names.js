@@ -1,7 +1,7 @@
 // What names and symlink targets `rotree get` (cli/download.js) writes: the
 // "Names" and "Symlinks" rules of its header, docs/TRUST.md rule 8. Pure
 // decisions; the walk asks before it writes anything.
-import { BadPathError, SymlinkLoopError } from 'rotree-client/errors'
+import { BadPathError } from 'rotree-client/errors'
 
 export class Names {
   /**
@@ -28,7 +28,10 @@ export class Names {
   /**
    * The target to write for symlink `e` in a directory `depth` levels below
    * DEST: its own when it cannot leave DEST, a rewritten one (rewriteLinks),
-   * null to skip it (skipUnsafeLinks); otherwise ROTREE_SYMLINK_LOOP.
+   * null to skip it (skipUnsafeLinks); otherwise ROTREE_BAD_PATH: the target
+   * is a valid one in the tree (FORMAT.md §4.6), only not one this download
+   * can hold safely (as a name Windows forbids); ROTREE_SYMLINK_LOOP is kept
+   * for what resolving a path in the tree meets (too many hops, above the root).
    * @param {{ target: string }} e @param {number} depth @param {string} where
    */
   linkTarget (e, depth, where) {
@@ -50,9 +53,13 @@ export class Names {
       if (up <= depth && !parts.slice(up).includes('..')) out = t
     }
     if (out !== null || this.skipUnsafeLinks) return out
-    const how = t.startsWith('/') ? 'an absolute target' : 'a target that could lead out of DEST'
-    throw new SymlinkLoopError(`symlink ${where} -> ${t} has ${how}; not written (--rewrite-links, --skip-unsafe-links)`, { details: { path: where, target: t } })
+    throw new BadPathError(`symlink ${where} -> ${t} ${unsafeWhy(t)}: refused (--strict-links; without it such a link is skipped, and --rewrite-links writes an absolute target inside the download as a relative one)`, { details: { path: where, target: t } })
   }
+}
+
+/** Why target `t` is not written: what `rotree get` says of a skipped or refused link. */
+export function unsafeWhy (t) {
+  return t.startsWith('/') ? 'has an absolute target (the tree root), outside DEST' : 'has a target that could lead out of DEST'
 }
 
 /**

@@ -5,11 +5,12 @@ import { getPath, DEFAULT_MAX_ENTRIES } from '../download.js'
 import { progressBar, fmtBytes } from '../progress.js'
 import { READER_OPTIONS, MANY_REQUESTS, withTree, treeTarget, positiveInt, stateDirOf, writeFile } from '../common.js'
 import { escapeText } from '../escape.js'
+import { unsafeWhy } from '../get-names.js'
 
-const SHOWN = 20 // skipped symlinks and deletions named one per line; the rest are counted
+const SHOWN = 10 // skipped symlinks and deletions named one per line; the rest are counted
 
 export default {
-  usage: 'get ADDR PATH [-o DEST|-] [--delete] [--checksum]',
+  usage: 'get ADDR PATH [-o DEST|-] [--delete] [--checksum] [--strict-links]',
   summary: 'verified download of a file, or of a directory recursively; a rerun syncs and resumes',
   positionals: [1, 2],
   options: {
@@ -21,7 +22,8 @@ export default {
     'max-entries': { type: 'string', arg: 'N', help: `refuse a tree with more entries than this below PATH (default ${DEFAULT_MAX_ENTRIES})` },
     'max-bytes': { type: 'string', arg: 'SIZE', help: 'refuse a tree whose files hold more than SIZE bytes (e.g. 500M, 20G; default: the free space)' },
     'rewrite-links': { type: 'boolean', help: 'write an absolute symlink target (the tree root) that names a path inside the download as a relative one' },
-    'skip-unsafe-links': { type: 'boolean', help: 'skip symlinks whose target would leave DEST, instead of refusing the tree' }
+    'strict-links': { type: 'boolean', help: 'refuse the download (ROTREE_BAD_PATH) if a symlink\'s target would leave DEST; by default such a link is skipped, named on stderr, and the rest written (links inside DEST are kept)' },
+    'skip-unsafe-links': { type: 'boolean', help: 'the default: skip symlinks whose target would leave DEST (kept for older scripts)' }
   },
   async run ([addr, arg], v, io) {
     const target = await treeTarget(addr, arg, v, { path: 'required' })
@@ -30,6 +32,7 @@ export default {
       if (v.delete || v.checksum) throw new UsageError('-o - writes one file to stdout: --delete and --checksum do not apply')
       return withTree(target, v, tree => writeFile(tree, p, io.stdout))
     }
+    if (v['strict-links'] && v['skip-unsafe-links']) throw new UsageError('--strict-links and --skip-unsafe-links contradict each other')
     const dest = v.output ?? path.posix.basename(path.posix.normalize('/' + p))
     if (!dest) throw new UsageError('-o DEST is required for the tree root')
     const opts = {
@@ -37,7 +40,7 @@ export default {
       maxEntries: v['max-entries'] !== undefined ? positiveInt(v['max-entries'], 'max-entries') : undefined,
       maxBytes: v['max-bytes'] !== undefined ? parseSize(v['max-bytes'], 'max-bytes') : undefined,
       rewriteLinks: !!v['rewrite-links'],
-      skipUnsafeLinks: !!v['skip-unsafe-links'],
+      skipUnsafeLinks: !v['strict-links'],
       checksum: !!v.checksum,
       deleteExtra: !!v.delete,
       resumeDir: path.join(stateDirOf(v), 'get')
@@ -61,15 +64,15 @@ export default {
           signal: ac.signal,
           onProgress: (d, t) => bar.update(d, t), // t grows as directories are counted
           onSkippedLink: (where, to) => {
-            if (++skipped <= SHOWN) io.stderr.write(`${clear}rotree get: skipped symlink ${escapeText(where)} -> ${escapeText(to)}: it could lead out of DEST\n`)
+            if (++skipped <= SHOWN) io.stderr.write(`${clear}rotree get: skipped symlink ${escapeText(where)} -> ${escapeText(to)}: it ${unsafeWhy(to)}\n`)
           },
           onDeleted: (where, isDir) => {
             if (++deleted <= SHOWN) io.stderr.write(`${clear}rotree get: deleting ${escapeText(where)}${isDir ? '/' : ''}\n`)
           }
         }).finally(() => bar.done())
         const st = tree.stats
+        if (r.skippedLinks) io.stderr.write(`rotree get: skipped ${r.skippedLinks === 1 ? '1 symlink that points' : `${r.skippedLinks} symlinks that point`} outside DEST${r.skippedLinks > SHOWN ? ` (the first ${SHOWN} named above)` : ''}; --strict-links refuses them instead\n`)
         const extra = [
-          r.skippedLinks ? `${r.skippedLinks} unsafe symlinks skipped` : '',
           r.unchanged ? `${r.unchanged} unchanged` : '',
           r.resumedBytes ? `${fmtBytes(r.resumedBytes)} resumed` : '',
           r.deleted ? `${r.deleted} deleted` : ''

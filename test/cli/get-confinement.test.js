@@ -58,7 +58,7 @@ test('a symlink named like a temporary file is never written through', async t =
   assert.deepEqual(await snapshot(dest), { '.x.rotree-partial': 'link:y', x: 'file:payload\n' })
 })
 
-test('a symlink named like a temporary file and pointing out of DEST is refused; nothing outside changes', async t => {
+test('a symlink named like a temporary file and pointing out of DEST is skipped, or with --strict-links refused; nothing outside changes', async t => {
   const h = await hostile(t, async (st, dir) => [
     { name: 'x', file: 'payload\n' },
     { name: '.x.rotree-partial', symlink: path.join(dir, 'outside', 'victim') },
@@ -66,15 +66,16 @@ test('a symlink named like a temporary file and pointing out of DEST is refused;
     { name: 'y', file: 'payload\n' }
   ])
   const dest = path.join(h.dir, 'copy')
-  const r = await h.get('/', '-o', dest)
-  failedWith(r, 'ROTREE_SYMLINK_LOOP')
+  const r = await h.get('/', '-o', dest, '--strict-links')
+  failedWith(r, 'ROTREE_BAD_PATH')
   assert.deepEqual(await snapshot(path.join(h.dir, 'outside')), { victim: 'file:victim\n' })
   assert.equal(await exists(dest), false, 'refused before DEST was made')
 
-  const skip = await h.get('/', '-o', dest, '--skip-unsafe-links')
+  const skip = await h.get('/', '-o', dest)
   assert.equal(skip.code, 0, skip.stderr)
-  assert.match(skip.stderr, /skipped symlink \.x\.rotree-partial -> /)
-  assert.match(skip.stderr, /2 unsafe symlinks skipped/)
+  assert.match(skip.stderr, /skipped symlink \.x\.rotree-partial -> .*: it has an absolute target \(the tree root\), outside DEST\n/)
+  assert.match(skip.stderr, /skipped symlink \.y\.rotree-partial -> \.\.\/outside\/new: it has a target that could lead out of DEST\n/)
+  assert.match(skip.stderr, /skipped 2 symlinks that point outside DEST/)
   assert.deepEqual(await snapshot(dest), { x: 'file:payload\n', y: 'file:payload\n' })
   assert.deepEqual(await snapshot(path.join(h.dir, 'outside')), { victim: 'file:victim\n' })
 })
@@ -154,7 +155,7 @@ test('a symlink a first get made is not followed by a second get that needs a di
   assert.deepEqual(await snapshot(dest), { a: 'link:sub', sub: 'dir', 'sub/keep': 'file:k\n' })
 })
 
-test('absolute and escaping symlink targets are refused, skipped or rewritten as asked', async t => {
+test('absolute and escaping symlink targets are skipped, refused or rewritten as asked', async t => {
   const h = await hostile(t, async () => [
     { name: 'docs', dir: [{ name: 'readme', file: 'read me\n' }, { name: 'up', symlink: '/docs/readme' }, { name: 'sib', symlink: '../docs/readme' }] },
     { name: 'abs', symlink: '/docs/readme' },
@@ -162,12 +163,19 @@ test('absolute and escaping symlink targets are refused, skipped or rewritten as
     { name: 'dot', symlink: '.' }
   ])
   const dest = path.join(h.dir, 'copy')
-  const r = await h.get('/', '-o', dest)
-  failedWith(r, 'ROTREE_SYMLINK_LOOP')
-  assert.match(r.stderr, /abs -> \/docs\/readme/)
+  const r = await h.get('/', '-o', dest, '--strict-links')
+  failedWith(r, 'ROTREE_BAD_PATH')
+  assert.match(r.stderr, /abs -> \/docs\/readme has an absolute target/)
   assert.equal(await exists(dest), false)
 
-  const rw = await h.get('/', '-o', dest, '--rewrite-links')
+  // by default an absolute target is skipped like any other that leaves DEST
+  const skip = path.join(h.dir, 'skip')
+  const s = await h.get('/', '-o', skip)
+  assert.equal(s.code, 0, s.stderr)
+  assert.deepEqual(await snapshot(skip), { docs: 'dir', 'docs/readme': 'file:read me\n', 'docs/sib': 'link:../docs/readme', dot: 'link:.', ok: 'link:docs/readme' })
+  assert.match(s.stderr, /skipped 2 symlinks that point outside DEST/)
+
+  const rw = await h.get('/', '-o', dest, '--rewrite-links', '--strict-links')
   assert.equal(rw.code, 0, rw.stderr)
   assert.deepEqual(await snapshot(dest), {
     abs: 'link:docs/readme', docs: 'dir', 'docs/readme': 'file:read me\n', 'docs/sib': 'link:../docs/readme', 'docs/up': 'link:../docs/readme', dot: 'link:.', ok: 'link:docs/readme'
@@ -176,23 +184,30 @@ test('absolute and escaping symlink targets are refused, skipped or rewritten as
 
   // a subtree: '../docs/readme' leaves it, '/docs/readme' is inside it
   const sub = path.join(h.dir, 'sub')
-  failedWith(await h.get('/docs', '-o', sub, '--rewrite-links'), 'ROTREE_SYMLINK_LOOP')
-  const both = await h.get('/docs', '-o', sub, '--rewrite-links', '--skip-unsafe-links')
+  failedWith(await h.get('/docs', '-o', sub, '--rewrite-links', '--strict-links'), 'ROTREE_BAD_PATH')
+  const both = await h.get('/docs', '-o', sub, '--rewrite-links')
   assert.equal(both.code, 0, both.stderr)
+  assert.match(both.stderr, /skipped symlink sib -> \.\.\/docs\/readme: /)
   assert.deepEqual(await snapshot(sub), { readme: 'file:read me\n', up: 'link:readme' })
 })
 
-test('../../.. targets, and `..` after a name, are refused', async t => {
+test('../../.. targets, and `..` after a name, are refused with --strict-links, skipped without', async t => {
   for (const [where, target] of [['l', '../../../../../../../etc/passwd'], ['l', '..'], ['d/l', '../..'], ['l', 'dot/..'], ['l', 'd/../..'], ['d/l', 'x/../../..']]) {
     const h = await hostile(t, async () => {
       const link = { name: 'l', symlink: target }
       return [{ name: 'dot', symlink: '.' }, where === 'l' ? link : { name: 'd', dir: [link] }, { name: 'f', file: 'f\n' }]
     })
     const dest = path.join(h.dir, 'copy')
-    const r = await h.get('/', '-o', dest)
-    failedWith(r, 'ROTREE_SYMLINK_LOOP')
+    const r = await h.get('/', '-o', dest, '--strict-links')
+    failedWith(r, 'ROTREE_BAD_PATH')
     // refused when its directory is counted, before that directory is made
     assert.equal(await exists(where === 'l' ? dest : path.join(dest, 'd')), false, `${where} -> ${target}`)
+    const skip = await h.get('/', '-o', dest)
+    assert.equal(skip.code, 0, skip.stderr)
+    assert.equal(await exists(path.join(dest, where)), false, `${where} -> ${target} skipped`)
+    assert.equal(await fs.readFile(path.join(dest, 'f'), 'utf8'), 'f\n')
+    assert.match(skip.stderr, /skipped 1 symlink that points outside DEST/)
+    assert.deepEqual(await snapshot(path.join(h.dir, 'outside')), { victim: 'file:victim\n' })
   }
   // leading `..` within the link's depth stays inside, and is kept
   const h = await hostile(t, async () => [{ name: 'd', dir: [{ name: 'e', dir: [{ name: 'l', symlink: '../../f' }] }] }, { name: 'f', file: 'f\n' }])
@@ -211,10 +226,14 @@ test('names with control characters are written as they are; a refusal names the
   for (const n of names) assert.equal(await fs.readFile(path.join(dest, n), 'utf8'), n)
 
   const bad = await hostile(t, async () => [{ name: 'evil\x1b]0;pwned\x07\x1b[2J', symlink: '/\x1b[31m' }])
-  const refused = await bad.get('/', '-o', path.join(bad.dir, 'copy'))
-  failedWith(refused, 'ROTREE_SYMLINK_LOOP')
+  const refused = await bad.get('/', '-o', path.join(bad.dir, 'copy'), '--strict-links')
+  failedWith(refused, 'ROTREE_BAD_PATH')
   assert.doesNotMatch(refused.stderr, CONTROL)
   assert.match(refused.stderr, /evil\\x1b\]0;pwned\\x07\\x1b\[2J -> \/\\x1b\[31m/)
+  const skipped = await bad.get('/', '-o', path.join(bad.dir, 'copy'))
+  assert.equal(skipped.code, 0, skipped.stderr)
+  assert.doesNotMatch(skipped.stderr, CONTROL)
+  assert.match(skipped.stderr, /skipped symlink evil\\x1b\]0;pwned\\x07\\x1b\[2J -> \/\\x1b\[31m: /)
 })
 
 /** root: n dirs → page B; B: n dirs → page C; C: n empty files. n³ paths from three pages. */
