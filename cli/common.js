@@ -166,9 +166,11 @@ export async function treeAddress (addr, v) {
  * Open the tree `target` names (from treeTarget), run fn, close it; warns on
  * `warn` when the tree expires soon. With target.atSeq, fn gets a read-only
  * view of that old root (verified from history/, never adopted: the reader's
- * state keeps the newest root), and stderr says how old it is.
+ * state keeps the newest root), and stderr says how old it is. The mirrors
+ * that failed are warned of on stderr and, given `faults` (an array), pushed
+ * to it for --json (docs/JSON.md, `mirrors`).
  */
-export async function withTree (target, v, fn, { warn } = {}) {
+export async function withTree (target, v, fn, { warn, faults } = {}) {
   const { address, reader, atSeq } = typeof target === 'string' ? { address: target, reader: readerOptions(v) } : target
   // ADDR@SEQ reads an old root: the current one's page would be asked for in vain
   const tree = await openTree(address, atSeq === undefined ? reader : { ...reader, prefetchRoot: false })
@@ -177,11 +179,13 @@ export async function withTree (target, v, fn, { warn } = {}) {
       const view = await openHistoric(tree, atSeq)
       const old = view.rootRecord; const cur = tree.rootRecord
       if (old.seq !== cur.seq) process.stderr.write(`rotree: seq ${old.seq}, an old root signed ${old.issued} (${fmtAge(Date.now() - old.issuedMs)} ago; ${old.expiresMs < Date.now() ? 'expired' : 'expires'} ${old.expires}); the current one is seq ${cur.seq}\n`)
-      return await fn(view)
+      const r = await fn(view)
+      faults?.push(...warnMirrorFaults(tree))
+      return r
     }
     if (warn) { const w = expiryWarning(tree.rootRecord); if (w) warn(w) }
     const r = await fn(tree)
-    warnMirrorFaults(tree)
+    faults?.push(...warnMirrorFaults(tree))
     return r
   } finally { tree.close() }
 }
@@ -191,14 +195,14 @@ export async function withTree (target, v, fn, { warn } = {}) {
  * each on stderr (a lying mirror must not go unmentioned because another one
  * answered). Their answers were not used: every byte read was verified.
  * @param {{ mirrors: { health(): object[] } }} tree
- * @returns {{ mirror: string, faults: number, code: string, message: string }[]} what was reported (for --json)
+ * @returns {{ url: string, faults: number, code: string, message: string }[]} what was reported (for --json)
  */
 export function warnMirrorFaults (tree, stderr = process.stderr) {
   const out = []
   for (const m of tree.mirrors.health()) {
     if (!m.faults) continue
     const f = m.lastFault
-    out.push({ mirror: m.url, faults: m.faults, code: f?.code ?? 'ROTREE_INTERNAL', message: f?.message ?? '' })
+    out.push({ url: m.url, faults: m.faults, code: f?.code ?? 'ROTREE_INTERNAL', message: f?.message ?? '' })
     stderr.write(`rotree: warning: mirror ${escapeText(m.url)} failed ${m.faults} time${m.faults === 1 ? '' : 's'} (last: ${f?.code}: ${escapeText(f?.message ?? '')}); its bad answers were discarded and asked of another mirror: every byte used was verified\n`)
   }
   return out

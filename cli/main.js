@@ -9,6 +9,7 @@ import { UsageError } from 'rotree-client/errors'
 import { whatToDo } from './what-to-do.js'
 import { COMMAND_NAMES, loadCommand } from './commands.js'
 import { escapeText } from './escape.js'
+import { errorJson } from './json.js'
 
 async function usage () {
   const cmds = (await Promise.all(COMMAND_NAMES.map(loadCommand))).filter(Boolean)
@@ -78,8 +79,11 @@ export async function main (argv, io = { stdout: process.stdout, stderr: process
     io.stderr.write(`rotree: unknown command ${escapeText(JSON.stringify(name))}${near ? `: did you mean rotree ${near}?` : ''}\nrun rotree help for the list of commands\n`)
     return 2
   }
+  // --json: a failure is a JSON object on stdout too (docs/JSON.md), the lines for a person stay on stderr
+  const json = rest.includes('--json') && Object.hasOwn(cmd.options ?? {}, 'json')
   const usageError = msg => {
     io.stderr.write(`rotree ${name}: ${escapeText(oneLine(msg))}\nusage: rotree ${cmd.usage}; run rotree ${name} --help\n`)
+    if (json) io.stdout.write(JSON.stringify(errorJson('ROTREE_USAGE', oneLine(msg), `usage: rotree ${cmd.usage}; run rotree ${name} --help`)) + '\n')
     return 2
   }
   let args
@@ -104,6 +108,7 @@ export async function main (argv, io = { stdout: process.stdout, stderr: process
     // the last line: what a person can do about it (what-to-do.js; web/explain.js says it for a browser)
     const todo = whatToDo(err)
     if (todo) io.stderr.write(`  ${todo}\n`)
+    if (json) io.stdout.write(JSON.stringify(errorJson(code, oneLine(err.message), todo, err)) + '\n')
     if (debug) io.stderr.write((err.stack ?? String(err)) + '\n')
     return code === 'ROTREE_ABORTED' ? 130 : 1
   }

@@ -2,6 +2,7 @@
 import { treeHistory } from 'rotree-client/tree'
 import { READER_OPTIONS, positiveInt, treeAddress, withTree } from '../common.js'
 import { escapeText } from '../escape.js'
+import { printJson, treeFields } from '../json.js'
 
 export default {
   usage: 'log ADDR [--limit N] [--json]',
@@ -10,28 +11,31 @@ export default {
   options: {
     ...READER_OPTIONS,
     limit: { type: 'string', arg: 'N', help: 'the newest N entries (default 20)' },
-    json: { type: 'boolean', help: 'print the entries as JSON' }
+    json: { type: 'boolean', help: 'print one JSON object: the tree and its entries (docs/JSON.md)' }
   },
   async run ([addr], v, io) {
     const limit = v.limit === undefined ? 20 : positiveInt(v.limit, 'limit')
     const target = await treeAddress(addr, v)
-    await withTree(target, v, async tree => {
+    const faults = []
+    const out = await withTree(target, v, async tree => {
       const current = tree.rootRecord.seq
       const h = await treeHistory(tree, { limit })
-      if (v.json) {
-        io.stdout.write(JSON.stringify({
-          total: h.total,
-          entries: h.entries.map(e => e.ok
-            ? { seq: e.seq, ok: true, current: e.seq === current, issued: e.info.issued, expires: e.info.expires, ...(e.info.private ? { private: true, root: null, epoch: e.info.info.access.epoch } : { root: e.info.root.hash, rootSize: e.info.root.size }) }
-            : { seq: e.seq, ok: false, code: e.code, message: e.message })
-        }, null, 2) + '\n')
-        return
-      }
+      if (v.json) return { ...treeFields(tree.info, target.address), total: h.total, entries: h.entries.map(e => logEntry(e, current)) }
       for (const e of h.entries) {
         if (e.ok) io.stdout.write(`seq ${e.seq}${e.seq === current ? ' (current)' : ''}  issued ${e.info.issued}  expires ${e.info.expires}  ${e.info.private ? `private, epoch ${e.info.info.access.epoch}` : `root ${e.info.root.hash}`}\n`)
         else io.stdout.write(`seq ${e.seq}  REFUSED ${e.code}: ${escapeText(e.message)}\n`)
       }
       if (h.total > h.entries.length) io.stdout.write(`(${h.total - h.entries.length} older; --limit ${h.total} lists all)\n`)
-    })
+    }, { faults })
+    if (v.json) printJson(io, { ...out, mirrors: faults })
   }
+}
+
+// one history entry, every key present (docs/JSON.md): null where it does not apply
+function logEntry (e, current) {
+  const o = { seq: e.seq, ok: e.ok, current: e.seq === current, issued: null, expires: null, root: null, rootSize: null, private: false, epoch: null, code: null, message: null }
+  if (!e.ok) return { ...o, code: e.code, message: e.message }
+  Object.assign(o, { issued: e.info.issued, expires: e.info.expires })
+  if (e.info.private) return { ...o, private: true, epoch: e.info.info.access.epoch }
+  return { ...o, root: e.info.root.hash, rootSize: e.info.root.size }
 }

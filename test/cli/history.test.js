@@ -51,7 +51,7 @@ for (const format of ['1', '2']) {
     const bad = JSON.parse((await rotree(['log', addr, '--state-dir', state, '--json'])).out).entries
     // version 2: a signature that does not verify counts for nothing, so the timestamp threshold is not met (FORMAT.md §12.4, docs/ERRORS.md)
     const broken = format === '1' ? 'ROTREE_BAD_SIGNATURE' : 'ROTREE_THRESHOLD'
-    assert.deepEqual(bad.map(e => [e.seq, e.ok, e.code]), [[seqs[0], true, undefined], [seqs[1], false, 'ROTREE_BAD_FORMAT'], [seqs[2], false, broken]])
+    assert.deepEqual(bad.map(e => [e.seq, e.ok, e.code]), [[seqs[0], true, null], [seqs[1], false, 'ROTREE_BAD_FORMAT'], [seqs[2], false, broken]])
     const text2 = (await rotree(['log', addr, '--state-dir', state])).out
     assert.match(text2, new RegExp(`^seq ${seqs[2]}  REFUSED ${broken}: `, 'm'))
 
@@ -94,6 +94,7 @@ test('rotree diff lists added, removed and changed paths, never entering a subtr
   assert.match(d.err, new RegExp(`6 changes from seq ${seq1} to seq ${seq2}`))
   const j = (await rotree(['diff', addr, String(seq1), '--json', '--state-dir', state])).out.trim().split('\n').map(l => JSON.parse(l))
   assert.deepEqual(j[1], { op: '+', path: '/added', type: 'dir' })
+  assert.deepEqual([j.at(-1).summary.fromSeq, j.at(-1).summary.changes], [seq1, j.length - 1], 'the summary line last (docs/JSON.md)')
   await fs.rename(path.join(dir, 'same-page'), path.join(out, 'h', samePage))
 
   // ADDR@SEQ: the old root, read-only, its age on stderr; the current root stays the reader's

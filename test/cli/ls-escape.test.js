@@ -85,8 +85,8 @@ test('ls and stat escape control characters in names and targets; --json is exac
 
   const json = await rotree(['ls', addr, '/', '--json'], env)
   assert.equal(json.code, 0, json.stderr)
-  const rows = json.stdout.trim().split('\n').map(l => JSON.parse(l))
-  assert.deepEqual(rows.map(r => r.name).sort(), [...Object.values(NAMES), 'link\x1b[5m', 'd\x07ir'].sort())
+  const rows = json.stdout.trim().split('\n').map(l => JSON.parse(l)).slice(0, -1) // then the summary line
+  assert.deepEqual(rows.map(r => r.path).sort(), [...Object.values(NAMES), 'link\x1b[5m', 'd\x07ir'].sort())
   assert.equal(rows.find(r => r.type === 'symlink').target, target)
 
   const stat = await rotree(['stat', addr, '/link\x1b[5m'], env)
@@ -96,7 +96,7 @@ test('ls and stat escape control characters in names and targets; --json is exac
   assert.match(stat.stdout, /^target {3}\\x1b\[31mred\\u\{202e\}\\x9b$/m)
   assert.match(stat.stdout, /^path {5}\/link\\x1b\[5m$/m)
   const sj = JSON.parse((await rotree(['stat', addr, '/link\x1b[5m', '--json'], env)).stdout)
-  assert.equal(sj.name, 'link\x1b[5m')
+  assert.equal(sj.path, '/link\x1b[5m')
   assert.equal(sj.target, target)
 
   // error messages carry the names too: escaped by cli/main.js, still one line

@@ -52,7 +52,7 @@ test('ls -R: depth first in name order, with listings ahead; --max-entries stops
   assert.deepEqual(sub.out.trimEnd().split('\n'), (await depthFirst(path.join(site, 'a'))))
 
   const json = await rotree(['ls', '-R', '--json', `${url}#${pub}`], { env })
-  assert.deepEqual(json.out.trimEnd().split('\n').map(l => JSON.parse(l).path), want.map(p => p.replace(/\/$/, '')))
+  assert.deepEqual(json.out.trimEnd().split('\n').slice(0, -1).map(l => JSON.parse(l).path), want.map(p => p.replace(/\/$/, '')))
 
   const capped = await rotree(['ls', '-R', `${url}#${pub}`, '/', '--max-entries', '100'], { env })
   assert.equal(capped.code, 1)

@@ -27,7 +27,7 @@ test('remote add, list, remove; NAME:/path for ls, stat, cat, get and gateway', 
   assert.equal((await rotree(['ls', 'origin:', '--timeout', '2'], { env })).out, 'b.txt\ndocs/\n')
   const st = await rotree(['stat', 'origin:/docs/a.txt', '--json', '--timeout', '2'], { env })
   assert.equal(st.code, 0, st.err)
-  assert.equal(JSON.parse(st.out).tree.key, tr.pub)
+  assert.equal(JSON.parse(st.out).key, tr.pub)
   assert.equal((await rotree(['cat', 'origin:docs/a.txt', '--timeout', '2'], { env })).out, 'alpha\n')
   const copy = path.join(tr.dir, 'copy')
   const get = await rotree(['get', 'origin:/', '-o', copy, '--timeout', '2'], { env })

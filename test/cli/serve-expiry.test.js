@@ -54,7 +54,7 @@ test('a tree close to expiry: ls, stat, serve and gateway warn on stderr; a fres
   assert.match(ls.err, WARN)
   const st = await rotree(['stat', old.addr, '/a.txt', '--json'], { env: old.env })
   assert.match(st.err, WARN)
-  assert.equal(JSON.parse(st.out).name, 'a.txt', '--json output stays JSON')
+  assert.equal(JSON.parse(st.out).path, '/a.txt', '--json output stays JSON')
   await waitFor(old.serve, WARN, 'stderr')
   const gw = await start(t, ['gateway', old.addr, '--port', '0', '--cache-size', '0'], { env: old.env, ready: /listening at (http:\/\/\S+)/ })
   await waitFor(gw, /^rotree: warning: tree \/ expires in 1[12]h /m, 'stderr')
