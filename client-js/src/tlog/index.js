@@ -1,0 +1,18 @@
+// rotree-client/tlog: a transparency log as C2SP specifies it (tlog-tiles,
+// tlog-checkpoint, signed-note), on RFC 6962 / RFC 9162 Merkle trees. It
+// depends on nothing of rotree but the platform's SHA-256 and Ed25519
+// (package.json "imports"); rotree's use of it is docs/FORMAT.md §13.
+export {
+  HASH_SIZE, TlogError, leafHash, nodeHash, emptyHash, equalHash, storedHashIndex, splitStoredHashIndex,
+  storedHashCount, storedHashes, storedHashesForLeafHash, arrayHashReader, treeHash, inclusionProof,
+  consistencyProof, verifyInclusion, verifyConsistency
+} from './hash.js'
+export {
+  TILE_HEIGHT, ENTRIES_LEVEL, MAX_ENTRY, tileForIndex, hashFromTile, newTiles, tilesForSize, readTileData,
+  tilePath, bundleOf, parseTilePath, encodeBundle, decodeBundle, tileHashReader, treeHashFromTiles
+} from './tile.js'
+export {
+  toHex, fromHex, encodeBase64, decodeBase64, isValidKeyName, noteKeyId, encodeVerifierKey, parseVerifierKey,
+  verifierOf, signerOf, signNote, openNote
+} from './note.js'
+export { formatCheckpoint, parseCheckpoint } from './checkpoint.js'
