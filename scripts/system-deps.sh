@@ -17,6 +17,7 @@ tools=(
   "litmus litmus WebDAV conformance"
   "mount.davfs davfs2 mounting the gateway"
   "age age opening a private tree's keyring with the reference tool"
+  "h2load nghttp2-client DEPLOY.md's load-testing recipe (test/edge/load-recipe.test.js)"
 )
 have () { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/sbin/$1" ]; }
 missing=(); why=()

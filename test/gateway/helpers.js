@@ -99,10 +99,13 @@ export async function entryOf (out, rel) {
  * litmus), so what the doc tells users and what is tested cannot drift apart.
  * @returns {Promise<string>} the block's text, without the fences
  */
-export async function gatewayRecipe (name) {
-  const doc = await fs.readFile(new URL('../../docs/GATEWAY.md', import.meta.url), 'utf8')
+export function gatewayRecipe (name) { return docRecipe('GATEWAY.md', name) }
+
+/** The same for any file of docs/ (DEPLOY.md's load-testing recipes). */
+export async function docRecipe (file, name) {
+  const doc = await fs.readFile(new URL('../../docs/' + file, import.meta.url), 'utf8')
   const m = new RegExp('^<!-- recipe: ' + name + ' -->\\n(`{3,})[^\\n]*\\n([\\s\\S]*?)\\n\\1\\n', 'm').exec(doc)
-  if (m === null) throw new Error(`docs/GATEWAY.md has no block after <!-- recipe: ${name} -->`)
+  if (m === null) throw new Error(`docs/${file} has no block after <!-- recipe: ${name} -->`)
   return m[2]
 }
 

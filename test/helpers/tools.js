@@ -16,7 +16,8 @@ const TOOLS = {
   caddy: { pkg: 'caddy' },
   litmus: { pkg: 'litmus' },
   'mount.davfs': { paths: ['/usr/sbin/mount.davfs', '/sbin/mount.davfs'], pkg: 'davfs2' },
-  age: { pkg: 'age' }
+  age: { pkg: 'age' },
+  h2load: { pkg: 'nghttp2-client' }
 }
 
 const executable = p => { try { fs.accessSync(p, fs.constants.X_OK); return fs.statSync(p).isFile() } catch { return false } }
