@@ -39,11 +39,18 @@ test('a mirror that served bad bytes is named on stderr when the command still s
     await fs.writeFile(p, b)
   }
   const liar = await start(t, ['serve', bad, '--port', '0'])
-  const r = await rotree(['cat', `${liar.match[1]}#${tr.pub}`, '/big.bin', '--mirror', tr.url], { env: tr.env })
-  assert.equal(r.code, 0, r.err)
-  assert.equal(Buffer.from(r.out, 'latin1').length > 0, true)
-  const lines = r.err.split('\n').filter(l => l.includes('warning: mirror'))
-  assert.equal(lines.length, 1, r.err)
+  // the reader spreads blobs over both mirrors by how fast each answers: on a
+  // loaded machine one run may ask the liar for nothing, and then rightly
+  // warns of nothing; a few runs, each with its one line at most
+  let lines = []
+  for (let i = 0; i < 6 && lines.length === 0; i++) {
+    const r = await rotree(['cat', `${liar.match[1]}#${tr.pub}`, '/big.bin', '--mirror', tr.url], { env: tr.env })
+    assert.equal(r.code, 0, r.err)
+    assert.ok(r.out.length > 0)
+    lines = r.err.split('\n').filter(l => l.includes('warning: mirror'))
+    assert.ok(lines.length <= 1, r.err)
+  }
+  assert.equal(lines.length, 1, 'the liar was named in one of the runs')
   assert.match(lines[0], new RegExp(`^rotree: warning: mirror ${liar.match[1].replace(/[.]/g, '\\.')} failed \\d+ times? \\(last: ROTREE_HASH_MISMATCH: `))
   // an honest pair: no warning
   const ok = await rotree(['cat', tr.addr, '/b.txt'], { env: tr.env })
