@@ -74,7 +74,8 @@
 //   With `deleteExtra`, what a directory of DEST holds that the tree does
 //   not is removed (get-prune.js), and an entry of another kind in the way
 //   (a directory where a file goes, say) is removed instead of refused;
-//   never DEST itself, never anything this run wrote.
+//   never DEST itself, never anything this run wrote. (`get --delete
+//   --dry-run` does not come here: get-dry-run.js lists what would go.)
 // * Interruption. `signal` stops the run (AbortedError): with `resumeDir`, a
 //   large file's temporary file stays, recorded in a state file outside
 //   DEST, and the next run takes it up after hashing its prefix again

@@ -16,9 +16,10 @@ import path from 'node:path'
  * @param {AsyncIterable<{ name: string, type: string }>} entries the tree directory's entries (verified)
  * @param {string} dirAbs the local directory (already checked: a real directory below DEST)
  * @param {(name: string, isDir: boolean) => void} onDelete told before each removal
- * @returns {Promise<number>} entries removed
+ * @param {{ dryRun?: boolean }} [o] dryRun: tell of each entry, remove nothing (get --dry-run, get-dry-run.js)
+ * @returns {Promise<number>} entries removed (or that would be)
  */
-export async function pruneDir (entries, dirAbs, onDelete = () => {}) {
+export async function pruneDir (entries, dirAbs, onDelete = () => {}, { dryRun = false } = {}) {
   const tree = new Map() // name → type
   for await (const e of entries) tree.set(e.name, e.type)
   const local = await fs.readdir(Buffer.from(dirAbs), { encoding: 'buffer' })
@@ -44,8 +45,10 @@ export async function pruneDir (entries, dirAbs, onDelete = () => {}) {
   for (const { full, name, st } of doubtful) {
     if (keys.has(`${st.dev}:${st.ino}`)) continue
     onDelete(name, st.isDirectory())
-    if (st.isDirectory()) await fs.rm(full, { recursive: true })
-    else await fs.unlink(full)
+    if (!dryRun) {
+      if (st.isDirectory()) await fs.rm(full, { recursive: true })
+      else await fs.unlink(full)
+    }
     n++
   }
   return n

@@ -6,11 +6,12 @@ import { progressBar, fmtBytes } from '../progress.js'
 import { READER_OPTIONS, MANY_REQUESTS, withTree, treeTarget, positiveInt, stateDirOf, writeFile } from '../common.js'
 import { escapeText } from '../escape.js'
 import { unsafeWhy } from '../get-names.js'
+import { extraPaths } from '../get-dry-run.js'
 
 const SHOWN = 10 // skipped symlinks and deletions named one per line; the rest are counted
 
 export default {
-  usage: 'get ADDR PATH [-o DEST|-] [--delete] [--checksum] [--strict-links]',
+  usage: 'get ADDR PATH [-o DEST|-] [--delete [--dry-run]] [--checksum] [--strict-links]',
   summary: 'verified download of a file, or of a directory recursively; a rerun syncs and resumes',
   positionals: [1, 2],
   options: {
@@ -18,7 +19,8 @@ export default {
     output: { type: 'string', short: 'o', arg: 'DEST', help: 'where to write (default: the last path component); - writes a file to stdout' },
     jobs: { type: 'string', arg: 'N', help: 'most files in flight (default: as many as the fetch window and a 32 MiB-or-more byte budget allow, up to 1,024)' },
     checksum: { type: 'boolean', help: 'keep an existing file only if its content hashes to the verified chunks (default: same size and mtime)' },
-    delete: { type: 'boolean', help: 'remove what DEST holds that the tree does not (never DEST itself; links not followed)' },
+    delete: { type: 'boolean', help: 'remove what DEST holds that the tree does not (never DEST itself; links not followed); each path is named on stderr (the first 10), then counted' },
+    'dry-run': { type: 'boolean', help: 'with --delete: list on stdout every path --delete would remove, and write, fetch or remove nothing (files to fetch are not listed)' },
     'max-entries': { type: 'string', arg: 'N', help: `refuse a tree with more entries than this below PATH (default ${DEFAULT_MAX_ENTRIES})` },
     'max-bytes': { type: 'string', arg: 'SIZE', help: 'refuse a tree whose files hold more than SIZE bytes (e.g. 500M, 20G; default: the free space)' },
     'rewrite-links': { type: 'boolean', help: 'write an absolute symlink target (the tree root) that names a path inside the download as a relative one' },
@@ -29,12 +31,14 @@ export default {
     const target = await treeTarget(addr, arg, v, { path: 'required' })
     const p = target.path
     if (v.output === '-') {
-      if (v.delete || v.checksum) throw new UsageError('-o - writes one file to stdout: --delete and --checksum do not apply')
+      if (v.delete || v.checksum || v['dry-run']) throw new UsageError('-o - writes one file to stdout: --delete, --dry-run and --checksum do not apply')
       return withTree(target, v, tree => writeFile(tree, p, io.stdout))
     }
+    if (v['dry-run'] && !v.delete) throw new UsageError('--dry-run lists what --delete would remove: give --delete too')
     if (v['strict-links'] && v['skip-unsafe-links']) throw new UsageError('--strict-links and --skip-unsafe-links contradict each other')
     const dest = v.output ?? path.posix.basename(path.posix.normalize('/' + p))
     if (!dest) throw new UsageError('-o DEST is required for the tree root')
+    if (v['dry-run']) return dryRun(target, p, dest, v, io)
     const opts = {
       jobs: v.jobs ? positiveInt(v.jobs, 'jobs') : undefined,
       maxEntries: v['max-entries'] !== undefined ? positiveInt(v['max-entries'], 'max-entries') : undefined,
@@ -72,6 +76,7 @@ export default {
         }).finally(() => bar.done())
         const st = tree.stats
         if (r.skippedLinks) io.stderr.write(`rotree get: skipped ${r.skippedLinks === 1 ? '1 symlink that points' : `${r.skippedLinks} symlinks that point`} outside DEST${r.skippedLinks > SHOWN ? ` (the first ${SHOWN} named above)` : ''}; --strict-links refuses them instead\n`)
+        if (r.deleted) io.stderr.write(`rotree get: deleted ${r.deleted === 1 ? '1 path' : `${r.deleted} paths`} the tree does not have${r.deleted > SHOWN ? ` (the first ${SHOWN} named above)` : ''}\n`)
         const extra = [
           r.unchanged ? `${r.unchanged} unchanged` : '',
           r.resumedBytes ? `${fmtBytes(r.resumedBytes)} resumed` : '',
@@ -83,6 +88,15 @@ export default {
       process.off('SIGINT', stop); process.off('SIGTERM', stop)
     }
   }
+}
+
+/** --delete --dry-run: every path --delete would remove on stdout, the count on stderr; nothing written. */
+async function dryRun (target, p, dest, v, io) {
+  target.reader = { ...MANY_REQUESTS, ...target.reader } // listings asked for ahead (get-dry-run.js)
+  await withTree(target, v, async tree => {
+    const n = await extraPaths(tree, p, dest, (where, isDir) => io.stdout.write(`would delete ${escapeText(where)}${isDir ? '/' : ''}\n`))
+    io.stderr.write(`rotree get: --dry-run: --delete would remove ${n === 1 ? '1 path' : `${n} paths`} from ${escapeText(dest)}; nothing was written or removed (seq ${tree.info.seq})\n`)
+  })
 }
 
 /** SIZE: bytes, or with K, M, G, T, P (powers of 1024; KiB, MB… spelled any way). */
