@@ -180,12 +180,14 @@ export async function withTree (target, v, fn, { warn, faults } = {}) {
       const old = view.rootRecord; const cur = tree.rootRecord
       if (old.seq !== cur.seq) process.stderr.write(`rotree: seq ${old.seq}, an old root signed ${old.issued} (${fmtAge(Date.now() - old.issuedMs)} ago; ${old.expiresMs < Date.now() ? 'expired' : 'expires'} ${old.expires}); the current one is seq ${cur.seq}\n`)
       const r = await fn(view)
-      faults?.push(...warnMirrorFaults(tree))
+      const warned = warnMirrorFaults(tree) // always on stderr; for --json too when asked
+      faults?.push(...warned)
       return r
     }
     if (warn) { const w = expiryWarning(tree.rootRecord); if (w) warn(w) }
     const r = await fn(tree)
-    faults?.push(...warnMirrorFaults(tree))
+    const warned = warnMirrorFaults(tree)
+    faults?.push(...warned)
     return r
   } finally { tree.close() }
 }
