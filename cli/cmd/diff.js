@@ -10,7 +10,7 @@ const SEQ = /^(0|[1-9][0-9]{0,15})$/
 
 export default {
   usage: 'diff ADDR SEQ1 [SEQ2] [--json]',
-  summary: 'paths added (+), removed (-) and changed (M) from root SEQ1 to SEQ2 (default: the current one); rotree log lists them',
+  summary: 'paths added (+), removed (-) and changed (M) from root SEQ1 to SEQ2 (default: the current one), a new or removed directory with everything in it; rotree log lists them',
   positionals: [2, 3],
   options: { ...READER_OPTIONS, json: { type: 'boolean', help: 'one JSON object per change, then a summary line (docs/JSON.md)' } },
   async run ([addr, s1, s2], v, io) {

@@ -90,10 +90,12 @@ test('rotree diff lists added, removed and changed paths, never entering a subtr
   await fs.rename(path.join(out, 'h', samePage), path.join(dir, 'same-page'))
   const d = await rotree(['diff', addr, String(seq1), String(seq2), '--state-dir', state])
   assert.equal(d.code, 0, d.err)
-  assert.equal(d.out, 'M /a.txt\n+ /added/\n+ /docs/deep/new.md\nM /docs/deep/y.md\n- /docs/x.md\nM /link\n')
-  assert.match(d.err, new RegExp(`6 changes from seq ${seq1} to seq ${seq2}`))
+  // a new directory is listed with what it holds, one line per path
+  assert.equal(d.out, 'M /a.txt\n+ /added/\n+ /added/q.txt\n+ /docs/deep/new.md\nM /docs/deep/y.md\n- /docs/x.md\nM /link\n')
+  assert.match(d.err, new RegExp(`7 changes from seq ${seq1} to seq ${seq2}`))
   const j = (await rotree(['diff', addr, String(seq1), '--json', '--state-dir', state])).out.trim().split('\n').map(l => JSON.parse(l))
   assert.deepEqual(j[1], { op: '+', path: '/added', type: 'dir' })
+  assert.deepEqual(j[2], { op: '+', path: '/added/q.txt', type: 'file' })
   assert.deepEqual([j.at(-1).summary.fromSeq, j.at(-1).summary.changes], [seq1, j.length - 1], 'the summary line last (docs/JSON.md)')
   await fs.rename(path.join(dir, 'same-page'), path.join(out, 'h', samePage))
 
@@ -145,7 +147,10 @@ test('rotree log and ADDR@SEQ on a format-2 tree of roles: entries under each tr
   assert.deepEqual(j2.entries.map(e => [e.ok, e.code ?? null]), [[true, null], [false, 'ROTREE_THRESHOLD']])
 })
 
-/** What diff should print from folder `a` to folder `b`: depth first, names in byte order. */
+/**
+ * What diff should print from folder `a` to folder `b`: depth first, names
+ * in byte order; a folder only one side has, then everything in it.
+ */
 async function folderDiff (a, b, rel = '') {
   const names = async d => new Set(await fs.readdir(d).catch(() => []))
   const na = await names(path.join(a, rel)); const nb = await names(path.join(b, rel))
@@ -156,11 +161,24 @@ async function folderDiff (a, b, rel = '') {
     const sa = na.has(n) ? await fs.lstat(path.join(a, p)) : null
     const sb = nb.has(n) ? await fs.lstat(path.join(b, p)) : null
     const shown = s => p + (s.isDirectory() ? '/' : '')
-    if (!sb) out.push('- ' + shown(sa))
-    else if (!sa) out.push('+ ' + shown(sb))
-    else if (sa.isDirectory() !== sb.isDirectory()) out.push('- ' + shown(sa), '+ ' + shown(sb))
+    const only = async (op, root, s) => [op + ' ' + shown(s), ...s.isDirectory() ? await below(op, root, p) : []]
+    if (!sb) out.push(...await only('-', a, sa))
+    else if (!sa) out.push(...await only('+', b, sb))
+    else if (sa.isDirectory() !== sb.isDirectory()) out.push(...await only('-', a, sa), ...await only('+', b, sb))
     else if (sa.isDirectory()) out.push(...await folderDiff(a, b, p))
     else if (!(await fs.readFile(path.join(a, p))).equals(await fs.readFile(path.join(b, p))) || (sa.mode & 0o111) !== (sb.mode & 0o111)) out.push('M ' + p)
+  }
+  return out
+}
+
+/** `op` and every path below folder `rel` of `root`, depth first, names in byte order. */
+async function below (op, root, rel) {
+  const out = []
+  const names = (await fs.readdir(path.join(root, rel))).sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)))
+  for (const n of names) {
+    const p = rel + '/' + n
+    const dir = (await fs.lstat(path.join(root, p))).isDirectory()
+    out.push(`${op} ${p}${dir ? '/' : ''}`, ...dir ? await below(op, root, p) : [])
   }
   return out
 }
@@ -185,6 +203,10 @@ test('rotree diff over hundreds of changed directories, their pages asked for ah
     }
     if (i % 4 === 0) await write(a, `${top}/only-a/f`, 'a\n')
     if (i % 4 === 1) await write(b, `${top}/only-b/f`, 'b\n')
+    if (i % 4 === 2) { await write(b, `${top}/only-b/g/h/f`, 'b\n'); await write(b, `${top}/only-b/g/e`, 'e\n') }
+    // a folder that becomes a file, and a file that becomes a folder
+    if (i === 3) { await write(a, `${top}/kind/x/f`, 'a\n'); await write(b, `${top}/kind`, 'b\n') }
+    if (i === 5) { await write(a, `${top}/kind`, 'a\n'); await write(b, `${top}/kind/x/f`, 'b\n') }
   }
   const pub = (await rotree(['keygen', key])).out.trim()
   assert.equal((await rotree(['build', a, out, '--key', key, '--no-fsync'])).code, 0)
