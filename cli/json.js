@@ -41,3 +41,10 @@ export function errorJson (code, message, todo, err) {
   const list = Array.isArray(err?.errors) ? err.errors.map(e => ({ url: e.mirror ?? e.url ?? null, code: e.code ?? null, message: e.message ?? '' })) : []
   return { error: { code, message, todo: todo ?? null, errors: list } }
 }
+
+/** The anchor and tree name an address ends in (`…#KEY` or `…#KEY:NAME`): the `key` and `name` fields. */
+export function keyAndName (address) {
+  const frag = String(address).slice(String(address).indexOf('#') + 1)
+  const i = frag.indexOf(':')
+  return i < 0 ? { key: frag, name: '' } : { key: frag.slice(0, i), name: frag.slice(i + 1) }
+}

@@ -6,6 +6,7 @@ import { parseDuration } from '../../builder/duration.js'
 import { progressBar, fmtBytes } from '../progress.js'
 import { checkReader, parseReaders } from '../../builder/private-tree.js'
 import fs from 'node:fs/promises'
+import { NO_URL, keyAndName } from '../json.js'
 
 const HEX64 = /^[0-9a-f]{64}$/
 
@@ -96,8 +97,8 @@ export default {
       throw v['skip-bad'] ? err : withSkipBadHint(err)
     })
     bar.done()
-    r.address ??= `${v.url ?? '<mirror-url>'}#${r.publicKey}` // format 1: the key is the address
-    if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
+    if (v.json) { io.stdout.write(JSON.stringify(jsonOf(r, v), null, 2) + '\n'); return }
+    r.address ??= `${v.url ?? NO_URL}#${r.publicKey}` // format 1: the key is the address
     io.stdout.write(`built ${out}: ${r.files} files, ${r.dirs} dirs, ${r.symlinks} symlinks, ${fmtBytes(r.bytes)}\n` +
       `  read ${r.index.misses} files, ${r.index.hits} unchanged (${fmtBytes(r.index.hitBytes)}) taken from the build index\n` +
       `  new blobs ${r.blobs.written} (${fmtBytes(r.blobs.writtenBytes)}), reused ${r.blobs.reused}` +
@@ -126,11 +127,21 @@ async function watchLoop (opts, out, v, io) {
     await watchBuild(opts, {
       signal: ac.signal,
       onBuild: r => io.stdout.write(v.json
-        ? JSON.stringify({ at: new Date().toISOString(), ...r }) + '\n'
+        ? JSON.stringify({ at: new Date().toISOString(), ...jsonOf(r, v) }) + '\n'
         : `${new Date().toISOString()} published ${out}: seq ${r.seq}, root ${r.root}; read ${r.index.misses} files in ${r.ms} ms${r.partial ? '' : ' (full)'}\n`),
       onError: err => io.stderr.write(`rotree: ${err.code ?? 'error'}: ${err.message} (still watching)\n`)
     })
   } finally { process.off('SIGINT', stop); process.off('SIGTERM', stop) }
+}
+
+/**
+ * The result as --json prints it (docs/JSON.md): the tree's fields first,
+ * `key` the anchor after # (the builder's publicKey is the signing key).
+ */
+function jsonOf (r, v) {
+  const { publicKey, address: a, name: _, ...rest } = r
+  const address = a ?? `${v.url ?? NO_URL}#${publicKey}` // format 1: the key is the address
+  return { address, ...keyAndName(address), ...rest }
 }
 
 /** A build stopped by one entry it cannot publish: say that --skip-bad would leave such entries out. */

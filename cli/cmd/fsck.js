@@ -7,6 +7,7 @@ import { blobSource } from '../../mirror/source.js'
 import { fmtBytes } from '../progress.js'
 import { READER_OPTIONS, treeAddress, positiveInt } from '../common.js'
 import { expiryWarning } from '../expiry.js'
+import { addressOf } from '../json.js'
 
 export default {
   usage: 'fsck DIR [--key ANCHOR[:NAME]] [--repair-from ADDR]',
@@ -56,7 +57,7 @@ export default {
       src?.close()
       if (tty) io.stderr.write('\r\x1b[K')
     }
-    if (v.json) io.stdout.write(JSON.stringify(r, null, 2) + '\n')
+    if (v.json) io.stdout.write(JSON.stringify(jsonOf(r), null, 2) + '\n')
     else io.stdout.write(report(r))
     for (const w of r.warnings) io.stderr.write(`rotree: warning: ${w}\n`)
     // a tree nobody re-signs goes dark for every reader at once (cli/expiry.js)
@@ -64,6 +65,12 @@ export default {
     if (soon) io.stderr.write(soon + '\n')
     return r.ok ? 0 : 1
   }
+}
+
+// --json (docs/JSON.md): key the anchor as text, its source beside it, and the address it makes
+function jsonOf (r) {
+  const name = r.fsinfo.name ?? ''
+  return { ...r, address: r.key.value ? addressOf(r.key.value, name) : null, name, key: r.key.value, keySource: r.key.source }
 }
 
 function report (r) {

@@ -3,6 +3,7 @@ import { UsageError } from 'rotree-client/errors'
 import { pull } from '../../mirror/pull.js'
 import { progressBar, fmtBytes } from '../progress.js'
 import { READER_OPTIONS, positiveInt, treeAddress } from '../common.js'
+import { keyAndName } from '../json.js'
 
 export default {
   usage: 'pull ADDR DIR [--gc] [--keep N]',
@@ -21,16 +22,19 @@ export default {
     if (v.keep !== undefined && !v.gc) throw new UsageError('--keep needs --gc')
     const keep = v.keep === undefined ? 2 : positiveInt(v.keep, 'keep')
     const bar = progressBar({ label: 'pull', stream: io.stderr })
+    const target = await treeAddress(addr, v)
     const r = await pull({
-      ...(await treeAddress(addr, v)), dir, gc: !!v.gc, keep, rehash: !!v.rehash, fsync: !v['no-fsync'],
+      ...target, dir, gc: !!v.gc, keep, rehash: !!v.rehash, fsync: !v['no-fsync'],
       jobs: v.jobs ? positiveInt(v.jobs, 'jobs') : undefined,
       onProgress: p => bar.update(p.done, p.total, `fetched ${fmtBytes(p.fetched)}`),
       warn: m => io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}rotree: warning: ${m}\n`)
     })
     bar.done()
     if (v.json) {
+      // mirrors: those that failed, as every reading command lists them (docs/JSON.md)
       const { fetchedHashes, mirrors, ...rest } = r
-      io.stdout.write(JSON.stringify({ ...rest, mirrors: mirrors.map(({ url, ok, failed, lastError }) => ({ url, ok, failed, lastError })) }, null, 2) + '\n')
+      const faults = mirrors.filter(m => m.failed).map(m => ({ url: m.url, faults: m.failed, code: m.lastError?.code ?? 'ROTREE_INTERNAL', message: m.lastError?.message ?? '' }))
+      io.stdout.write(JSON.stringify({ address: target.address, ...keyAndName(target.address), ...rest, mirrors: faults }, null, 2) + '\n')
       return
     }
     const from = r.previousSeq === null ? 'empty' : r.previousSeq === r.seq ? `seq ${r.seq} (already current)` : `seq ${r.previousSeq}`

@@ -3,6 +3,7 @@ import { UsageError } from 'rotree-client/errors'
 import { mirrorUrl } from 'rotree-client/trust'
 import { push } from '../../builder/push.js'
 import { progressBar } from '../progress.js'
+import { addressOf } from '../json.js'
 
 export default {
   usage: 'push OUT DEST [--url URL] [--rclone-arg ARG]…',
@@ -26,7 +27,8 @@ export default {
     })
     bar.done()
     const address = url && `${url}#${r.key}${r.name ? ':' + r.name : ''}`
-    if (v.json) { io.stdout.write(JSON.stringify({ ...r, dest, address }, null, 2) + '\n'); return }
+    // --json: an address always, <mirror-url> standing for the URL not given (docs/JSON.md)
+    if (v.json) { io.stdout.write(JSON.stringify({ ...r, name: r.name ?? '', dest, address: addressOf(r.key, r.name, url) }, null, 2) + '\n'); return }
     io.stdout.write(`pushed ${out} to ${dest}: seq ${r.seq}, root ${r.root}, ${r.blobs.transferred} blobs uploaded\n`)
     if (address) io.stdout.write(`address: ${address}\n`)
   }

@@ -26,7 +26,8 @@ export default {
     if (v.json && sub !== 'list') throw new UsageError('--json goes with remote list')
     if (sub === 'list') {
       const remotes = await readRemotes(dir)
-      if (v.json) { io.stdout.write(JSON.stringify(remotes, null, 2) + '\n'); return }
+      // --json: a list, each with the same keys (docs/JSON.md); `name` would be a tree's
+      if (v.json) { io.stdout.write(JSON.stringify({ remotes: Object.entries(remotes).map(([remote, r]) => ({ remote, address: r.address, mirrors: r.mirrors, identity: r.identity ?? null })) }, null, 2) + '\n'); return }
       for (const [name, r] of Object.entries(remotes)) {
         io.stdout.write(`${escapeText(name)}\t${escapeText(r.address)}${r.mirrors.map(m => `\n${' '.repeat(name.length)}\t  mirror ${escapeText(m)}`).join('')}${r.identity ? `\n${' '.repeat(name.length)}\t  identity ${escapeText(r.identity)}` : ''}\n`)
       }

@@ -4,6 +4,7 @@ import { readKeyFiles } from '../../builder/keys.js'
 import { resign } from '../../builder/sign.js'
 import { parseDuration } from '../../builder/duration.js'
 import { readPublishedAny } from '../../lib/published/publish.js'
+import { NO_URL, keyAndName } from '../json.js'
 
 export default {
   usage: 'resign OUT --key KEYFILE… [--ttl 7d] [--if-expiring-within 2d]',
@@ -34,14 +35,18 @@ export default {
     } else {
       if (keys.length > 1) throw new UsageError('a format-1 tree is re-signed by its one --key')
       r = await resign(out, keys[0], o)
-      r.address = `${v.url ?? '<mirror-url>'}#${keys[0].publicKey}`
+      r.address = `${v.url ?? NO_URL}#${keys[0].publicKey}`
     }
     // fsinfo.json never outlives its release (or trust document): a longer --ttl is capped, said so
     const asked = Date.now() + ttlMs
     if (!r.skipped && !r.retired && r.expires && Date.parse(r.expires) < asked - 60e3) {
       io.stderr.write(`rotree: warning: --ttl ${v.ttl ?? '7d'} asked for ${new Date(asked).toISOString()}, but fsinfo.json cannot outlive ${r.releaseExpires !== undefined ? `release ${r.releaseSeq} (until ${r.releaseExpires})` : 'what it signs'}: it expires ${r.expires}; publish a new release (rotree build, or rotree sign with the release keys) to go further\n`)
     }
-    if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
+    if (v.json) {
+      const { fragment: _, ...rest } = r // the address ends in it (docs/JSON.md: key and name)
+      io.stdout.write(JSON.stringify({ ...rest, ...keyAndName(r.address) }, null, 2) + '\n')
+      return
+    }
     if (r.skipped) {
       io.stdout.write(`${out} is valid until ${r.expires} (${(r.leftMs / 86400e3).toFixed(1)} days), not within ${v['if-expiring-within']}: nothing re-signed\n`)
       return

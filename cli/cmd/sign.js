@@ -19,6 +19,10 @@ import { signUnsigned, installSigned } from '../../builder/sign.js'
 import { isUnsignedRelease, signOut, signReleaseOffline, installSignedV2 } from '../../builder/release.js'
 import { versionOf } from '../../lib/published/signed-roots.js'
 import { parseDuration } from '../../builder/duration.js'
+import { keyAndName } from '../json.js'
+
+// --json: the result with the tree's key and name (docs/JSON.md); no address where no anchor is known yet
+const json = (io, r) => io.stdout.write(JSON.stringify({ ...r, ...(r.address ? keyAndName(r.address) : { key: null, name: r.name ?? '' }) }, null, 2) + '\n')
 
 export default {
   usage: 'sign (OUT | FILE) [--key KEYFILE]… [--timestamp-key KEYFILE]… [--publish [OUT]] [-o FSINFO]',
@@ -54,7 +58,7 @@ export default {
         out, file: st.isDirectory() ? undefined : target, keys: await readKeys(v.key), timestampKeys: await readKeys(v['timestamp-key']),
         publish: v.publish, ttlMs: ttlMs ?? parseDuration('7d'), fsync: !v['no-fsync'], url: v.url
       })
-      if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
+      if (v.json) { json(io, r); return }
       if (r.unchecked) {
         io.stdout.write(`release ${r.releaseSeq}${r.name ? ` of ${JSON.stringify(r.name)}` : ''}: signed by ${r.added.join(', ') || '(no new key)'} in ${target}; no trust documents beside it, so the signature is counted where the release is published (rotree sign ${target} --publish OUT …)\n`)
         return
@@ -88,7 +92,7 @@ async function signOffline (input, v, ttlMs, io, readKeys) {
   await fs.rename(tmp, v.output)
   const frag = info.name ? `${key}:${info.name}` : key
   const r = { signed: true, seq: info.seq, releaseSeq: info.release.seq, root: info.release.root.hash, expires: info.expires, output: v.output, address: `${v.url ?? '<mirror-url>'}#${frag}` }
-  if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
+  if (v.json) { json(io, r); return }
   io.stdout.write(`signed seq ${r.seq} (release ${r.releaseSeq}), root ${r.private ? '(private)' : r.root}, expires ${r.expires} → ${r.output}\naddress: ${r.address}\n`)
 }
 
@@ -96,7 +100,7 @@ async function installV2 (input, publishTo, v, io) {
   if (publishTo === undefined) throw new UsageError('--publish needs OUT (the folder to publish into) for a signed fsinfo.json')
   if (v['timestamp-key'] || v.ttl) throw new UsageError('this fsinfo.json is signed already: rotree sign FSINFO --publish OUT installs it as it is')
   const r = await installSignedV2(publishTo, input, { fsync: !v['no-fsync'], url: v.url })
-  if (v.json) { io.stdout.write(JSON.stringify({ published: publishTo, ...r }, null, 2) + '\n'); return }
+  if (v.json) { json(io, { published: publishTo, ...r }); return }
   io.stdout.write(r.already ? `${publishTo} already publishes seq ${r.seq}\n` : `published seq ${r.seq} (release ${r.releaseSeq}, root ${r.private ? '(private)' : r.root}, ${r.blobs} blobs checked) in ${publishTo}, expires ${r.expires}\n`)
   io.stdout.write(`address: ${r.address}\n`)
 }
@@ -127,7 +131,7 @@ async function signV1 (file, input, publishTo, v, ttlMs, io, readKeys) {
     const p = await installSigned(publishTo, text, { fsync: !v['no-fsync'] })
     Object.assign(r, { published: publishTo, seq: p.seq, root: p.root, already: p.already, blobs: p.blobs, address: `${v.url ?? '<mirror-url>'}#${p.key}` })
   }
-  if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
+  if (v.json) { json(io, r); return }
   if (r.signed) io.stdout.write(`signed seq ${r.seq}, root ${r.private ? '(private)' : r.root}, expires ${r.expires}${r.output ? ` → ${r.output}` : ''}\n`)
   if (r.published) io.stdout.write(r.already ? `${r.published} already publishes seq ${r.seq}\n` : `published seq ${r.seq} (root ${r.private ? '(private)' : r.root}, ${r.blobs} blobs checked) in ${r.published}\n`)
   io.stdout.write(`address: ${r.address}\n`)

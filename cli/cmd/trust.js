@@ -3,6 +3,7 @@ import { UsageError } from 'rotree-client/errors'
 import { readKeyFiles, readPublicKey } from '../../builder/keys.js'
 import { parseDuration } from '../../builder/duration.js'
 import { READER_OPTIONS } from '../common.js'
+import { keyAndName } from '../json.js'
 
 const SUBS = ['init', 'sign', 'update', 'show', 'retire']
 
@@ -44,7 +45,7 @@ export default {
     let ttlMs
     if (v.ttl !== undefined && !(ttlMs = parseDuration(v.ttl))) throw new UsageError(`--ttl ${v.ttl}: expected a duration such as 365d`)
     const print = (r, lines) => {
-      if (v.json) io.stdout.write(JSON.stringify(r, null, 2) + '\n')
+      if (v.json) io.stdout.write(JSON.stringify({ ...r, ...keyAndName(r.address) }, null, 2) + '\n') // docs/JSON.md: key, name
       else io.stdout.write(lines.filter(l => l !== null).join('\n') + '\n')
     }
     const needLines = status => status.need.map(n => `  ${n.have} of ${n.threshold} needed from the ${n.what}${n.have >= n.threshold ? ' (done)' : ''}`)
@@ -59,7 +60,7 @@ export default {
         timestampThreshold: int(v['timestamp-threshold'], 'timestamp-threshold'), ttlMs, name: v.name, url: v.url, force: v.force
       })
       const address = t.addressOf(r.anchor, v.name ?? '', v.url)
-      return print({ pending: 1, adopting: r.adopting, anchor: r.anchor, roles: r.doc.roles, expires: r.doc.expires, need: r.status.need, address }, [
+      return print({ pending: 1, adopting: r.adopting, roles: r.doc.roles, expires: r.doc.expires, need: r.status.need, address }, [
         `trust document 1 written to ${out}/${t.PENDING_TRUST}, valid until ${r.doc.expires}:`,
         t.describeRoles(r.doc),
         r.adopting ? `${out} publishes a single-key tree: its key ${r.adopting} must sign too, and the address stays the same` : null,
@@ -117,11 +118,12 @@ async function show (target, v, io, t) {
     const { withTree, treeAddress } = await import('../common.js')
     const { address, reader } = await treeAddress(target, v)
     target = address
-    return withTree({ address, reader }, v, async tree => {
+    const faults = []
+    const r = await withTree({ address, reader }, v, async tree => {
       const rec = tree.current
       const info = tree.info
-      const r = { address: target, version: info.version ?? 1, name: info.name ?? '', seq: info.seq, expires: info.expires, releaseSeq: info.releaseSeq, releaseExpires: info.releaseExpires, trustSeq: info.trustSeq ?? null, roles: rec.roles ?? null }
-      if (v.json) { io.stdout.write(JSON.stringify(r, null, 2) + '\n'); return }
+      const r = { address: target, version: info.version ?? 1, name: info.name ?? '', key: info.anchor ?? info.key, seq: info.seq, root: info.root ?? null, expires: info.expires, releaseSeq: info.releaseSeq ?? null, releaseExpires: info.releaseExpires ?? null, trustSeq: info.trustSeq ?? null, roles: rec.roles ?? null }
+      if (v.json) return r
       const lines = [`${target}: format ${r.version}${r.name ? `, tree ${JSON.stringify(r.name)}` : ''}, fsinfo.json seq ${r.seq} until ${r.expires}`]
       if (r.version === 2) {
         lines.push(`  release ${r.releaseSeq} until ${r.releaseExpires}`)
@@ -130,13 +132,15 @@ async function show (target, v, io, t) {
       }
       lines.push(`address: ${target}`)
       io.stdout.write(lines.join('\n') + '\n')
-    })
+    }, { faults })
+    if (v.json) io.stdout.write(JSON.stringify({ ...r, mirrors: faults }, null, 2) + '\n') // docs/JSON.md
+    return
   }
   const { anchor, chain, trust, name, url } = await t.trustInForce(target)
   const pending = await t.readPending(target)
   const address = anchor ? t.addressOf(anchor, name, v.url ?? url) : null
   const r = {
-    anchor, name, trust: trust ? { seq: trust.seq, expires: trust.expires, roles: trust.roles, retired: trust.roles.release.threshold === 0 } : null,
+    key: anchor, name: name ?? '', trust: trust ? { seq: trust.seq, expires: trust.expires, roles: trust.roles, retired: trust.roles.release.threshold === 0 } : null,
     documents: chain.length,
     pending: pending ? { seq: pending.seq, roles: pending.roles, need: t.signingStatus(trust, pending, (await import('rotree-client/trust')).parseFragment(anchor).anchor).need } : null,
     address

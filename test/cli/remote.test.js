@@ -18,7 +18,7 @@ test('remote add, list, remove; NAME:/path for ls, stat, cat, get and gateway', 
   assert.deepEqual((await fs.readdir(env.ROTREE_STATE)).filter(n => n.includes('remotes')), ['remotes.json'], 'no temporary file left')
 
   const list = await rotree(['remote', 'list', '--json'], { env })
-  assert.deepEqual(JSON.parse(list.out), { origin: { address: down, mirrors: [tr.url] } })
+  assert.deepEqual(JSON.parse(list.out), { remotes: [{ remote: 'origin', address: down, mirrors: [tr.url], identity: null }] })
   assert.match((await rotree(['remote', 'list'], { env })).out, /^origin\thttp:\/\/127\.0\.0\.1:9\/#[0-9a-f]{64}\n.*mirror http:\/\/127\.0\.0\.1:\d+\/\n$/)
 
   const ls = await rotree(['ls', 'origin:/docs', '--timeout', '2'], { env })

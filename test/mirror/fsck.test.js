@@ -45,7 +45,7 @@ test('fsck finds exactly the flipped, truncated, swapped and deleted blobs, with
   assert.equal(clean.report.ok, true)
   assert.equal(clean.report.blobs.files, s.refs.size)
   assert.equal(clean.report.blobs.reachable, s.refs.size)
-  assert.equal(clean.report.key.source, 'given')
+  assert.equal(clean.report.keySource, 'given')
 
   const flipped = s.find('data', '/docs/a.txt') // also /copy-of-a.txt
   const truncated = s.find('data', '/img/c.bin')
@@ -89,7 +89,7 @@ test('fsck finds exactly the flipped, truncated, swapped and deleted blobs, with
   const fixed = await fsckJson(s, ['--repair-from', address(srv.url, pub)])
   assert.equal(fixed.code, 0, fixed.stderr)
   assert.equal(fixed.report.ok, true)
-  assert.equal(fixed.report.key.source, 'address')
+  assert.equal(fixed.report.keySource, 'address')
   assert.equal(fixed.report.before.problems, 4)
   assert.deepEqual(fixed.report.repair.repaired.map(x => x.hash).sort(), [flipped, truncated, swapped, deleted].sort())
   assert.deepEqual(fixed.report.repair.unrepaired, [])
