@@ -109,7 +109,7 @@ function checked (doc) { return decodeTrustDoc(encodeTrustDoc(doc)) }
  * Otherwise the address becomes `#t<hash of document 1>`.
  * @param {string} out
  * @param {{ root: string[], rootThreshold?: number, release: string[], releaseThreshold?: number,
- *   timestamp: string[], timestampThreshold?: number, ttlMs?: number, now?: number, name?: string, url?: string, force?: boolean }} o
+ *   timestamp: string[], timestampThreshold?: number, access?: string[], accessThreshold?: number, ttlMs?: number, now?: number, name?: string, url?: string, force?: boolean }} o
  *   url: the mirror URL, remembered in publisher.json for the address lines
  */
 export async function initTrust (out, o) {
@@ -124,7 +124,9 @@ export async function initTrust (out, o) {
       roles: {
         root: role(o.root, o.rootThreshold, 'root'),
         release: role(o.release, o.releaseThreshold, 'release'),
-        timestamp: role(o.timestamp, o.timestampThreshold, 'timestamp')
+        timestamp: role(o.timestamp, o.timestampThreshold, 'timestamp'),
+        // FORMAT.md §12.10: optional; who may sign grants to fetch a gated tree
+        ...(o.access?.length ? { access: role(o.access, o.accessThreshold, 'access') } : {})
       }
     })
     const cur = await readPublishedAny(out)
@@ -152,7 +154,7 @@ export async function updateTrust (out, o) {
     if (!o.force && await readPending(out)) throw new UsageError(`${out}/${PENDING_TRUST} is waiting for signatures (rotree trust sign); give --force to replace it`)
     const now = o.now ?? Date.now()
     const edit = (r, add = [], remove = [], what) => {
-      const keys = new Set(trust.roles[r].keys)
+      const keys = new Set(trust.roles[r]?.keys ?? [])
       for (const k of remove) {
         if (!keys.delete(k)) throw new UsageError(`--remove-${what} ${k}: not a ${r} key of trust document ${trust.seq}`)
       }
@@ -174,6 +176,9 @@ export async function updateTrust (out, o) {
       roles.timestamp = role(tsKeys, keep('timestamp', tsKeys, o.timestampThreshold), 'timestamp')
       if (roles.release.keys.length === 0) throw new UsageError('this leaves no release keys, which retires the tree: use rotree trust retire for that')
     }
+    // the access role (FORMAT.md §12.10) carries over unless changed; removing its last key drops it
+    const accessKeys = trust.roles.access || o.addAccess?.length ? edit('access', o.addAccess, o.removeAccess, 'access') : []
+    if (accessKeys.length > 0) roles.access = role(accessKeys, o.accessThreshold ?? Math.min(trust.roles.access?.threshold ?? 1, accessKeys.length), 'access')
     // FORMAT.md §12.2: each document names the one it follows
     const doc = checked({ seq: trust.seq + 1, prev: trustHash(trust), expires: new Date(now + (o.ttlMs ?? 365 * DAY)).toISOString(), roles })
     await writeJson(path.join(out, PENDING_TRUST), encodeTrustDoc(doc))
@@ -251,7 +256,38 @@ export async function signTrust (out, keys, { fsync = true } = {}) {
   })
 }
 
-/** The roles of a decoded document as text lines, for `trust show` and the commands' reports. */
-export function describeRoles (doc) {
-  return ROLES.map(r => `  ${r.padEnd(9)} ${doc.roles[r].threshold} of ${doc.roles[r].keys.length}${doc.roles[r].keys.map(k => `\n    ${k}`).join('')}`).join('\n')
+/**
+ * The roles of a decoded document as text lines, for `trust show` and the
+ * commands' reports: each role's threshold, then each of its keys by a short
+ * id, the roles that key holds, and whether it is the key in the address
+ * (`addressKey`: the anchor when it is a key, FORMAT.md §12.5). The signed
+ * format carries no label for a key (FORMAT.md §12.2); --json gives each
+ * whole.
+ * @param {{ roles: Record<string, { threshold: number, keys: string[] }> }} doc
+ * @param {{ addressKey?: string|null }} [o]
+ */
+export function describeRoles (doc, { addressKey = null } = {}) {
+  const holds = new Map() // key → the roles it holds, in ROLES order
+  for (const r of ROLES) for (const k of doc.roles[r].keys) holds.set(k, [...(holds.get(k) ?? []), r])
+  const id = shortIds([...holds.keys(), ...(addressKey ? [addressKey] : [])])
+  const line = k => `    ${id(k)}  ${holds.get(k).join(', ')}${k === addressKey ? '; the address key' : ''}`
+  const lines = ROLES.map(r => [`  ${r.padEnd(9)} ${doc.roles[r].threshold} of ${doc.roles[r].keys.length}`, ...doc.roles[r].keys.map(line)].join('\n'))
+  // a tree that adopted roles (FORMAT.md §12.5): its address key may hold none of them
+  if (addressKey && !holds.has(addressKey)) lines.push(`  the address key ${id(addressKey)} holds no role`)
+  return lines.join('\n')
 }
+
+/**
+ * Short ids for hex keys: the first 16 digits (as an OpenPGP long key id), or
+ * as many more as it takes to tell apart keys that share them.
+ * @param {string[]} keys @returns {(key: string) => string}
+ */
+export function shortIds (keys) {
+  const distinct = [...new Set(keys)]
+  let n = 16
+  while (n < 64 && new Set(distinct.map(k => k.slice(0, n))).size < distinct.length) n++
+  return k => k.slice(0, n)
+}
+
+/** The key an address fragment's anchor names, or null for a trust-hash anchor (`t…`). */
+export function addressKeyOf (anchor) { return /^[0-9a-f]{64}$/.test(anchor ?? '') ? anchor : null }
