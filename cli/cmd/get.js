@@ -5,6 +5,7 @@ import { getPath, DEFAULT_MAX_ENTRIES } from '../download.js'
 import { progressBar, fmtBytes } from '../progress.js'
 import { READER_OPTIONS, MANY_REQUESTS, withTree, treeTarget, positiveInt, stateDirOf, writeFile } from '../common.js'
 import { escapeText } from '../escape.js'
+import { printJson, treeFields } from '../json.js'
 import { unsafeWhy } from '../get-names.js'
 import { extraPaths } from '../get-dry-run.js'
 
@@ -25,11 +26,13 @@ export default {
     'max-bytes': { type: 'string', arg: 'SIZE', help: 'refuse a tree whose files hold more than SIZE bytes (e.g. 500M, 20G; default: the free space)' },
     'rewrite-links': { type: 'boolean', help: 'write an absolute symlink target (the tree root) that names a path inside the download as a relative one' },
     'strict-links': { type: 'boolean', help: 'refuse the download (ROTREE_BAD_PATH) if a symlink\'s target would leave DEST; by default such a link is skipped, named on stderr, and the rest written (links inside DEST are kept)' },
-    'skip-unsafe-links': { type: 'boolean', help: 'the default: skip symlinks whose target would leave DEST (kept for older scripts)' }
+    'skip-unsafe-links': { type: 'boolean', help: 'the default: skip symlinks whose target would leave DEST (kept for older scripts)' },
+    json: { type: 'boolean', help: 'at the end, print one JSON object: what was written, skipped and deleted, and the tree (docs/JSON.md)' }
   },
   async run ([addr, arg], v, io) {
     const target = await treeTarget(addr, arg, v, { path: 'required' })
     const p = target.path
+    if (v.json && (v.output === '-' || v['dry-run'])) throw new UsageError(`--json goes with a download to DEST, not with ${v.output === '-' ? '-o -' : '--dry-run'}`)
     if (v.output === '-') {
       if (v.delete || v.checksum || v['dry-run']) throw new UsageError('-o - writes one file to stdout: --delete, --dry-run and --checksum do not apply')
       return withTree(target, v, tree => writeFile(tree, p, io.stdout))
@@ -58,8 +61,9 @@ export default {
     }
     process.on('SIGINT', stop); process.on('SIGTERM', stop)
     target.reader = { ...MANY_REQUESTS, ...target.reader }
+    const faults = []
     try {
-      await withTree(target, v, async tree => {
+      const out = await withTree(target, v, async tree => {
         const bar = progressBar({ label: 'get', stream: io.stderr })
         const clear = io.stderr.isTTY ? '\r\x1b[K' : ''
         let skipped = 0; let deleted = 0
@@ -83,7 +87,9 @@ export default {
           r.deleted ? `${r.deleted} deleted` : ''
         ].filter(Boolean).map(s => ', ' + s).join('')
         io.stderr.write(`got ${escapeText(dest)}: ${r.files} files, ${r.dirs} dirs, ${r.symlinks} symlinks${extra}, ${fmtBytes(r.bytes)} verified; ${st.requests} requests, seq ${tree.info.seq}\n`)
-      })
+        return { path: p, dest, ...r, requests: st.requests, ...treeFields(tree.info, target.address) }
+      }, { faults })
+      if (v.json) printJson(io, { ...out, mirrors: faults })
     } finally {
       process.off('SIGINT', stop); process.off('SIGTERM', stop)
     }
