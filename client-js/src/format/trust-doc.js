@@ -12,7 +12,8 @@
 //     "roles": {
 //       "root":      { "threshold": 2, "keys": [<hex>, <hex>, <hex>] },
 //       "release":   { "threshold": 2, "keys": [<hex>, <hex>] },
-//       "timestamp": { "threshold": 1, "keys": [<hex>] }
+//       "timestamp": { "threshold": 1, "keys": [<hex>] },
+//       "access":    { "threshold": 1, "keys": [<hex>] }     optional (FORMAT.md §12.10)
 //     },
 //     "signatures": [ { "key": <hex>, "sig": <hex> }, … ]
 //   }
@@ -32,6 +33,7 @@
 //   "root "      <threshold> (" " <key>)*           LF
 //   "release "   <threshold> (" " <key>)*           LF
 //   "timestamp " <threshold> (" " <key>)*           LF
+//   "access "    <threshold> (" " <key>)*           LF   only when the role is there
 //
 // The anchor of an address that certifies a k-of-n root from the start
 // ("#t<64 hex>", FORMAT.md §12.5) is the SHA-256 of document 1's message.
@@ -44,13 +46,16 @@ const fail = message => { throw new BadFormatError(message) }
 export const TRUST_TYPE = 'rotree-trust'
 export const MAX_TRUST_DOC = 64 * 1024
 export const ROLES = ['root', 'release', 'timestamp']
+/** Roles a document may leave out: without `access`, its message is exactly what it was before the role existed. */
+export const OPTIONAL_ROLES = ['access']
 
 const MEMBERS = ['type', 'version', 'seq', 'prev', 'expires', 'roles', 'signatures']
 
 /** The exact bytes each root key signs. */
 export function trustMessage ({ seq, prev, expires, roles }) {
   const line = r => `${r} ${roles[r].threshold}${roles[r].keys.map(k => ' ' + k).join('')}\n`
-  return utf8.encode(`rotree-trust-v2\nseq ${dec(seq)}\nprev ${prev ?? '-'}\nexpires ${expires}\n${ROLES.map(line).join('')}`)
+  const names = roles.access ? [...ROLES, 'access'] : ROLES
+  return utf8.encode(`rotree-trust-v2\nseq ${dec(seq)}\nprev ${prev ?? '-'}\nexpires ${expires}\n${names.map(line).join('')}`)
 }
 
 /**
@@ -70,9 +75,9 @@ export function decodeTrustDoc (input) {
     ? (j.prev === null ? null : fail('trust document 1: prev is not null'))
     : hex64(j.prev, `trust document ${seq}: prev`)
   const expiresMs = isoTime(j.expires, 'trust document: expires')
-  object(j.roles, 'trust document: roles', ROLES)
+  object(j.roles, 'trust document: roles', [...ROLES, ...OPTIONAL_ROLES])
   const roles = {}
-  for (const r of ROLES) {
+  for (const r of [...ROLES, ...OPTIONAL_ROLES.filter(o => j.roles[o] !== undefined)]) {
     const v = object(j.roles[r], `trust document: roles.${r}`, ['threshold', 'keys'])
     const keys = keyList(v.keys, `trust document: roles.${r}.keys`)
     // FORMAT.md §12.2: only the release role may be empty (a retired family)
@@ -90,6 +95,6 @@ export function decodeTrustDoc (input) {
 /** The JSON text of a trust document (with whatever signatures it has so far). */
 export function encodeTrustDoc ({ seq, prev = null, expires, roles, signatures = [] }) {
   const r = {}
-  for (const name of ROLES) r[name] = { threshold: roles[name].threshold, keys: [...roles[name].keys].sort() }
+  for (const name of [...ROLES, ...OPTIONAL_ROLES.filter(o => roles[o])]) r[name] = { threshold: roles[name].threshold, keys: [...roles[name].keys].sort() }
   return jsonText({ type: TRUST_TYPE, version: 2, seq, prev, expires, roles: r, signatures })
 }
