@@ -2,7 +2,7 @@
 // { usage, summary, positionals: [min, max], options, run(positionals, values, io) };
 // only the module of the command being run is loaded.
 export const COMMAND_NAMES = [
-  'keygen', 'trust', 'build', 'access', 'sign', 'resign', 'gc', 'serve', 'nginx-config',
+  'keygen', 'trust', 'build', 'access', 'grant', 'sign', 'resign', 'gc', 'serve', 'nginx-config',
   'ls', 'stat', 'cat', 'get', 'log', 'diff', 'gateway', 'pull', 'fsck', 'push', 'remote', 'caddy-config', 'varnish-config'
 ]
 

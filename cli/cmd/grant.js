@@ -1,0 +1,105 @@
+// rotree grant: issue, delegate and show grants (docs/FORMAT.md §12.10), and
+// write the secret a gated edge mints its tokens with (§12.11).
+import fs from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { UsageError, BadKeyError, BadPathError } from 'rotree-client/errors'
+import { parseFragment } from 'rotree-client/trust'
+import { decodeGrant, encodeGrant, unsignedGrant, signGrant, verifyGrant, accessRoleOf, grantHash } from 'rotree-client/grant'
+import { readKeyFiles, readPublicKey } from '../../builder/keys.js'
+import { parseDuration } from '../../builder/duration.js'
+
+const SUBS = ['issue', 'delegate', 'show', 'secret']
+
+export default {
+  usage: 'grant issue OUT --to KEY.pub --ttl 30d --key KEYFILE -o GRANT | grant delegate GRANT --grant-key KEYFILE --to KEY.pub --ttl 1d -o GRANT2 | grant show GRANT [--json] | grant secret FILE',
+  summary: 'who may fetch a gated tree: sign a grant with the access key, delegate one, show one; write an edge\'s token secret (docs/FORMAT.md §12.10–12.11)',
+  positionals: [2, 2],
+  options: {
+    to: { type: 'string', arg: 'KEY.pub', help: 'issue, delegate: the holder\'s public key (64 hex, a file holding it, or its secret key file)' },
+    ttl: { type: 'string', arg: 'DURATION', help: 'issue, delegate: how long the grant is valid (issue: default 30d; delegate: default 1d, never past the parent)' },
+    key: { type: 'string', multiple: true, arg: 'KEYFILE', help: 'issue: an access key (repeatable: the access role\'s threshold of them)' },
+    'grant-key': { type: 'string', arg: 'KEYFILE', help: 'delegate: the secret key of the grant\'s holder' },
+    tree: { type: 'string', arg: 'NAME', help: 'issue: the tree name (default: the one OUT publishes)' },
+    output: { type: 'string', short: 'o', arg: 'FILE', help: 'issue, delegate: where to write the grant' },
+    json: { type: 'boolean', help: 'show: print the grant\'s chain as JSON' }
+  },
+  async run ([sub, target], v, io) {
+    if (!SUBS.includes(sub)) throw new UsageError(`grant ${sub}: expected one of ${SUBS.join(', ')}`)
+    if (sub === 'show') return show(target, v, io)
+    if (sub === 'secret') return writeSecret(target, io)
+    if (!v.to) throw new UsageError(`grant ${sub} needs --to KEY.pub (the holder's public key)`)
+    if (!v.output) throw new UsageError(`grant ${sub} needs -o FILE (where to write the grant)`)
+    const ttlMs = parseDuration(v.ttl ?? (sub === 'issue' ? '30d' : '1d'))
+    if (!ttlMs) throw new UsageError(`--ttl ${v.ttl}: expected a duration such as 10m, 12h, 30d`)
+    const holder = await readPublicKey(v.to, '--to')
+    const warn = m => io.stderr.write(`rotree: warning: ${m}\n`)
+    const now = Date.now()
+    const g = sub === 'issue' ? await issue(target, { holder, ttlMs, now, v, warn }) : await delegate(target, { holder, ttlMs, now, v, warn, io })
+    await fs.writeFile(v.output, encodeGrant(g), { flag: 'wx', mode: 0o644 }).catch(err => {
+      if (err.code === 'EEXIST') throw new BadPathError(`${v.output} exists and is kept: a grant is never overwritten`, { details: { path: v.output } })
+      throw err
+    })
+    io.stdout.write(`wrote ${v.output}: ${holder} may fetch ${g.anchor}${g.name ? ':' + g.name : ''} until ${g.expires}${g.parent ? ` (delegated from ${g.parent.holder})` : ''}\n`)
+  }
+}
+
+async function issue (out, { holder, ttlMs, now, v, warn }) {
+  if (!v.key?.length) throw new UsageError('grant issue needs --key KEYFILE (an access key; a single-key tree\'s own key)')
+  if (v['grant-key']) throw new UsageError('--grant-key goes with grant delegate')
+  const { trustInForce } = await import('../../builder/trust-publish.js')
+  const f = await trustInForce(out)
+  const anchor = f.anchor
+  if (anchor === null) throw new UsageError(`${out} publishes no tree yet: build or sign it first`)
+  const name = v.tree ?? f.name
+  const access = accessRoleOf(f.trust, parseFragment(anchor).anchor)
+  if (access === null) throw new UsageError(`trust document ${f.trust.seq} of ${out} has no access role: add one (rotree trust update OUT --add-access KEY) before granting`)
+  const keys = await readKeyFiles(v.key, warn)
+  for (const k of keys) if (!access.keys.includes(k.publicKey)) throw new BadKeyError(`key ${k.publicKey} is not in the access role of ${out}: its signature would count for nothing`)
+  const g = signGrant(unsignedGrant({ anchor, name, holder, issued: new Date(now).toISOString(), expires: new Date(now + ttlMs).toISOString() }), keys.map(k => k.secretKey))
+  verifyGrant(g, { anchor, name, access, now }) // the edge's own rule, the only judge (a threshold not met is said here)
+  return g
+}
+
+async function delegate (file, { holder, ttlMs, now, v, warn, io }) {
+  if (!v['grant-key']) throw new UsageError('grant delegate needs --grant-key KEYFILE (the secret key of the grant\'s holder)')
+  if (v.key?.length || v.tree) throw new UsageError('--key and --tree go with grant issue')
+  const parent = decodeGrant(await fs.readFile(file))
+  const [k] = await readKeyFiles([v['grant-key']], warn)
+  if (k.publicKey !== parent.holder) throw new BadKeyError(`--grant-key ${v['grant-key']} is not the holder of ${file} (${parent.holder})`)
+  let expiresMs = now + ttlMs
+  if (expiresMs > parent.expiresMs) {
+    io.stderr.write(`rotree: note: --ttl capped: a delegation expires no later than its parent (${parent.expires})\n`)
+    expiresMs = parent.expiresMs
+  }
+  if (expiresMs <= now) throw new UsageError(`${file} expired at ${parent.expires}: there is nothing left to delegate`)
+  return signGrant(unsignedGrant({ anchor: parent.anchor, name: parent.name, holder, scope: parent.scope, issued: new Date(now).toISOString(), expires: new Date(expiresMs).toISOString(), parent }), [k.secretKey])
+}
+
+async function show (file, v, io) {
+  const g = decodeGrant(await fs.readFile(file))
+  const chain = []
+  for (let c = g; c; c = c.parent) chain.unshift(c)
+  const levels = chain.map((c, i) => ({
+    holder: c.holder, scope: c.scope, issued: c.issued, expires: c.expires, hash: grantHash(c),
+    signedBy: i === 0 ? c.signatures.map(s => s.key) : [chain[i - 1].holder]
+  }))
+  const effective = chain.reduce((a, c) => c.expiresMs < a.expiresMs ? c : a)
+  const tree = `${g.anchor}${g.name ? ':' + g.name : ''}`
+  if (v.json) {
+    io.stdout.write(JSON.stringify({ tree, anchor: g.anchor, name: g.name, holder: g.holder, scope: g.scope, expires: effective.expires, delegations: chain.length - 1, chain: levels }, null, 2) + '\n')
+    return
+  }
+  const lines = [`grant for tree #${tree}`, `  holder  ${g.holder}`, `  scope   ${g.scope}`, `  expires ${effective.expires}${Date.parse(effective.expires) <= Date.now() ? ' (expired)' : ''}`]
+  levels.forEach((l, i) => lines.push(`  ${i === 0 ? 'issued' : `delegation ${i}`} ${l.issued} to ${l.holder.slice(0, 16)}…, until ${l.expires}, signed by ${l.signedBy.map(k => k.slice(0, 16) + '…').join(', ')}`))
+  lines.push('  (signatures are checked by the edge that serves the tree, against its access role)')
+  io.stdout.write(lines.join('\n') + '\n')
+}
+
+/** 32 random bytes, hex, mode 0600: the secret an edge mints and checks tokens with (FORMAT.md §12.11). */
+async function writeSecret (file, io) {
+  await fs.writeFile(file, randomBytes(32).toString('hex') + '\n', { flag: 'wx', mode: 0o600 }).catch(err => {
+    if (err.code === 'EEXIST') throw new BadPathError(`${file} exists and is kept (a secret is never overwritten)`, { details: { path: file } })
+    throw err
+  })
+  io.stdout.write(`wrote an edge token secret to ${file} (mode 0600): give it to rotree serve --grants and rotree nginx-config --gated, nobody else\n`)
+}
