@@ -62,7 +62,7 @@ export default {
       const address = t.addressOf(r.anchor, v.name ?? '', v.url)
       return print({ pending: 1, adopting: r.adopting, roles: r.doc.roles, expires: r.doc.expires, need: r.status.need, address }, [
         `trust document 1 written to ${out}/${t.PENDING_TRUST}, valid until ${r.doc.expires}:`,
-        t.describeRoles(r.doc),
+        t.describeRoles(r.doc, { addressKey: t.addressKeyOf(r.anchor) }),
         r.adopting ? `${out} publishes a single-key tree: its key ${r.adopting} must sign too, and the address stays the same` : null,
         'it needs signatures before it is published (rotree trust sign OUT --key ROOTKEY):',
         ...needLines(r.status),
@@ -85,7 +85,7 @@ export default {
       const address = t.addressOf(r.anchor, f.name, v.url ?? f.url)
       return print({ pending: r.doc.seq, retire: sub === 'retire', roles: r.doc.roles, expires: r.doc.expires, need: r.status.need, address }, [
         `trust document ${r.doc.seq}${sub === 'retire' ? ' (it RETIRES the tree: readers refuse it from then on)' : ''} written to ${out}/${t.PENDING_TRUST}, valid until ${r.doc.expires}:`,
-        t.describeRoles(r.doc),
+        t.describeRoles(r.doc, { addressKey: t.addressKeyOf(r.anchor) }),
         'it needs signatures before it is published (rotree trust sign OUT --key ROOTKEY):',
         ...needLines(r.status),
         `address: ${address}`
@@ -128,7 +128,7 @@ async function show (target, v, io, t) {
       if (r.version === 2) {
         lines.push(`  release ${r.releaseSeq} until ${r.releaseExpires}`)
         lines.push(r.trustSeq ? `  trust document ${r.trustSeq}:` : '  no trust document: the address key holds every role')
-        if (r.roles) lines.push(t.describeRoles({ roles: r.roles }))
+        if (r.roles) lines.push(t.describeRoles({ roles: r.roles }, { addressKey: t.addressKeyOf(r.key) }))
       }
       lines.push(`address: ${target}`)
       io.stdout.write(lines.join('\n') + '\n')
@@ -149,13 +149,13 @@ async function show (target, v, io, t) {
   const lines = []
   if (trust) {
     lines.push(`${target}: trust document ${trust.seq} of ${chain.length}, valid until ${trust.expires}${r.trust.retired ? ' — RETIRED' : ''}:`)
-    lines.push(t.describeRoles(trust))
+    lines.push(t.describeRoles(trust, { addressKey: t.addressKeyOf(anchor) }))
   } else {
     lines.push(`${target}: no trust document published${anchor ? `; the key ${anchor} holds every role` : ''}`)
   }
   if (pending) {
     lines.push(`pending: trust document ${pending.seq}, collecting signatures:`)
-    lines.push(t.describeRoles(pending))
+    lines.push(t.describeRoles(pending, { addressKey: t.addressKeyOf(anchor) }))
     for (const n of r.pending.need) lines.push(`  ${n.have} of ${n.threshold} needed from the ${n.what}`)
   }
   if (address) lines.push(`address: ${address}`)
