@@ -141,7 +141,7 @@ async function watchLoop (opts, out, v, io) {
 function jsonOf (r, v) {
   const { publicKey, address: a, name: _, ...rest } = r
   const address = a ?? `${v.url ?? NO_URL}#${publicKey}` // format 1: the key is the address
-  return { address, ...keyAndName(address), ...rest }
+  return { address, ...keyAndName(address), private: false, epoch: null, readers: null, ...rest } // one shape, private or not
 }
 
 /** A build stopped by one entry it cannot publish: say that --skip-bad would leave such entries out. */

@@ -34,7 +34,7 @@ export default {
       // mirrors: those that failed, as every reading command lists them (docs/JSON.md)
       const { fetchedHashes, mirrors, ...rest } = r
       const faults = mirrors.filter(m => m.failed).map(m => ({ url: m.url, faults: m.failed, code: m.lastError?.code ?? 'ROTREE_INTERNAL', message: m.lastError?.message ?? '' }))
-      io.stdout.write(JSON.stringify({ address: target.address, ...keyAndName(target.address), ...rest, mirrors: faults }, null, 2) + '\n')
+      io.stdout.write(JSON.stringify({ address: target.address, ...keyAndName(target.address), ...rest, log: rest.log ?? null, mirrors: faults }, null, 2) + '\n')
       return
     }
     const from = r.previousSeq === null ? 'empty' : r.previousSeq === r.seq ? `seq ${r.seq} (already current)` : `seq ${r.previousSeq}`
