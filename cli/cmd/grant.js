@@ -7,6 +7,7 @@ import { parseFragment } from 'rotree-client/trust'
 import { decodeGrant, encodeGrant, unsignedGrant, signGrant, verifyGrant, accessRoleOf, grantHash } from 'rotree-client/grant'
 import { readKeyFiles, readPublicKey } from '../../builder/keys.js'
 import { parseDuration } from '../../builder/duration.js'
+import { addressOf } from '../json.js'
 
 const SUBS = ['issue', 'delegate', 'show', 'secret']
 
@@ -86,7 +87,8 @@ async function show (file, v, io) {
   const effective = chain.reduce((a, c) => c.expiresMs < a.expiresMs ? c : a)
   const tree = `${g.anchor}${g.name ? ':' + g.name : ''}`
   if (v.json) {
-    io.stdout.write(JSON.stringify({ tree, anchor: g.anchor, name: g.name, holder: g.holder, scope: g.scope, expires: effective.expires, delegations: chain.length - 1, chain: levels }, null, 2) + '\n')
+    // the tree as every --json names it (docs/JSON.md): a grant knows no mirror, so <mirror-url> stands for it
+    io.stdout.write(JSON.stringify({ address: addressOf(g.anchor, g.name), key: g.anchor, name: g.name ?? '', holder: g.holder, scope: g.scope, expires: effective.expires, delegations: chain.length - 1, chain: levels }, null, 2) + '\n')
     return
   }
   const lines = [`grant for tree #${tree}`, `  holder  ${g.holder}`, `  scope   ${g.scope}`, `  expires ${effective.expires}${Date.parse(effective.expires) <= Date.now() ? ' (expired)' : ''}`]

@@ -176,6 +176,12 @@ test('every command\'s --json has the shape docs/JSON.md gives it', { timeout: 6
   await one('trust-show', 'trust', 'show', tout, '--json')
   await one('trust-update', 'trust', 'update', tout, '--timestamp', keys.release, '--json')
 
+  // a grant of the tree's access role (a single-key tree's key holds it)
+  const holder = (await run('keygen', path.join(dir, 'holder.key'))).trim()
+  await run('grant', 'issue', out, '--to', holder, '--ttl', '30d', '--key', key, '-o', path.join(dir, 'grant.json'))
+  const grant = await one('grant-show', 'grant', 'show', path.join(dir, 'grant.json'), '--json')
+  assert.deepEqual([grant.key, grant.name, grant.holder], [first.key, 'demo', holder])
+
   const unchecked = [...docs.keys()].filter(id => !checked.has(id) && !(id === 'push' && !haveRclone))
   assert.deepEqual(unchecked, [], 'every example in docs/JSON.md is checked against a real command')
 })
@@ -208,5 +214,15 @@ test('a mirror that served bad bytes is in the mirrors of cat --json and get --j
     const f = j.mirrors.find(m => m.url === liar.match[1].slice(0, liar.match[1].indexOf('#')))
     assert.ok(f && f.faults > 0 && f.code === 'ROTREE_HASH_MISMATCH', `${id}: ${JSON.stringify(j.mirrors)}`)
     assert.match(r.err, /warning: mirror .* failed/, 'stderr says so too')
+  }
+})
+
+test('every command with a --json option has its section in docs/JSON.md', async () => {
+  const { COMMAND_NAMES, loadCommand } = await import('../../cli/commands.js')
+  const text = await fs.readFile(DOC, 'utf8')
+  const headed = new Set([...text.matchAll(/^### `rotree ([a-z-]+)/gm)].map(m => m[1]))
+  for (const name of COMMAND_NAMES) {
+    const cmd = await loadCommand(name)
+    if (cmd?.options?.json) assert.ok(headed.has(name), `rotree ${name} takes --json: docs/JSON.md needs a section for it`)
   }
 })
