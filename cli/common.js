@@ -2,11 +2,12 @@
 // NAME:PATH into a tree, opening it, formatting.
 import fs from 'node:fs'
 import { once } from 'node:events'
-import { openTree } from 'rotree-client'
+// parseIdentities from the main entry, not rotree-client/access: that one
+// loads the publisher's keyring sealing (age-encryption, ML-KEM) too
+import { openTree, parseIdentities } from 'rotree-client'
 import { openHistoric } from 'rotree-client/tree'
 import { UsageError } from 'rotree-client/errors'
 import { defaultStateDir } from 'rotree-client/trust'
-import { parseIdentities } from 'rotree-client/access'
 import { readRemotes, splitRemoteRef, NAME_RE } from './remotes.js'
 import { expiryWarning } from './expiry.js'
 import { escapeText } from './escape.js'
