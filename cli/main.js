@@ -1,7 +1,8 @@
 // The `rotree` command line. Exit status: 0 on success, 2 on usage errors
 // (one line saying what is wrong and one naming the command's --help), 130
 // when interrupted (SIGINT), 1 on any other failure, which prints one line
-// `rotree: CODE: message` (a stack trace only with --debug). Everything
+// `rotree: CODE: message` (a stack trace only with --debug); with --json
+// the failure is also one JSON object on stdout (docs/JSON.md). Everything
 // printed for a human is escaped (cli/escape.js): messages carry names a
 // hostile publisher chose.
 import { parseArgs } from 'node:util'

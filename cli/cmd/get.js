@@ -12,7 +12,7 @@ import { extraPaths } from '../get-dry-run.js'
 const SHOWN = 10 // skipped symlinks and deletions named one per line; the rest are counted
 
 export default {
-  usage: 'get ADDR PATH [-o DEST|-] [--delete [--dry-run]] [--checksum] [--strict-links]',
+  usage: 'get ADDR PATH [-o DEST|-] [--delete [--dry-run]] [--checksum] [--strict-links] [--json]',
   summary: 'verified download of a file, or of a directory recursively; a rerun syncs and resumes',
   positionals: [1, 2],
   options: {
