@@ -75,6 +75,12 @@ test('note: open verifies known keys and keeps the others unverified, as Go does
   // a verifier key made here signs and opens its own notes
   const mine = signerOf('example.com/log', { secretKey: '11'.repeat(32), publicKey: publicKeyOf('11'.repeat(32)) })
   const v = parseVerifierKey(encodeVerifierKey('example.com/log', publicKeyOf('11'.repeat(32))))
+  // a key whose base64 holds a + (Go cuts the text at the first two only)
+  for (let i = 0; i < 64; i++) {
+    const sk = i.toString(16).padStart(2, '0').repeat(32)
+    const vk = encodeVerifierKey('k', publicKeyOf(sk))
+    assert.equal(parseVerifierKey(vk).publicKey, publicKeyOf(sk))
+  }
   assert.equal(openNote(signNote('hi\n', [mine]), [v]).sigs.length, 1)
 })
 

@@ -76,9 +76,10 @@ export function encodeVerifierKey (name, publicKey) {
  * hex), verify(message, signature) }. Throws TlogError for anything malformed.
  */
 export function parseVerifierKey (vkey) {
-  const [name, id16, key64, ...more] = String(vkey).split('+')
-  const key = key64 === undefined ? null : decodeBase64(key64)
-  if (more.length || !/^[0-9a-f]{8}$/.test(id16 ?? '') || key === null || key.length === 0 || !isValidKeyName(name)) throw new TlogError('malformed verifier id')
+  // as Go's strings.Cut, twice: the base64 key may hold a + itself
+  const [name, id16, ...rest] = String(vkey).split('+')
+  const key = rest.length ? decodeBase64(rest.join('+')) : null
+  if (!/^[0-9a-f]{8}$/.test(id16 ?? '') || key === null || key.length === 0 || !isValidKeyName(name)) throw new TlogError('malformed verifier id')
   const id = parseInt(id16, 16)
   if (id !== keyHash(name, key)) throw new TlogError('invalid verifier hash')
   if (key[0] !== ALG_ED25519) throw new TlogError('unknown verifier algorithm')
