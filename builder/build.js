@@ -205,7 +205,7 @@ async function publishRoot ({ out, key, timestampKeys, ttlMs, releaseTtlMs, now,
   if (unsigned) {
     await writeUnsignedFile(out, encodeUnsigned(fields), fsync)
   } else {
-    await publishFsinfo(out, signFields(fields, key.secretKey), fsync)
+    await publishFsinfo(out, signFields(fields, key.secretKey), fsync, { keys: [key] })
     await removeUnsigned(out) // a pending offline-signed root is older than this one
   }
   return { seq, expires: fields.expires }

@@ -180,7 +180,7 @@ export async function publishRelease (out, { release, signers, timestampKeys, tt
   const priv = release.root.private === undefined ? null : await privateAccess(out, release, fsync)
   const text = signFsinfoV2({ release, trust, name, seq, now, ttlMs, timestampKeys, roles, access: priv?.access })
   const { info, blobs } = await checkPublishable(out, text, { anchor, name, trust, now, present, epochKey: priv?.epochKey })
-  await publishFsinfo(out, text, fsync)
+  await publishFsinfo(out, text, fsync, { keys: timestampKeys })
   return { seq, releaseSeq: release.seq, ...rootOut(release.root), expires: info.expires, releaseExpires: release.expires, trustSeq: trust?.seq ?? null, blobs, address: addressOf(anchor, name, url), fragment: fragment(anchor, name) }
 }
 
@@ -399,7 +399,7 @@ async function announceRetirement (out, cur, signers, keys, { ttlMs, now, fsync,
   } catch (err) {
     if (err.code !== 'ROTREE_RETIRED') throw err
   }
-  await publishFsinfo(out, text, fsync)
+  await publishFsinfo(out, text, fsync, { keys: timestampKeys })
   return { skipped: false, retired: true, previousSeq: cur.seq, seq, trustSeq: trust.seq, ...rootOut(cur.release.root), expires: new Date(Math.min(now + ttlMs, Date.parse(release.expires))).toISOString(), address: addressOf(anchor, cur.name, url ?? signers.url) }
 }
 

@@ -138,7 +138,7 @@ export async function resign (out, key, { ttlMs, now = Date.now(), fsync = true,
     }
     const { seq } = await nextSeq(out, now)
     const fields = { ...fieldsOf(cur), seq, issued: iso(now), expires: iso(now + ttlMs) }
-    await publishFsinfo(out, signFields(fields, key.secretKey), fsync)
+    await publishFsinfo(out, signFields(fields, key.secretKey), fsync, { keys: [key] })
     return { skipped: false, seq, previousSeq: cur.seq, root: cur.root.hash, issued: fields.issued, expires: fields.expires }
   })
 }

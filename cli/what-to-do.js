@@ -19,6 +19,7 @@ export const WHAT_TO_DO = Object.freeze({
   ROTREE_NOT_YET_VALID: 'Check this computer\'s clock: the tree says it was signed later than now.',
   ROTREE_ROLLBACK: 'The mirror is behind what this reader saw before: use another mirror, or wait for it to catch up.',
   ROTREE_FORK: 'Two different trees were signed with one sequence number: tell the publisher (a key may be stolen) and trust neither.',
+  ROTREE_SPLIT_VIEW: 'The tree\'s log shows two different roots under one sequence number: tell the publisher (a key may be stolen), keep the audit output, and trust neither root.',
   ROTREE_THRESHOLD: 'Too few valid signatures: check the address; if it is right, the mirror serves a forged document, or the publisher has not finished signing (rotree sign).',
   ROTREE_WRONG_NAME: 'Check the tree name after the key in the address (#<key>:<name>).',
   ROTREE_RETIRED: 'The publisher retired this tree: ask them for its new address.',

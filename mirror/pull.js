@@ -15,6 +15,8 @@
 //      document fsinfo.json names, each accepted from the anchor on
 //      (trust/roles.js acceptTrustStep), so a reader of DIR walks it from 1
 //      (FORMAT.md §12.2: a mirror serves every document of the chain);
+//   3c. log/, the tree's transparency log, copied whole once it checks
+//      (copy-log.js; FORMAT.md §13);
 //   4. make the blobs and trust documents durable, record the new
 //      fsinfo.json in DIR/history/<seq>.json and rename it in LAST
 //      (lib/published/publish.js, as a build does);
@@ -31,6 +33,7 @@ import { ForkError, WrongKeyError } from 'rotree-client/errors'
 import { advanceState, walkChain, firstTrustSource, mirrorTrustSource, checkNamedTrust } from 'rotree-client/trust'
 import { BlobStore, publishFsinfo, writeHistory, isHistoryConflict, cleanHistoryTemps, withDirLock, pidAlive, syncDir } from '../lib/published/index.js'
 import { writeDurable } from '../lib/published/history.js'
+import { copyLog } from './copy-log.js'
 import { readFsinfoFile } from '../lib/published/publish.js'
 import { decodeRoot, readTrustChain, rootContext, verifyRoot, folderTrustSource, TRUST_DIR } from '../lib/published/signed-roots.js'
 import { TreeCopy } from './copy-tree.js'
@@ -73,6 +76,7 @@ export async function pull (o) {
       })
       const { reachable, walked } = await copy.run(info.root)
       if (info.version === 2) r.trust = await copyTrust(tree, dir, info, fsync, warn)
+      r.log = await copyLog(tree, dir, fsync, warn)
       r.updated = await publish(dir, store, tree.fsinfoBytes, info, local, newer, fsync, warn)
       if (gc) r.gc = await collect(dir, { context: given(tree), keep, current: info, previous: local, reachable, walked, warn, jobs, fsync })
       r.requests = tree.stats.requests

@@ -57,7 +57,8 @@ export const ERROR_TABLE = [
   ['ROTREE_ABORTED', 'AbortedError', 499, '', 'the caller aborted the operation'],
   ['ROTREE_USAGE', 'UsageError', 400, '', 'a command was called with bad arguments'],
   ['ROTREE_PUSH_FAILED', 'PushError', 500, '', 'rotree push could not upload to the remote (rclone missing or failed); the remote keeps its previous tree'],
-  ['ROTREE_LOCKED', 'LockedError', 503, '', 'another rotree process is writing to the same folder (build, gc, sign --publish, resign; pull, fsck --repair-from)']
+  ['ROTREE_LOCKED', 'LockedError', 503, '', 'another rotree process is writing to the same folder (build, gc, sign --publish, resign; pull, fsck --repair-from)'],
+  ['ROTREE_SPLIT_VIEW', 'SplitViewError', 502, '', 'the tree\'s transparency log holds two different signed roots (or releases) for one sequence number, or a mirror serves a fsinfo.json other than the one the log holds for its sequence']
 ]
 
 const classes = {}
@@ -78,7 +79,7 @@ export const {
   TooLargeError, TruncatedError, MirrorHttpError, MirrorNetworkError, TimeoutError,
   AllMirrorsFailedError, NotFoundError, NotADirectoryError, IsADirectoryError, SymlinkLoopError,
   BadPathError, BadRangeError, StateError, BuildInputError, AbortedError, UsageError,
-  LockedError, ThresholdError, WrongNameError, RetiredError, NoAccessError, PushError
+  LockedError, ThresholdError, WrongNameError, RetiredError, NoAccessError, PushError, SplitViewError
 } = classes
 
 const withFlag = flag => new Set(ERROR_TABLE.filter(r => r[3].split(' ').includes(flag)).map(r => r[0]))

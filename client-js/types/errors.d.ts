@@ -9,7 +9,7 @@ export type RotreeErrorCode =
   | 'ROTREE_MIRROR_HTTP' | 'ROTREE_MIRROR_NETWORK' | 'ROTREE_TIMEOUT' | 'ROTREE_ALL_MIRRORS_FAILED'
   | 'ROTREE_NOT_FOUND' | 'ROTREE_NOT_A_DIRECTORY' | 'ROTREE_IS_A_DIRECTORY' | 'ROTREE_SYMLINK_LOOP'
   | 'ROTREE_BAD_PATH' | 'ROTREE_BAD_RANGE' | 'ROTREE_STATE' | 'ROTREE_BUILD_INPUT' | 'ROTREE_ABORTED'
-  | 'ROTREE_USAGE' | 'ROTREE_LOCKED' | 'ROTREE_PUSH_FAILED'
+  | 'ROTREE_USAGE' | 'ROTREE_LOCKED' | 'ROTREE_PUSH_FAILED' | 'ROTREE_SPLIT_VIEW'
 
 /** What one mirror did, on errors that name every mirror (docs/TRUST.md rule 4). */
 export interface MirrorFailure {
@@ -80,6 +80,7 @@ export declare const AbortedError: Coded<'ROTREE_ABORTED'>
 export declare const UsageError: Coded<'ROTREE_USAGE'>
 export declare const LockedError: Coded<'ROTREE_LOCKED'>
 export declare const PushError: Coded<'ROTREE_PUSH_FAILED'>
+export declare const SplitViewError: Coded<'ROTREE_SPLIT_VIEW'>
 
 /** One row per error: [code, class name, HTTP status, flags ('fault', 'damage', 'absent', space-separated), one-line meaning]; docs/ERRORS.md is checked against it. */
 export declare const ERROR_TABLE: ReadonlyArray<readonly [RotreeErrorCode, string, number, string, string]>

@@ -10,6 +10,7 @@ import path from 'node:path'
 import { decodeFsinfo, MAX_FSINFO_V2 } from 'rotree-client/format'
 import { HISTORY_DIR, listHistory, writeHistory, writeDurable, decodeAny } from './history.js'
 import { syncDir } from './blob-store.js'
+import { logFsinfo, lastLoggedSeq } from './log.js'
 import { readRegular } from '../open-regular.js'
 import { UsageError } from 'rotree-client/errors'
 
@@ -50,13 +51,14 @@ export async function readPublishedAny (dir) {
 
 /**
  * FORMAT.md §6.2: the next sequence number, max(previous + 1, unix seconds).
- * "Previous" is the highest of the current fsinfo.json and every history entry,
- * so a number is never reused, even for a root that was signed but whose
- * rename never happened (a crash), or when fsinfo.json was lost.
+ * "Previous" is the highest of the current fsinfo.json, every history entry
+ * and the log's last leaf (log.js), so a number is never reused, even for a
+ * root that was signed but whose rename never happened (a crash), or when
+ * fsinfo.json or history/ was lost.
  */
 export async function nextSeq (dir, now) {
-  const [prev, hist] = await Promise.all([readPublishedAny(dir), listHistory(dir)])
-  const last = Math.max(prev ? prev.seq : -1, hist.length ? hist[0].seq : -1)
+  const [prev, hist, logged] = await Promise.all([readPublishedAny(dir), listHistory(dir), lastLoggedSeq(dir)])
+  const last = Math.max(prev ? prev.seq : -1, hist.length ? hist[0].seq : -1, logged)
   return { seq: Math.max(last + 1, Math.floor(now / 1000)), last, prev }
 }
 
@@ -76,16 +78,23 @@ export async function publishSeq (dir, now, forced) {
 export async function lastSeq (dir) { return (await nextSeq(dir, 0)).last }
 
 /**
- * Atomic publish: record the signed text in history/, then write a temporary
- * file, make it durable and rename it over fsinfo.json. The history entry is
- * written first, so nothing is ever current that history does not hold.
+ * Atomic publish: record the signed text in history/, append it to the log
+ * (log.js, when `log` gives the keys to sign its checkpoint), then write a
+ * temporary file, make it durable and rename it over fsinfo.json. The history
+ * entry is written first, so nothing is ever current that history does not
+ * hold, and the log before the rename, so nothing is current that the log
+ * does not hold (a root published without keys, `sign --publish` of one
+ * signed elsewhere or a pull, joins the log at the next publish with keys,
+ * or is copied with the source's log: mirror/pull.js).
  * Callers make the blobs durable first (BlobStore.sync).
  * @param {string} dir @param {string|Uint8Array} text a signed fsinfo.json
  * @param {boolean} [fsync=true]
+ * @param {{ keys: { secretKey: string, publicKey: string }[] } | null} [log] the keys that sign fsinfo.json
  */
-export async function publishFsinfo (dir, text, fsync = true) {
+export async function publishFsinfo (dir, text, fsync = true, log = null) {
   await backfillHistory(dir, fsync)
   await writeHistory(dir, text, fsync)
+  if (log !== null) await logFsinfo(dir, text, { keys: log.keys, fsync })
   const tmp = path.join(dir, `.${FSINFO}.tmp-${process.pid}`)
   await writeDurable(tmp, text, fsync)
   await fs.rename(tmp, path.join(dir, FSINFO))

@@ -122,7 +122,8 @@ test('format 2 (a new OUT\'s default): build --unsigned --pubkey, the release si
   const p = await rotree(['sign', path.join(dir, 'release-from-offline.json'), '--publish', out, '--timestamp-key', keyFile, '--no-fsync'])
   assert.equal(p.code, 0, p.stderr)
   assert.match(p.stdout, /published seq \d+/)
-  assert.deepEqual(await files(out), ['.rotree', 'fsinfo.json', 'h', 'history'])
+  // and the log, whose checkpoint the timestamp key in hand signs (FORMAT.md §13)
+  assert.deepEqual(await files(out), ['.rotree', 'fsinfo.json', 'h', 'history', 'log'])
   const published = await checkPublished(out, pub)
   assert.equal(published.version, 2)
 

@@ -69,8 +69,8 @@ test('pull into an empty DIR copies the tree exactly; pulling again fetches noth
   assert.equal(r2.fetched.blobs, 0)
   assert.equal(r2.present.blobs, want.size)
   assert.equal(r2.updated, false)
-  // fsinfo.json, and beside it trust/1.json (FORMAT.md §12.9: none yet, a 404)
-  assert.equal(r2.requests, 2)
+  // fsinfo.json, and beside it trust/1.json (FORMAT.md §12.9: none yet, a 404), and log/checkpoint (§13)
+  assert.equal(r2.requests, 3)
 
   // the CLI says the same
   const cli = await rotree(['pull', addr, s.mirror, '--json'], { env: { ROTREE_STATE: s.state } })
@@ -96,6 +96,9 @@ test('P7: after a one-line change only the changed chunk, its index, the directo
   const { result } = await buildTree(s.src, { key: s.key, out: s.out })
   const fresh = [...await blobNames(s.out)].filter(h => !before.has(h))
   const fsinfoSize = (await fs.stat(path.join(s.out, 'fsinfo.json'))).size
+  // and the log (FORMAT.md §13): its checkpoint, the new partial tile and entry bundle (every fsinfo.json of the tile)
+  let logSize = 0
+  for (const f of ['checkpoint', 'tile/0/000.p/2', 'tile/entries/000.p/2']) logSize += (await fs.stat(path.join(s.out, 'log', f))).size
 
   const r = await pull({ address: addr, dir: s.mirror, reader: { stateDir: s.state }, fsync: false })
   assert.equal(r.seq, result.seq)
@@ -110,7 +113,7 @@ test('P7: after a one-line change only the changed chunk, its index, the directo
   const chunks = kinds.filter(k => k === 'data').length
   assert.ok(chunks >= 1 && chunks <= 2, `${chunks} data chunks changed`)
   const freshBytes = sum(fresh, h => want.get(h).size)
-  assert.ok(r.bytesMoved <= freshBytes + fsinfoSize, `${r.bytesMoved} bytes moved, new blobs ${freshBytes} + fsinfo ${fsinfoSize}`)
+  assert.ok(r.bytesMoved <= freshBytes + fsinfoSize + logSize, `${r.bytesMoved} bytes moved, new blobs ${freshBytes} + fsinfo ${fsinfoSize} + log ${logSize}`)
   t.diagnostic(`P7: ${r.bytesMoved} bytes moved for a one-line change in a ${text.length}-byte file; new blobs ${fresh.length} (${chunks} chunk(s), ${indexes} chunk-index page(s), 4 directory pages) = ${freshBytes} bytes + fsinfo.json ${fsinfoSize} bytes; ${r.requests} requests`)
   await checkPublished(s.mirror, s.key.publicKey)
 })

@@ -25,7 +25,7 @@ export const MAX_HISTORY_INDEX = 1 << 20
 export async function treeHistory (tree, { limit = 20 } = {}) {
   const seqs = await tree.mirrors.fetch('history/index.json', MAX_HISTORY_INDEX, parseIndex)
   const entries = []
-  const verify = entryVerifier(tree)
+  const verify = historyVerifier(tree)
   for (const seq of seqs.slice(0, limit)) {
     try {
       const info = await tree.mirrors.fetch(`history/${seq}.json`, MAX_FSINFO_V2, bytes => verify(bytes, seq))
@@ -65,7 +65,7 @@ export async function openHistoric (tree, seq) {
   if (seq === tree.rootRecord?.seq) return tree.snapshot()
   let info
   try {
-    info = await tree.mirrors.fetch(`history/${seq}.json`, MAX_FSINFO_V2, bytes => entryVerifier(tree)(bytes, seq))
+    info = await tree.mirrors.fetch(`history/${seq}.json`, MAX_FSINFO_V2, bytes => historyVerifier(tree)(bytes, seq))
   } catch (err) {
     // every mirror answers 404: there is no such entry (a mistyped number), not a mirror fault
     if (err.code === 'ROTREE_ALL_MIRRORS_FAILED' && err.errors?.length && err.errors.every(e => e.code === 'ROTREE_MIRROR_HTTP' && / 404 /.test(e.message))) {
@@ -88,7 +88,7 @@ export async function openHistoric (tree, seq) {
  * @param {import('./tree.js').Tree} tree
  * @returns {(bytes: Uint8Array, seq: number) => Promise<object>}
  */
-function entryVerifier (tree) {
+export function historyVerifier (tree) {
   const { anchor, name } = tree.roots
   const docs = [] // trust documents 1 … n, each accepted after the one before (never persisted: rule 17)
   const docAt = async n => {

@@ -1,0 +1,168 @@
+// A tree's transparency log as a reader fetches it (docs/FORMAT.md §13):
+// log/checkpoint, a C2SP checkpoint signed as a signed note by a key of the
+// tree (version 1: its key; version 2: a timestamp key), and the tiles and
+// entry bundles under log/tile/, every leaf one signed fsinfo.json. fetchLog
+// takes all of it and checks it whole: the checkpoint's signature and
+// origin, every entry against the tree hash it signs, every tile against
+// the entries. auditLog then checks each leaf as `rotree log` checks a
+// history entry, and that no sequence number names two roots (a split view).
+import {
+  openNote, parseCheckpoint, verifierOf, tilesForSize, tilePath, bundleOf, decodeBundle, leafHash,
+  storedHashesForLeafHash, arrayHashReader, treeHash, readTileData, equalHash, encodeBase64, TILE_HEIGHT, HASH_SIZE
+} from '../tlog/index.js'
+import { BadFormatError, BadSignatureError, WrongKeyError, HashMismatchError, TruncatedError, SplitViewError } from '../errors.js'
+import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from '../format/fsinfo-v2.js'
+import { decodeFsinfo } from '../format/fsinfo.js'
+import { historyVerifier } from './history.js'
+
+export const LOG_DIR = 'log'
+export const CHECKPOINT_PATH = `${LOG_DIR}/checkpoint`
+/** Bytes of log/checkpoint a reader takes: the text and a hundred signatures (C2SP signed-note's floor). */
+export const MAX_CHECKPOINT = 16 * 1024
+const HEIGHT = TILE_HEIGHT
+
+/** The checkpoint origin of a tree: `rotree/<anchor>[:<name>]`, its address fragment (a version-1 tree: its key). */
+export function logOrigin (anchor, name = '') { return `rotree/${anchor}${name ? ':' + name : ''}` }
+
+/** The origin and the keys that may sign the checkpoint of the tree a root record (or decoded fsinfo.json) belongs to. */
+export function logSignersOf (rec) {
+  if (rec.version === 2) return { origin: logOrigin(rec.anchor, rec.name), keys: rec.roles.timestamp.keys }
+  return { origin: logOrigin(rec.key), keys: [rec.key] }
+}
+
+/**
+ * log/checkpoint's bytes read as a signed checkpoint of `origin` by one of
+ * `keys` (64 hex): { origin, size, hash, extensions, signedBy, bytes }.
+ */
+export function readCheckpoint (bytes, { origin, keys }) {
+  let note
+  try { note = openNote(bytes, keys.map(k => verifierOf(origin, k))) } catch (err) {
+    if (/signature/.test(err.message)) throw new BadSignatureError(`log/checkpoint: ${err.message} by a key of ${origin}`, { cause: err })
+    throw new BadFormatError(`log/checkpoint: ${err.message}`, { cause: err })
+  }
+  let cp
+  try { cp = parseCheckpoint(note.text) } catch (err) { throw new BadFormatError(`log/checkpoint: ${err.message}`, { cause: err }) }
+  if (cp.origin !== origin) throw new WrongKeyError(`log/checkpoint is the log of ${JSON.stringify(cp.origin)}, not of ${origin}`)
+  return { ...cp, signedBy: note.sigs, bytes }
+}
+
+/**
+ * Fetch and check a tree's whole log through `fetch(path, cap, check)` (a
+ * tree's mirrors: tree.mirrors.fetch). Throws the typed error of the first
+ * thing that does not hold.
+ * @param {{ origin: string, keys: string[], local?: (path: string) => Promise<Uint8Array|null>, unchanged?: (checkpoint: object) => boolean }} o
+ *   local: a copy of a tile or bundle already held (a path under log/ never changes its bytes once a
+ *   checkpoint covers it; what it gives is checked like the rest); unchanged: stop after the checkpoint
+ * @returns {Promise<{ checkpoint: object, entries: Uint8Array[], tiles: Map<string, Uint8Array>, bundles: Map<string, Uint8Array>, unchanged?: true }>}
+ *   tiles and bundles by their path under log/
+ */
+export async function fetchLog (fetch, { origin, keys, local = async () => null, unchanged = () => false }) {
+  const checkpoint = await fetch(CHECKPOINT_PATH, MAX_CHECKPOINT, bytes => readCheckpoint(bytes, { origin, keys }))
+  if (unchanged(checkpoint)) return { checkpoint, entries: [], tiles: new Map(), bundles: new Map(), unchanged: true }
+  const get = async (p, cap, check) => {
+    const held = await local(p)
+    return held !== null && held.length <= cap ? check(held) : fetch(`${LOG_DIR}/${p}`, cap, check)
+  }
+  const all = tilesForSize(HEIGHT, checkpoint.size)
+  const tiles = new Map(); const bundles = new Map()
+  await Promise.all(all.map(async t => {
+    const p = tilePath(t)
+    tiles.set(p, await get(p, t.W * HASH_SIZE, bytes => {
+      if (bytes.length !== t.W * HASH_SIZE) throw new TruncatedError(`log/${p} is ${bytes.length} bytes, not ${t.W * HASH_SIZE}`)
+      return bytes
+    }))
+  }))
+  const level0 = all.filter(t => t.L === 0)
+  const parts = await Promise.all(level0.map(async t => {
+    const p = tilePath(bundleOf(t))
+    const tile = tiles.get(tilePath(t))
+    const bytes = await get(p, t.W * (2 + MAX_FSINFO_V2), b => {
+      let es
+      try { es = decodeBundle(b, t.W) } catch (err) { throw new BadFormatError(`log/${p}: ${err.message}`, { cause: err }) }
+      // each entry hashes to its leaf hash in the level-0 tile (checked against the checkpoint below)
+      es.forEach((e, i) => {
+        if (!equalHash(leafHash(e), tile.subarray(i * HASH_SIZE, (i + 1) * HASH_SIZE))) throw new HashMismatchError(`log/${p}: entry ${t.N * 256 + i} does not hash to its leaf in log/${tilePath(t)}`)
+      })
+      return b
+    })
+    bundles.set(p, bytes)
+    return decodeBundle(bytes, t.W)
+  }))
+  const entries = parts.flat()
+  const stored = []
+  const read = arrayHashReader(stored)
+  entries.forEach((e, i) => { stored.push(...storedHashesForLeafHash(i, leafHash(e), read)) })
+  if (!equalHash(treeHash(checkpoint.size, read), checkpoint.hash)) throw new HashMismatchError(`the log's ${checkpoint.size} entries do not hash to the root its checkpoint signs`)
+  for (const t of all) {
+    if (!equalHash(readTileData(t, read), tiles.get(tilePath(t)))) throw new HashMismatchError(`log/${tilePath(t)} is not the tile of the log's entries`)
+  }
+  return { checkpoint, entries, tiles, bundles }
+}
+
+const decodeAny = bytes => fsinfoVersion(bytes) === 2 ? decodeFsinfoV2(bytes) : decodeFsinfo(bytes)
+const sameBytes = (a, b) => a.length === b.length && a.every((x, i) => x === b[i])
+
+/**
+ * `rotree log-audit`: the tree's whole log fetched and checked (fetchLog),
+ * then every leaf verified as a history entry of the tree (docs/TRUST.md
+ * rule 17), in increasing sequence, each sequence once; a sequence number
+ * (or, version 2, a release number) with two different roots, or a current
+ * fsinfo.json other than the one the log holds for its sequence, is a split
+ * view. Problems are reported, not thrown (but fetchLog's).
+ * @param {import('./tree.js').Tree} tree an open tree
+ * @returns {Promise<{ origin: string, size: number, root: string, signedBy: object[], leaves: object[],
+ *   current: { seq: number, logged: boolean }, problems: { code: string, message: string, index?: number, seq?: number }[] }>}
+ */
+export async function auditLog (tree) {
+  const rec = tree.rootRecord
+  const signers = logSignersOf(rec)
+  const log = await fetchLog((p, cap, check) => tree.mirrors.fetch(p, cap, check), signers)
+  const verify = historyVerifier(tree)
+  const leaves = []; const problems = []
+  const bySeq = new Map(); const byRelease = new Map()
+  const split = (message, index, seq) => problems.push({ code: new SplitViewError('').code, message, index, seq })
+  for (const [index, bytes] of log.entries.entries()) {
+    let info
+    try { info = decodeAny(bytes) } catch (err) { problems.push({ code: err.code ?? 'ROTREE_BAD_FORMAT', message: `leaf ${index}: ${err.message}`, index }); continue }
+    const leaf = { index, seq: info.seq, ok: true }
+    try {
+      const r = await verify(bytes, info.seq)
+      if (r.version === 2) leaf.release = r.release.seq
+      leaf.root = r.root?.hash ?? null
+    } catch (err) {
+      Object.assign(leaf, { ok: false, code: err.code, message: err.message })
+      problems.push({ code: err.code ?? 'ROTREE_BAD_FORMAT', message: `leaf ${index} (seq ${info.seq}): ${err.message}`, index, seq: info.seq })
+    }
+    leaves.push(leaf)
+    const prev = bySeq.get(info.seq)
+    if (prev) {
+      if (sameBytes(prev.bytes, bytes)) problems.push({ code: 'ROTREE_BAD_FORMAT', message: `leaf ${index} repeats leaf ${prev.index} (seq ${info.seq}): each fsinfo.json goes in the log once`, index, seq: info.seq })
+      else split(`leaves ${prev.index} and ${index} are two different signed roots with sequence ${info.seq}`, index, info.seq)
+    } else {
+      const last = leaves.length > 1 ? leaves[leaves.length - 2].seq : -1
+      if (info.seq < last) problems.push({ code: 'ROTREE_BAD_FORMAT', message: `leaf ${index} has sequence ${info.seq}, below the leaf before it (${last})`, index, seq: info.seq })
+      bySeq.set(info.seq, { index, bytes })
+    }
+    if (info.version === 2) {
+      const r = byRelease.get(info.release.seq)
+      if (r && r.hash !== info.releaseHash) split(`leaves ${r.index} and ${index} carry two different releases with release sequence ${info.release.seq}`, index, info.seq)
+      if (!r) byRelease.set(info.release.seq, { index, hash: info.releaseHash })
+    }
+  }
+  const held = bySeq.get(rec.seq)
+  const lastSeq = leaves.length ? Math.max(...leaves.map(l => l.seq)) : -1
+  if (held && tree.fsinfoBytes && !sameBytes(log.entries[held.index], tree.fsinfoBytes)) {
+    split(`the mirror's fsinfo.json (sequence ${rec.seq}) is not the one the log holds for that sequence (leaf ${held.index})`, held.index, rec.seq)
+  } else if (!held && rec.seq < lastSeq) {
+    split(`the mirror's fsinfo.json (sequence ${rec.seq}) is not in the log, which holds later ones`, undefined, rec.seq)
+  }
+  return {
+    origin: signers.origin,
+    size: log.checkpoint.size,
+    root: encodeBase64(log.checkpoint.hash),
+    signedBy: log.checkpoint.signedBy,
+    leaves,
+    current: { seq: rec.seq, logged: held !== undefined },
+    problems
+  }
+}
