@@ -9,6 +9,7 @@
 import { STATUS_CODES } from 'node:http'
 import { statusOf, ABSENT_CODES } from 'rotree-client/errors'
 import { redactText } from './redact.js'
+import { gatewayWhatToDo } from './what-to-do.js'
 
 export { statusOf }
 
@@ -28,7 +29,7 @@ const TEXT_HEADERS = [
 /**
  * Answer `err` with its status and a plain-text body naming the code (and, for
  * mirror failures, what each mirror did, with any credentials in a mirror URL
- * removed). After headers: destroy the socket.
+ * removed), then one line of what to do. After headers: destroy the socket.
  * @param {import('node:http').ServerResponse} res
  * @param {any} err
  * @param {{ head?: boolean, headers?: string[], log?: { error?: Function } | null }} [o]
@@ -41,6 +42,9 @@ export function sendError (res, err, { head = false, headers = [], log = null } 
   const code = typeof err?.code === 'string' && err.code.startsWith('ROTREE_') ? err.code : 'ROTREE_INTERNAL'
   let body = `${status} ${STATUS_CODES[status] ?? 'Error'}\n${code}: ${status === 500 ? 'internal error' : oneLine(err?.message)}\n`
   if (Array.isArray(err?.errors)) for (const e of err.errors) body += `  ${e.mirror}: ${e.code} (${oneLine(e.message)})\n`
+  // the last line: what the person who got this page can do (what-to-do.js)
+  const todo = gatewayWhatToDo(code)
+  if (todo) body += `What to do: ${todo}\n`
   sendText(res, status, redactText(body), { head, headers: ['X-Rotree-Error', code, ...headers] })
 }
 
