@@ -22,6 +22,7 @@ const TEXT = {
   ROTREE_BAD_SIGNATURE: `The mirrors serve a forged or damaged fsinfo.json, or the gateway has the wrong key: ${OPERATOR}.`,
   ROTREE_THRESHOLD: `Too few valid signatures: a forgery, the wrong key, or a release the publisher has not finished signing; try again later, or ${OPERATOR}.`,
   ROTREE_ROLLBACK: `The mirrors serve an older tree than the gateway already saw: wait for them to catch up, or ${OPERATOR}.`,
+  ROTREE_SPLIT_VIEW: 'The tree\'s log holds two different releases under one sequence number: tell the publisher (a key may be stolen) and trust neither.',
   ROTREE_FORK: 'Two different trees were signed under one sequence number: tell the publisher (a key may be stolen) and trust neither.',
   ROTREE_RETIRED: 'The publisher retired this tree: ask them for its new address.',
   ROTREE_UNSUPPORTED_VERSION: 'The tree uses a newer format than this gateway knows: whoever runs it should update rotree.',
