@@ -42,11 +42,7 @@ export default {
     if (!r.skipped && !r.retired && r.expires && Date.parse(r.expires) < asked - 60e3) {
       io.stderr.write(`rotree: warning: --ttl ${v.ttl ?? '7d'} asked for ${new Date(asked).toISOString()}, but fsinfo.json cannot outlive ${r.releaseExpires !== undefined ? `release ${r.releaseSeq} (until ${r.releaseExpires})` : 'what it signs'}: it expires ${r.expires}; publish a new release (rotree build, or rotree sign with the release keys) to go further\n`)
     }
-    if (v.json) {
-      const { fragment: _, ...rest } = r // the address ends in it (docs/JSON.md: key and name)
-      io.stdout.write(JSON.stringify({ ...rest, ...keyAndName(r.address) }, null, 2) + '\n')
-      return
-    }
+    if (v.json) { io.stdout.write(JSON.stringify(jsonOf(r), null, 2) + '\n'); return }
     if (r.skipped) {
       io.stdout.write(`${out} is valid until ${r.expires} (${(r.leftMs / 86400e3).toFixed(1)} days), not within ${v['if-expiring-within']}: nothing re-signed\n`)
       return
@@ -58,4 +54,11 @@ export default {
     io.stdout.write(`re-signed ${out}: seq ${r.previousSeq} → ${r.seq}, root ${r.private ? '(private)' : r.root}, expires ${r.expires}` +
       (r.releaseSeq !== undefined ? ` (release ${r.releaseSeq}${r.trustSeq ? `, trust document ${r.trustSeq}` : ''})` : '') + `\naddress: ${r.address}\n`)
   }
+}
+
+// --json (docs/JSON.md): one shape for format 1 and 2, re-signed, skipped or retired: null where a key does not apply
+function jsonOf (r) {
+  const keys = ['skipped', 'retired', 'previousSeq', 'seq', 'releaseSeq', 'root', 'private', 'issued', 'expires', 'releaseExpires', 'trustSeq', 'blobs', 'leftMs']
+  const o = Object.fromEntries(keys.map(k => [k, r[k] ?? null]))
+  return { ...o, skipped: !!r.skipped, retired: !!r.retired, private: !!r.private, address: r.address, ...keyAndName(r.address) }
 }

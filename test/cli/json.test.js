@@ -148,6 +148,8 @@ test('every command\'s --json has the shape docs/JSON.md gives it', { timeout: 6
 
   // the publisher's folder
   await one('resign', 'resign', out, '--key', key, '--json', '--no-fsync')
+  const kept = await one('resign', 'resign', out, '--key', key, '--if-expiring-within', '1d', '--json', '--no-fsync')
+  assert.equal(kept.skipped, true)
   await one('gc', 'gc', out, '--keep', '2', '--grace', '0', '--json')
   if (haveRclone) await one('push', 'push', out, path.join(dir, 'pushed'), '--json')
   else t.diagnostic('no rclone: push --json unchecked')
