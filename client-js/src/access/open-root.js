@@ -6,8 +6,8 @@
 // is ROTREE_NO_ACCESS: a decision of the publisher, never a mirror's fault.
 import { bech32 } from '@scure/base'
 import { NoAccessError, BadFormatError, UsageError } from '../errors.js'
-import { openKeyring } from './keyring.js'
-import { unwrapRoot } from './root-wrap.js'
+// the ciphers, in Node loaded by the first private root only (ciphers-node.js)
+import { ciphers } from '#access-ciphers'
 
 const IDENTITY_RE = /^AGE-SECRET-KEY-(PQ-)?1[0-9A-Z]+$/
 
@@ -64,13 +64,14 @@ export function rootOpener ({ identities, fetchKeyring }) {
     if (identities.length === 0) throw new NoAccessError('the tree is private and no identity was given to read it with (--identity FILE, ROTREE_IDENTITY, or openTree(address, { identity }))')
     const { epoch, key } = await epochOf(a.keyring)
     if (epoch !== a.epoch) throw new BadFormatError(`the keyring holds the key of epoch ${epoch}, fsinfo.json names epoch ${a.epoch}`)
+    const { unwrapRoot } = await ciphers()
     return unwrapRoot(key, a.root, info.release.root.private)
   }
 }
 
 // the first identity that opens the keyring; NO_ACCESS only when none does
 async function openWith (identities, bytesP) {
-  const bytes = await bytesP
+  const [bytes, { openKeyring }] = await Promise.all([bytesP, ciphers()])
   let denied = null
   for (const id of identities) {
     try { return await openKeyring(bytes, id) } catch (err) {
