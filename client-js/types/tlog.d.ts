@@ -66,3 +66,26 @@ export declare function openNote (msg: Uint8Array | string, verifiers: NoteVerif
 
 export declare function formatCheckpoint (c: { origin: string, size: number, hash: Hash, extensions?: string[] }): string
 export declare function parseCheckpoint (text: string): Checkpoint
+
+/** C2SP tlog-cosignature, Ed25519 cosignature/v1 (key type 0x04). */
+export declare const ALG_COSIGNATURE_V1: 4
+export declare function cosignatureKeyId (name: string, publicKey: Uint8Array): number
+export declare function cosignedMessage (text: string | Uint8Array, timestamp: number): Uint8Array
+export declare function encodeCosignatureVerifierKey (name: string, publicKey: Uint8Array | string): string
+export declare function cosignatureVerifierOf (name: string, publicKey: string): NoteVerifier & { publicKey: string }
+export declare function parseCosignatureVerifierKey (vkey: string): NoteVerifier & { publicKey: string }
+/** A note signer whose signature is timestamp ‖ Ed25519 signature; now() in seconds. */
+export declare function cosignerOf (name: string, key: { secretKey: string, publicKey: string }, now?: () => number): NoteSigner
+export declare function cosignatureLine (text: string, cosigner: NoteSigner): string
+export declare function cosignatureTime (base64: string): number | null
+export declare function verifyCosignatures (note: Uint8Array | string, cosigners: NoteVerifier[]): (NoteSignature & { time: number | null })[]
+
+/** C2SP tlog-witness add-checkpoint. */
+export declare const MAX_PROOF_LINES: 63
+export declare const SIZE_CONTENT_TYPE: 'text/x.tlog.size'
+export interface AddCheckpoint { oldSize: number, proof: Hash[], note: string }
+export declare function formatAddCheckpoint (r: AddCheckpoint): string
+export declare function parseAddCheckpoint (body: string | Uint8Array): AddCheckpoint
+export declare class WitnessRefusal extends TlogError { status: number, size?: number }
+export declare function checkAddCheckpoint (req: AddCheckpoint, verifiersFor: (origin: string) => NoteVerifier[] | null,
+  latest: (origin: string) => { size: number, hash: Hash } | null): { origin: string, size: number, hash: Hash, text: string }

@@ -1,5 +1,5 @@
 // rotree-client/tlog: a transparency log as C2SP specifies it (tlog-tiles,
-// tlog-checkpoint, signed-note), on RFC 6962 / RFC 9162 Merkle trees. It
+// tlog-checkpoint, signed-note, tlog-cosignature, tlog-witness), on RFC 6962 / RFC 9162 Merkle trees. It
 // depends on nothing of rotree but the platform's SHA-256 and Ed25519
 // (package.json "imports"); rotree's use of it is docs/FORMAT.md §13.
 export {
@@ -16,3 +16,10 @@ export {
   verifierOf, signerOf, signNote, openNote
 } from './note.js'
 export { formatCheckpoint, parseCheckpoint } from './checkpoint.js'
+export {
+  ALG_COSIGNATURE_V1, cosignatureKeyId, cosignedMessage, encodeCosignatureVerifierKey, cosignatureVerifierOf,
+  parseCosignatureVerifierKey, cosignerOf, cosignatureLine, cosignatureTime, verifyCosignatures
+} from './cosignature.js'
+export {
+  MAX_PROOF_LINES, SIZE_CONTENT_TYPE, formatAddCheckpoint, parseAddCheckpoint, WitnessRefusal, checkAddCheckpoint
+} from './witness.js'
