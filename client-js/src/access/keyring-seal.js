@@ -3,8 +3,10 @@
 // stanza per reader under one shared ephemeral share (BatchX25519Recipient),
 // padded to padme(readers) stanzas, in an order only each reader can
 // predict; hybrid post-quantum readers get age's own stanzas. Node only: a
-// reader never loads it.
-import { Encrypter, Stanza } from 'age-encryption'
+// reader never loads it. `age-encryption` (with ML-KEM, ~60 modules) is
+// loaded by the first keyring sealed, not by this module: `rotree build` of a
+// public tree imports it too (docs/BENCHMARKS.md P6, notes).
+const age = () => import('age-encryption')
 import { x25519 } from '../crypto/x25519.js'
 import { chacha20poly1305 } from '@noble/ciphers/chacha.js'
 import { hkdf } from '@noble/hashes/hkdf.js'
@@ -19,13 +21,14 @@ import { recipientKey, encodeEpoch, orderOf, randomOrder, randomBytes, LABEL, ZE
  * bodies up to padme(readers): age's Recipient interface.
  */
 class BatchX25519Recipient {
-  constructor (keys) { this.keys = keys }
+  constructor (keys, Stanza) { this.keys = keys; this.Stanza = Stanza }
 
   async wrapFileKey (fileKey) {
     const e = x25519.utils.randomSecretKey()
     const share = x25519.getPublicKey(e)
     const arg = base64nopad.encode(share)
     const secrets = await sharedSecrets(e, this.keys)
+    const Stanza = this.Stanza
     const out = this.keys.map((R, i) => {
       const salt = new Uint8Array(64); salt.set(share); salt.set(R, 32)
       const key = hkdf(sha256, secrets[i], salt, LABEL, 32)
@@ -45,12 +48,13 @@ export async function sealKeyring ({ epoch, key, readers }) {
   if (readers.length === 0) throw new RangeError('a keyring for no reader')
   if (readers.length > MAX_READERS) throw new RangeError(`more than ${MAX_READERS} readers`)
   const x = []
+  const { Encrypter, Stanza } = await age()
   const e = new Encrypter()
   for (const r of readers) {
     if (r.startsWith('age1pq1')) e.addRecipient(r)
     else x.push(recipientKey(r))
   }
-  if (x.length) e.addRecipient(new BatchX25519Recipient(x))
+  if (x.length) e.addRecipient(new BatchX25519Recipient(x, Stanza))
   return e.encrypt(encodeEpoch(epoch, key))
 }
 
