@@ -1,8 +1,6 @@
 // The root a build ends with: fsinfo.json's fields signed (FORMAT.md §6), or
-// written out unsigned for `rotree sign` on another machine. Apart from
-// sign.js, which re-exports both, so that `rotree build` loads neither the
-// reader's verifier nor @noble (a one-file rebuild is mostly
-// start-up).
+// written out unsigned for `rotree sign` on another machine. Signing only:
+// sign.js, which re-exports both, also checks what it is given to sign.
 import { encodeFsinfo, fsinfoMessage, FORMAT_VERSION } from 'rotree-client/format'
 import { sign } from './ed25519-node.js'
 

@@ -1,6 +1,6 @@
 // History entries read back and checked, for the tools that decide by them
-// (gc's kept roots, fsck's orphans). Apart from history.js so that writing
-// history (every build) does not load the reader's verifier.
+// (gc's kept roots, fsck's orphans). Apart from history.js, which writes
+// history and checks nothing.
 //
 // Lazily, newest first: each entry costs a signature check, and `pull --gc`
 // usually needs only the newest entry or two of a history that grows by one
