@@ -3,6 +3,7 @@
 // the baseline from the same run) and docs/bench/<id>.svg (a bar chart).
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { STANDING_NOTES } from './standing-notes.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
 export const RESULTS = path.join(ROOT, 'bench/results')
@@ -41,7 +42,7 @@ export function figureMarkdown (fig) {
     lines.push(`| ${r.label} | ${fmt(r.value)} ${r.unit} | ${fmt(r.baseline)} ${r.unit} (${r.baselineLabel}) | ${fmtRatio(ratioOf(r))}×${r.note ? ' ' + r.note : ''} |`)
   }
   lines.push('', `![${fig.id}](bench/${fig.id}.svg)`, '', `Command: \`${fig.command}\` (${fig.date?.slice(0, 10)}, ${fig.machine})`)
-  for (const n of fig.notes ?? []) lines.push('', n)
+  for (const n of [...fig.notes ?? [], ...STANDING_NOTES[fig.id] ?? []]) lines.push('', n)
   return lines.join('\n')
 }
 
