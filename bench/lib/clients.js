@@ -8,12 +8,13 @@
 //   node bench/lib/clients.js export HEAD /tmp/rotree-before   # git archive of a ref, node_modules linked
 //   ROTREE_BENCH_CLIENT=/tmp/rotree-before node bench/run.js --results /tmp/before P3w
 import { spawn, execFileSync } from 'node:child_process'
-import { openSync, closeSync } from 'node:fs'
+import { openSync, closeSync, readFileSync, rmSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import os from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { startGateway } from './servers.js'
+import { procStat } from '../../lib/proc-stat.js'
 import { davfsConfig } from '../../test/helpers/davfs.js'
 
 const ROOT = new URL('../../', import.meta.url).pathname
@@ -36,26 +37,82 @@ function gitDirty () {
 
 const envWith = ca => ca ? { ...process.env, NODE_EXTRA_CA_CERTS: ca } : process.env
 
-/** Run a child; resolve { code, signal, ms, stdout (unless counted), bytes, truncated } with a hard time limit. */
+// The CPU a reader used, user + system, as the kernel counts it: each child
+// runs under GNU time (`/usr/bin/time -f '%U %S' -o FILE`), which reads the
+// child's rusage from wait4() when it reaps it. That covers every thread of
+// the child and every process the child waited for (curl and tar under
+// \`sh -c 'curl | tar -x'\`), and nothing else. The alternatives are less
+// reliable: Node reaps a child before its 'exit' event, so /proc/<pid>/stat is
+// gone by then, and sampling it earlier misses the last moments; the bench
+// process's own cutime/cstime would mix in every other child it reaps (nginx,
+// the relay, a gateway). GNU time prints hundredths of a second. Where it is
+// missing (Debian package `time`), figures have no CPU columns: `cpuNote()` says so.
+const TIME = '/usr/bin/time'
+let timeOk = null
+export function cpuAccounting () {
+  if (timeOk === null) {
+    try { timeOk = /GNU/.test(execFileSync(TIME, ['--version'], { stdio: ['ignore', 'pipe', 'pipe'] }).toString()) } catch { timeOk = false }
+  }
+  return timeOk
+}
+/** A line for a figure's notes where GNU time is missing; null where the CPU columns are measured. */
+export function cpuNote () { return cpuAccounting() ? null : `No CPU columns: ${TIME} (GNU time, Debian package \`time\`) is missing on this machine.` }
+
+let cpuSeq = 0
+/** user + system CPU seconds GNU time wrote to `file` (its last line), or null. */
+function readCpu (file) {
+  try {
+    const m = /(\d+\.\d+) (\d+\.\d+)\s*$/.exec(readFileSync(file, 'utf8'))
+    return m ? { userS: Number(m[1]), sysS: Number(m[2]) } : null
+  } catch { return null } finally { rmSync(file, { force: true }) }
+}
+
+/** The children of pid (Linux 3.5+), to stop the command GNU time runs rather than time itself. */
+function childrenOf (pid) {
+  try { return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number) } catch { return [] }
+}
+
+/**
+ * Run a child; resolve { code, signal, ms, stdout (unless counted), stderr, truncated, cpu } with a
+ * hard time limit. cpu: { userS, sysS } of the child and what it waited for (GNU time), or null.
+ */
 function runChild (cmd, args, { env, limitS, devNull = false, killAtLimit = true, okCodes = [0], cwd }) {
   return new Promise((resolve, reject) => {
+    const cpuFile = cpuAccounting() ? path.join(os.tmpdir(), `rotree-bench-cpu-${process.pid}-${++cpuSeq}`) : null
     const t0 = performance.now()
     const nul = devNull ? openSync('/dev/null', 'w') : null
-    const p = spawn(cmd, args, { env, cwd, stdio: ['ignore', devNull ? nul : 'pipe', 'pipe'] })
+    const p = cpuFile
+      ? spawn(TIME, ['-f', '%U %S', '-o', cpuFile, cmd, ...args], { env, cwd, stdio: ['ignore', devNull ? nul : 'pipe', 'pipe'] })
+      : spawn(cmd, args, { env, cwd, stdio: ['ignore', devNull ? nul : 'pipe', 'pipe'] })
     if (nul !== null) closeSync(nul)
     let out = ''; let err = ''; let truncated = false
     p.stdout?.on('data', b => { out += b })
     p.stderr.on('data', b => { err += b })
-    const timer = setTimeout(() => { truncated = true; p.kill('SIGKILL') }, (killAtLimit ? limitS : limitS + 30) * 1000)
+    const kill = () => {
+      // the command itself, so GNU time still reaps it and reports; time too if it lingers
+      if (cpuFile) for (const c of childrenOf(p.pid)) { try { process.kill(c, 'SIGKILL') } catch {} }
+      setTimeout(() => { if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL') }, cpuFile ? 5000 : 0).unref()
+    }
+    const timer = setTimeout(() => { truncated = true; kill() }, (killAtLimit ? limitS : limitS + 30) * 1000)
     p.on('error', reject)
     p.on('close', (code, signal) => {
       clearTimeout(timer)
       const ms = performance.now() - t0
+      const cpu = cpuFile ? readCpu(cpuFile) : null
       if (!okCodes.includes(code) && !truncated) return reject(new Error(`${path.basename(cmd)} ${args.slice(0, 3).join(' ')} … exited with ${code ?? signal}: ${err.trim().slice(-500)}`))
-      resolve({ code, signal, ms, stdout: out, stderr: err, truncated })
+      resolve({ code, signal, ms, stdout: out, stderr: err, truncated, cpu })
     })
   })
 }
+
+/** user and system CPU seconds of a running process (/proc/<pid>/stat utime, stime), or null. */
+function procCpu (pid) {
+  try { const f = procStat(pid); return { userS: Number(f[14 - 3]) / CLK_TCK, sysS: Number(f[15 - 3]) / CLK_TCK } } catch { return null }
+}
+const CLK_TCK = 100 // sysconf(_SC_CLK_TCK) on Linux x86_64, as bench/lib/proc.js
+
+/** user + system seconds of a { userS, sysS }, NaN for null. */
+export const cpuSecondsOf = c => c ? c.userS + c.sysS : NaN
 
 /** ROTREE_BENCH_OPTS='{"readAhead":32}': openTree() options for every library read (an experiment, noted in each figure). */
 export function envOpts () {
@@ -65,7 +122,7 @@ export function envOpts () {
 
 /**
  * A verified streaming read through the library.
- * @returns {Promise<{ openMs: number, firstMs: number, totalMs: number, bytes: number, truncated: boolean, requests: number|null, cpuMs: number }>}
+ * @returns {Promise<{ openMs: number, firstMs: number, totalMs: number, bytes: number, truncated: boolean, requests: number|null, cpuMs: number, cpu: { userS: number, sysS: number }|null }>}
  */
 export async function libraryRead ({ addr, file, mirrors = [], ca = null, limitS = 60, first = false, mem = false, lend = false, opts = envOpts() }) {
   // file: one path, or several read one after another through one tree
@@ -77,7 +134,8 @@ export async function libraryRead ({ addr, file, mirrors = [], ca = null, limitS
   if (opts) args.push('--opt', JSON.stringify(opts))
   // the reader stops itself at the limit; the kill is for a reader that hangs
   const r = await runChild(process.execPath, args, { env: envWith(ca), limitS, killAtLimit: false })
-  return JSON.parse(r.stdout.trim().split('\n').pop())
+  // cpuMs: the reader's own count from just before openTree(); cpu: the whole process's, start-up included
+  return { ...JSON.parse(r.stdout.trim().split('\n').pop()), cpu: r.cpu }
 }
 
 /**
@@ -90,7 +148,7 @@ export async function rotreeCat ({ addr, file, size, mirrors = [], ca = null, li
   for (const m of mirrors) args.push('--mirror', m)
   if (identity) args.push('--identity', identity)
   const r = await runChild(process.execPath, args, { env: envWith(ca), limitS, devNull: true })
-  return { ms: r.ms, bytes: r.truncated ? NaN : size, truncated: r.truncated }
+  return { ms: r.ms, bytes: r.truncated ? NaN : size, truncated: r.truncated, cpu: r.cpu }
 }
 
 /** `rotree get ADDR PATH -o DEST`; wall time includes Node's start-up. identity: as rotreeCat's. */
@@ -100,7 +158,7 @@ export async function rotreeGet ({ addr, from = '/', dest, mirrors = [], ca = nu
   if (identity) args.push('--identity', identity)
   if (jobs) args.push('--jobs', String(jobs))
   const r = await runChild(process.execPath, args, { env: envWith(ca), limitS })
-  return { ms: r.ms, truncated: r.truncated }
+  return { ms: r.ms, truncated: r.truncated, cpu: r.cpu }
 }
 
 /**
@@ -127,12 +185,16 @@ export function countFiles (dir) { return Number(execFileSync('sh', ['-c', `find
  * sent); the gateway is on loopback with curl, the mirror behind the link.
  * The time is curl's, from connecting to the gateway to the last byte; the
  * gateway has opened the tree (fsinfo.json) before it.
- * @returns {Promise<{ ms: number, bytes: number, truncated: boolean }>}
+ * cpu: the gateway's CPU over curl's download (/proc/<pid>/stat before and
+ * after; it is a running process, not one that is reaped), and curl's own.
+ * @returns {Promise<{ ms: number, bytes: number, truncated: boolean, cpu: { userS: number, sysS: number }|null, curlCpu: { userS: number, sysS: number }|null }>}
  */
 export function gatewayRead ({ addr, file, ca = null, limitS = 60, dir }) {
   return throughGateway(addr, dir, () => ['--cache-size', '0', ...(ca ? ['--ca', ca] : [])], async gw => {
+    const c0 = procCpu(gw.pid)
     const r = await curl({ url: gw.url + file.replace(/^\//, ''), limitS })
-    return { ms: r.ms, bytes: r.bytes, truncated: r.truncated }
+    const c1 = procCpu(gw.pid)
+    return { ms: r.ms, bytes: r.bytes, truncated: r.truncated, cpu: c0 && c1 ? { userS: c1.userS - c0.userS, sysS: c1.sysS - c0.sysS } : null, curlCpu: r.cpu }
   })
 }
 
@@ -179,7 +241,8 @@ export function davfsCopyThroughGateway ({ addr, dest, extra = [], limitS = 300 
 
 /**
  * curl of one URL over one connection, body to /dev/null (or piped to `pipe`, a shell command).
- * @returns {Promise<{ ms: number, startMs: number, connectMs: number, bytes: number, httpVersion: string, truncated: boolean }>}
+ * cpu: curl's (with pipe: the shell's, curl's and the pipe's command's), as runChild's.
+ * @returns {Promise<{ ms: number, startMs: number, connectMs: number, bytes: number, httpVersion: string, truncated: boolean, cpu: { userS: number, sysS: number }|null }>}
  */
 export async function curl ({ url, http2 = false, cacert = null, limitS = 60, range = null, pipe = null }) {
   const args = ['-s', '--max-time', String(limitS), http2 ? '--http2' : '--http1.1']
@@ -189,7 +252,7 @@ export async function curl ({ url, http2 = false, cacert = null, limitS = 60, ra
     // the body goes down the pipe; curl's -w goes to stderr
     const cmd = `curl ${args.map(shq).join(' ')} -w '%{stderr}%{json}' -o - ${shq(url)} | ${pipe}`
     const r = await runChild('sh', ['-c', cmd], { env: process.env, limitS: limitS + 5 })
-    return parseCurl(r.stderr.trim().split('\n').pop(), r.ms)
+    return { ...parseCurl(r.stderr.trim().split('\n').pop(), r.ms), cpu: r.cpu }
   }
   args.push('-w', '%{json}', '-o', '/dev/null', url)
   const r = await runChild('curl', args, { env: process.env, limitS: limitS + 5 }).catch(err => {
@@ -197,7 +260,7 @@ export async function curl ({ url, http2 = false, cacert = null, limitS = 60, ra
     throw err
   })
   if (!r) throw new Error(`curl ${url}: no answer within ${limitS} s`)
-  return parseCurl(r.stdout, r.ms)
+  return { ...parseCurl(r.stdout, r.ms), cpu: r.cpu }
 }
 
 function parseCurl (json, wallMs) {
