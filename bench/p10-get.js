@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process'
 import { missing, skipped } from './lib/need.js'
 import { startNginxTree, makeCert } from './lib/nginx.js'
 import { linkTo, PROTOCOLS, runContext, wireSummary, relayNote, tmpdir } from './lib/netfix.js'
-import { rotreeGet, curl, wgetThroughGateway, davfsCopyThroughGateway, countFiles } from './lib/clients.js'
+import { rotreeGet, curl, wgetThroughGateway, davfsCopyThroughGateway, countFiles, cpuSecondsOf, cpuNote } from './lib/clients.js'
 import { davfsMissing } from '../test/helpers/davfs.js'
 import { fmtRate } from './lib/link.js'
 import { median } from './lib/proc.js'
@@ -46,6 +46,25 @@ async function treeStats (dir) {
     files++; bytes += (await fs.lstat(path.join(e.parentPath ?? e.path, e.name))).size
   }
   return { files, bytes, dirs }
+}
+
+/** The median of runs' user + system CPU seconds (GNU time, bench/lib/clients.js). */
+function cpuMedian (runs) {
+  const v = runs.map(r => cpuSecondsOf(r.cpu)).filter(Number.isFinite)
+  return v.length ? median(v) : NaN
+}
+
+/** The figure's CPU table: per protocol, rotree get, curl and curl | tar -x over the same files and bytes (report.js renders it). */
+function cpuTable (raw, src0) {
+  const mib = src0.bytes / 2 ** 20
+  return {
+    rows: raw.flatMap(r => [
+      { label: `${r.protocol}: \`rotree get\``, cpuS: r.cpu.getS, files: src0.files, requests: r.wire?.requests ?? null, mib },
+      { label: `${r.protocol}: curl of one tar, to /dev/null`, cpuS: r.cpu.curlS, files: src0.files, requests: 1, mib },
+      { label: `${r.protocol}: curl \\| tar -x`, cpuS: r.cpu.curlTarS, files: src0.files, requests: 1, mib }
+    ]),
+    note: 'of the whole process, from the kernel (GNU time: every thread, start-up included; for `curl | tar -x` the shell, curl and tar), the median over the runs of each row (every run\'s in the raw results, raw.protocols[].cpu). Files and MiB are the tree\'s (its regular files and their bytes) for every reader, curl to /dev/null included, which writes none; requests: nginx\'s log of the first get of each protocol, one GET for curl.'
+  }
 }
 
 export async function run ({ quick = false } = {}) {
@@ -106,7 +125,8 @@ export async function run ({ quick = false } = {}) {
         const getMs = median(gs.map(g => g.ms)); const curlMs = median(cs.map(c => c.ms)); const curlTarMs = median(cts.map(c => c.wallMs))
         rows.push({ label: `${p.name}: \`rotree get\` vs curl of one tar`, value: getMs / 1000, baseline: curlMs / 1000, baselineLabel: `curl, one tar, HTTP/${cs[0].httpVersion}, to /dev/null`, unit: 's', higherIsBetter: false, note: cut })
         rows.push({ label: `${p.name}: \`rotree get\` vs curl \\| tar -x`, value: getMs / 1000, baseline: curlTarMs / 1000, baselineLabel: 'curl piped into tar -x (writes the files)', unit: 's', higherIsBetter: false, note: cut })
-        raw.push({ protocol: p.name, getMs, truncated, files: got, curlMs, curlTarMs, runs: { getMs: gs.map(g => g.ms), curlMs: cs.map(c => c.ms), curlTarMs: cts.map(c => c.wallMs) }, wire })
+        const cpu = { getS: cpuMedian(gs), curlS: cpuMedian(cs), curlTarS: cpuMedian(cts), runs: { get: gs.map(g => g.cpu), curl: cs.map(c => c.cpu), curlTar: cts.map(c => c.cpu) } }
+        raw.push({ protocol: p.name, getMs, truncated, files: got, curlMs, curlTarMs, runs: { getMs: gs.map(g => g.ms), curlMs: cs.map(c => c.ms), curlTarMs: cts.map(c => c.wallMs) }, cpu, wire })
         relay.push(await link.stats())
       } finally { await link.stop() }
     }
@@ -164,7 +184,9 @@ export async function run ({ quick = false } = {}) {
     command: `npm run bench${quick ? ':quick' : ''} -- P10`,
     target: `≤ ${TARGET}× the time of curl fetching one tar of the same files`,
     met: raw.every(r => !r.truncated && r.files === src0.files) && worst <= TARGET,
+    short: raw.filter(r => r.truncated || r.files !== src0.files || r.getMs / r.curlMs > TARGET).map(r => `${r.protocol} (${(r.getMs / r.curlMs).toFixed(2)}× of curl${r.truncated ? ', stopped at the limit' : r.files !== src0.files ? `, ${r.files} of ${src0.files} files` : ''})`).join('; '),
     rows,
+    cpu: cpuTable(raw, src0),
     raw: { protocols: raw, wget },
     notes: [
       `${quick ? 'One run per row' : 'The median of 5 runs per row, alternated (each run\'s times in the raw results)'}. The tree: ${src0.files.toLocaleString('en-US')} files in ${src0.dirs.toLocaleString('en-US')} directories, ${(src0.bytes / 1e6).toFixed(0)} MB (\`rotree build --skip-bad\` of ${quick ? `a ~8 MB part of ${DOC}` : DOC}, format ${format}), ${blobs.toLocaleString('en-US')} blobs of ${(blobBytes / 1e6).toFixed(0)} MB${format === 2 ? ' (compressed where it pays)' : ''}; the tar of the same folder is ${(tarBytes / 1e6).toFixed(0)} MB. Both are served by one nginx from \`rotree nginx-config\` (the tar from a location the bench adds) through bench/lib/link.js at ${fmtRate(LINK.mbit)}, RTT ${LINK.rttMs} ms, TCP windows as in P3w. \`rotree get\` (default --jobs) writes every file, symlink, mode and mtime, and includes Node's start-up; curl's time is its own time_total.`,
@@ -173,6 +195,7 @@ export async function run ({ quick = false } = {}) {
       ...(wget?.davfs?.on ? [`The davfs2 rows: \`mount -t davfs\` of such a gateway (read-only, davfs2's own cache new each run), then \`cp -r\` of the whole mount: a file manager's copy over WebDAV, depth-first, one PROPFIND or GET at a time, in davfs2's order of the entries rather than the listing's (${wget.davfs.on[0].files.toLocaleString('en-US')} files written). It took ${(wget.davfs.on[0].ms / 1000).toFixed(1)} s with the read-ahead, ${(wget.davfs.off[0].ms / 1000).toFixed(1)} s without it, and ${(wget.davfs.local[0].ms / 1000).toFixed(1)} s through a gateway whose mirror is on loopback (davfs2's own pace). One run each.`] : wget?.davfs?.skipped ? [`No davfs2 rows: ${wget.davfs.skipped}.`] : []),
       'What `rotree get` put on the wire: ' + raw.map(r => `${r.protocol}: ${wireSummary(r.wire)}`).join('; ') + '.',
       relayNote(relay),
+      ...[cpuNote()].filter(Boolean),
       runContext()
     ],
     gap: `\`rotree get\` made ${r0.wire.requests.toLocaleString('en-US')} requests (${blobs.toLocaleString('en-US')} blobs in the tree) in ${Math.round(rttsOf(r0.getMs)).toLocaleString('en-US')} RTTs, ${(r0.wire.requests / rttsOf(r0.getMs)).toFixed(1)} requests per RTT, where curl's tar is one request on one connection. ` +

@@ -8,11 +8,14 @@
 //   node bench/run.js --no-render P3w results only; docs/BENCHMARKS.md untouched
 //   node bench/run.js --results DIR … results into DIR instead (implies --no-render)
 //   node bench/run.js --render-only   docs/BENCHMARKS.md and the charts from bench/results, nothing run
+//   node bench/run.js --no-load P3w   only the idle run of a figure that also runs under load (LOADED)
+//   node bench/run.js --loaded P6     every figure named runs idle and then under load, in LOADED or not
 // ROTREE_BENCH_CLIENT=DIR measures the client of another checkout (bench/lib/clients.js).
 import './lib/env.js' // first: the environment every figure's commands inherit
 import path from 'node:path'
 import { readFileSync } from 'node:fs'
-import { saveFigure, render, figureMarkdown, RESULTS } from './lib/report.js'
+import { saveFigure, render, figureMarkdown, withLoaded, RESULTS } from './lib/report.js'
+import { underLoad } from './lib/cpu-load.js'
 
 const INTRO = `Every figure is measured against a baseline **in the same run on the same machine**
 and reported as a ratio; no absolute number stands alone. Servers run as their own
@@ -27,7 +30,12 @@ and TCP's handshake, slow start and receive window (bench/README.md). Regenerate
 \`npm run bench:quick\` (smoke); \`node bench/run.js --render-only\` renders this file
 from bench/results without running anything. Timed commands run without this
 machine's NODE_EXTRA_CA_CERTS, which adds ~50 ms to every Node start-up here
-(bench/lib/env.js).`
+(bench/lib/env.js). The read figures (P3w, P10) run twice: idle, then again under load, each
+target judged on both (met only when both meet it): the load is one busy process per core,
+SHA-256 of a 4 KiB buffer in a loop at the same priority as everything else
+(bench/lib/cpu-load.js), started after the idle run and stopped when the loaded run ends; a
+section with a loaded run has its columns beside the idle ones. Beside their tables is each reader's CPU (user + system, from the kernel through GNU time: the whole
+process, start-up included) per file, per request and per MiB, and the baseline's.`
 
 const FIGURES = {
   P1: './p1-server.js',
@@ -58,6 +66,8 @@ const FIGURES = {
   P16: './p16-private-build.js',
   P17: './p17-keyring.js'
 }
+// the figures that run twice, idle and then under bench/lib/cpu-load.js; a figure opts in here
+const LOADED = new Set(['P3w', 'P10'])
 const GROUPS = { net: ['P3w', 'P3t', 'P10', 'P11', 'P1h'], private: ['P15', 'P16', 'P17'] }
 // the figures whose readers run from ROTREE_BENCH_CLIENT when it is set (bench/lib/clients.js)
 const CLIENT_ENV = new Set(['P3w', 'P3t', 'P10', 'P11', 'P15'])
@@ -72,7 +82,7 @@ function clientPrefix () {
 }
 
 const args = process.argv.slice(2)
-const FLAGS = ['--quick', '--results', '--no-render', '--render-only']
+const FLAGS = ['--quick', '--results', '--no-render', '--render-only', '--no-load', '--loaded']
 if (args.includes('--help') || args.includes('-h')) {
   process.stdout.write(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1).filter((l, i, all) => all.slice(0, i + 1).every(x => x.startsWith('//'))).map(l => l.replace(/^\/\/ ?/, '')).join('\n') + '\n')
   process.exit(0)
@@ -91,9 +101,23 @@ for (const id of ids) {
   const t = Date.now()
   process.stderr.write(`${id} … `)
   const [file, fn = 'run'] = [FIGURES[id]].flat()
+  const twice = !args.includes('--no-load') && (LOADED.has(id) || args.includes('--loaded'))
   let fig
   try {
     fig = await (await import(file))[fn]({ quick })
+    if (twice && !fig.skipped) {
+      process.stderr.write(`${fig.met === true ? 'met' : fig.met === false ? 'not met' : 'done'} idle; under load … `)
+      try {
+        const { result, load } = await underLoad(async () => (await import(file))[fn]({ quick }))
+        fig = withLoaded(fig, result, load)
+      } catch (err) {
+        // the idle run stands, but a target met only idle is not met: unjudged
+        process.stderr.write(`the loaded run FAILED: ${err.stack ?? err}\n`)
+        process.exitCode = 1
+        fig.notes = [...fig.notes ?? [], `The run under load (bench/lib/cpu-load.js) failed: ${String(err.message ?? err).slice(0, 300)}`]
+        if (fig.met === true) fig.met = null
+      }
+    }
   } catch (err) {
     // one broken figure does not cost the others their run
     process.stderr.write(`FAILED: ${err.stack ?? err}\n`)

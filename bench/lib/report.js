@@ -11,10 +11,32 @@ export const RESULTS = path.join(ROOT, 'bench/results')
 /**
  * @typedef {{ label: string, value: number, baseline: number, baselineLabel: string, unit: string,
  *   higherIsBetter?: boolean, note?: string }} Row   ratio = value / baseline
+ * @typedef {{ label: string, cpuS: number, files: number, requests: number|null, mib: number }} CpuRow
+ *   a reader's user + system CPU seconds for `files` files, `requests` requests and `mib` MiB
  * @typedef {{ id: string, title: string, command: string, target?: string, met?: boolean|null,
- *   rows: Row[], notes?: string[], gap?: string, machine?: string, date?: string }} Figure
- *   gap: where the target is missed, what the profile says causes it, and what would close it
+ *   rows: Row[], cpu?: { rows: CpuRow[], note: string }, short?: string, notes?: string[], gap?: string,
+ *   loaded?: Loaded, idleMet?: boolean|null, machine?: string, date?: string }} Figure
+ *   gap: where the target is missed, what the profile says causes it, and what would close it;
+ *   short: the judged rows short of the target in this run, in a few words
+ * @typedef {{ rows: Row[], raw?: any, met?: boolean|null, cpu?: Figure['cpu'], short?: string,
+ *   load: { procs: number, cpuS: number, wallS: number, cores: number }, date: string }} Loaded
+ *   the same figure run again under bench/lib/cpu-load.js
  */
+
+/** One figure of an idle run and of a loaded one (bench/lib/cpu-load.js): met only when both are. */
+export function withLoaded (idle, loaded, load) {
+  const both = [idle.met, loaded.met]
+  return {
+    ...idle,
+    met: both.includes(false) ? false : both.every(m => m === true) ? true : idle.met ?? null,
+    idleMet: idle.met,
+    loaded: { rows: loaded.rows, raw: loaded.raw, met: loaded.met, cpu: loaded.cpu, short: loaded.short, load, date: new Date().toISOString() }
+  }
+}
+
+const judged = m => m === true ? 'met' : m === false ? 'not met' : 'not judged'
+/** "Idle: met; loaded: not met" for a figure with a loaded run, '' otherwise. */
+const runsMet = fig => fig.loaded ? `Idle: ${judged(fig.idleMet)}; under load: ${judged(fig.loaded.met)}. ` : ''
 
 export async function saveFigure (fig, dir = RESULTS) {
   await fs.mkdir(dir, { recursive: true })
@@ -36,14 +58,44 @@ const fmtRatio = v => Number.isFinite(v) && Math.abs(v) < 1 ? v.toPrecision(3) :
 
 export function figureMarkdown (fig) {
   const lines = [`## ${fig.id}: ${fig.title}`, '']
-  if (fig.target) lines.push(`Target: ${fig.target}. **${fig.met === true ? 'Met' : fig.met === false ? 'Not met' : 'Not judged'}.**`, '')
-  lines.push('| case | rotree | baseline | ratio |', '|---|---:|---:|---:|')
-  for (const r of fig.rows) {
-    lines.push(`| ${r.label} | ${fmt(r.value)} ${r.unit} | ${fmt(r.baseline)} ${r.unit} (${r.baselineLabel}) | ${fmtRatio(ratioOf(r))}×${r.note ? ' ' + r.note : ''} |`)
+  if (fig.target) lines.push(`Target: ${fig.target}. ${runsMet(fig)}**${fig.met === true ? 'Met' : fig.met === false ? 'Not met' : 'Not judged'}.**`, '')
+  const L = fig.loaded
+  const cell = r => r ? `${fmt(r.value)} ${r.unit}` : '—'
+  if (L) {
+    lines.push('| case | rotree | baseline | ratio | rotree, loaded | baseline, loaded | ratio, loaded |', '|---|---:|---:|---:|---:|---:|---:|')
+    for (const r of fig.rows) {
+      const l = L.rows.find(x => x.label === r.label)
+      lines.push(`| ${r.label} | ${cell(r)} | ${fmt(r.baseline)} ${r.unit} (${r.baselineLabel}) | ${fmtRatio(ratioOf(r))}×${r.note ? ' ' + r.note : ''} | ${cell(l)} | ${l ? `${fmt(l.baseline)} ${l.unit}` : '—'} | ${l ? `${fmtRatio(ratioOf(l))}×${l.note ? ' ' + l.note : ''}` : '—'} |`)
+    }
+  } else {
+    lines.push('| case | rotree | baseline | ratio |', '|---|---:|---:|---:|')
+    for (const r of fig.rows) {
+      lines.push(`| ${r.label} | ${cell(r)} | ${fmt(r.baseline)} ${r.unit} (${r.baselineLabel}) | ${fmtRatio(ratioOf(r))}×${r.note ? ' ' + r.note : ''} |`)
+    }
   }
+  lines.push(...cpuMarkdown(fig))
   lines.push('', `![${fig.id}](bench/${fig.id}.svg)`, '', `Command: \`${fig.command}\` (${fig.date?.slice(0, 10)}, ${fig.machine})`)
+  if (L) lines.push('', `The loaded columns: the same figure run again right after, with ${L.load.procs} busy processes beside it (bench/lib/cpu-load.js: one per core, SHA-256 in a loop, nice 0), which got ${L.load.cores.toFixed(2)} cores on average over its ${Math.round(L.load.wallS)} s${L.short ? `; short of the target under load: ${L.short}` : ''}. The chart shows the idle run.`)
   for (const n of [...fig.notes ?? [], ...STANDING_NOTES[fig.id] ?? []]) lines.push('', n)
   return lines.join('\n')
+}
+
+const ms = v => Number.isFinite(v) ? `${fmt(v * 1000)} ms` : '—'
+/** The reader's CPU beside the figure's table: seconds, per file, per request, per MiB (idle · loaded). */
+function cpuMarkdown (fig) {
+  if (!fig.cpu?.rows?.length) return []
+  const L = fig.loaded?.cpu?.rows
+  const both = (r, f) => {
+    const l = L?.find(x => x.label === r.label)
+    return L ? `${f(r)} · ${l ? f(l) : '—'}` : f(r)
+  }
+  const per = (k, r) => r[k] ? r.cpuS / r[k] : NaN
+  const out = ['', `Reader CPU, user + system${L ? ' (idle · loaded)' : ''}: ${fig.cpu.note}`, '',
+    '| reader | files | requests | MiB | CPU | per file | per request | per MiB |', '|---|---:|---:|---:|---:|---:|---:|---:|']
+  for (const r of fig.cpu.rows) {
+    out.push(`| ${r.label} | ${r.files.toLocaleString('en-US')} | ${r.requests === null ? '—' : Math.round(r.requests).toLocaleString('en-US')} | ${fmt(r.mib)} | ${both(r, x => Number.isFinite(x.cpuS) ? `${fmt(x.cpuS)} s` : '—')} | ${both(r, x => ms(per('files', x)))} | ${both(r, x => ms(per('requests', x)))} | ${both(r, x => ms(per('mib', x)))} |`)
+  }
+  return out
 }
 
 /** A horizontal bar chart: each row's value beside its baseline. */
@@ -77,11 +129,11 @@ export async function render ({ intro = '' } = {}) {
   await fs.mkdir(path.join(ROOT, 'docs/bench'), { recursive: true })
   for (const fig of figs) await fs.writeFile(path.join(ROOT, 'docs/bench', fig.id + '.svg'), figureSvg(fig) + '\n')
   const summary = ['| figure | target | status |', '|---|---|---|',
-    ...figs.filter(f => f.target).map(f => `| ${f.id} | ${f.target} | ${f.met === true ? 'met' : f.met === false ? '**not met**' : 'not judged'} |`)]
+    ...figs.filter(f => f.target).map(f => `| ${f.id} | ${f.target} | ${f.met === true ? 'met' : f.met === false ? '**not met**' : 'not judged'}${f.loaded ? ` (idle: ${judged(f.idleMet)}; loaded: ${judged(f.loaded.met)})` : ''} |`)]
   const missed = figs.filter(f => f.target && f.met === false)
   const gaps = missed.length
     ? ['## Where a target is missed, and why', '',
-        ...missed.map(f => `- **${f.id}** (${f.target}): ${f.gap ?? 'no analysis recorded for this run.'}`), '']
+        ...missed.map(f => `- **${f.id}** (${f.target}): ${runsMet(f)}${f.gap ?? 'no analysis recorded for this run.'}${f.loaded && f.loaded.met === false && f.loaded.short ? ` Under load, short of it: ${f.loaded.short}.` : ''}`), '']
     : []
   const md = ['# Benchmarks', '', intro, '', ...summary, '', ...gaps, ...figs.map(figureMarkdown).flatMap(s => [s, ''])].join('\n')
   await fs.writeFile(path.join(ROOT, 'docs/BENCHMARKS.md'), md)
