@@ -34,7 +34,7 @@ export function createApp ({ webRoot = null, log = null } = {}) {
     // Preflight for cross-origin Range / conditional reads of any path.
     res.set({
       'Access-Control-Allow-Methods': ALLOW,
-      'Access-Control-Allow-Headers': 'Range, If-None-Match',
+      'Access-Control-Allow-Headers': 'Range, If-None-Match, X-Rotree-Token', // the edge token of a gated tree (FORMAT.md §12.11)
       'Access-Control-Max-Age': '86400',
       Allow: ALLOW
     })

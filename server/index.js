@@ -12,6 +12,7 @@ import { resolve } from 'node:path'
 import { createApp } from './app.js'
 import { createBlobRoute } from './blob-route.js'
 import { createFsinfoRoute, createTrustRoute, createHistoryRoute } from './fsinfo-route.js'
+import { TOKEN_PATH } from './edge-token.js'
 
 /**
  * @param {object} opts
@@ -20,13 +21,15 @@ import { createFsinfoRoute, createTrustRoute, createHistoryRoute } from './fsinf
  * @param {number} [opts.fsinfoMaxAge] seconds for fsinfo.json's Cache-Control max-age
  * @param {number} [opts.blobCacheBytes] bytes of small blobs kept in memory (0 disables)
  * @param {{ info?: Function, error?: Function } | null} [opts.log] e.g. console
+ * @param {{ secret: string, ttlS?: number } | null} [opts.gate] a gated tree (FORMAT.md §12.11): blobs only with an edge token, and POST /.rotree/token
  */
 export async function createRotreeServer ({
   dir,
   webRoot = null,
   fsinfoMaxAge = 30,
   blobCacheBytes = 64 * 1024 * 1024,
-  log = null
+  log = null,
+  gate = null
 } = {}) {
   if (typeof dir !== 'string' || dir === '') throw new TypeError('createRotreeServer: dir is required')
   dir = resolve(dir)
@@ -39,16 +42,18 @@ export async function createRotreeServer ({
   const trust = createTrustRoute({ dir, maxAge: fsinfoMaxAge, log })
   const history = createHistoryRoute({ dir, maxAge: fsinfoMaxAge, log })
   const app = createApp({ webRoot, log })
+  const gated = gate === null ? null : await (await import('./gate.js')).createGate({ dir, ...gate, log })
 
   function handler (req, res) {
     const m = req.method
     if (m === 'GET' || m === 'HEAD') {
       const url = req.url
-      if (url.startsWith('/h/')) return blob(req, res)
+      if (url.startsWith('/h/')) return gated ? gated.blob(req, res, blob) : blob(req, res)
       if (url === '/fsinfo.json' || url.startsWith('/fsinfo.json?')) return fsinfo(req, res)
       if (url.startsWith('/trust/') && trust.matches(url)) return trust(req, res)
       if (url.startsWith('/history/') && history.matches(url)) return history(req, res)
     }
+    if (gated && m === 'POST' && req.url === TOKEN_PATH) return gated.token(req, res)
     app(req, res)
   }
 

@@ -22,10 +22,11 @@ const NO_STORE = 'add_header Cache-Control "no-store" always;'
  *   serverName: a server_name line (the --web variant); site: location blocks that serve `/` instead of
  *   the 404 (the web app, nginx-web.js), below the tree's own locations
  */
-export function serverBlock ({ out, listen, base = '/', fsinfoMaxAge = 30, accessLog, serverName, site = null }) {
+export function serverBlock ({ out, listen, base = '/', fsinfoMaxAge = 30, accessLog, serverName, site = null, gate = null }) {
   checkListen(listen)
   base = checkBase(base)
   const root = path.resolve(out)
+  const g = gate === null ? null : gatedParts(gate, base)
   const cors = `        add_header Access-Control-Allow-Origin "*" always;
         add_header Access-Control-Expose-Headers "${CORS_EXPOSE}" always;`
   // add_header in a block replaces every inherited one, so each block lists its own
@@ -69,8 +70,8 @@ ${cors}
         disable_symlinks on "from=${q(root, 'OUT').slice(1, -1)}";
         types { }
         default_type application/octet-stream;
-${preflight}
-        add_header Cache-Control "${IMMUTABLE}";
+${preflight}${g === null ? '' : g.check}
+        add_header Cache-Control "${g === null ? IMMUTABLE : 'private, ' + IMMUTABLE.replace(/^public, /, '')}";
         add_header X-Content-Type-Options "nosniff" always;
 ${cors}
         open_file_cache max=10000 inactive=60s;
@@ -134,7 +135,7 @@ ${missing}
     location @rotree_missing {
 ${notFound}
     }
-
+${g === null ? '' : g.locations(cors)}
 ${base === '/' && site !== null ? site : `    # nothing else is served (.rotree/, temporary files, listings)
     location ${base} {
 ${preflight}
@@ -152,3 +153,44 @@ ${notFound}
   return lines.join('\n')
 }
 
+
+/**
+ * The gate of a gated tree (FORMAT.md §12.11): blobs only with an edge token,
+ * checked by nginx's own secure_link module against the secret, and the
+ * token exchange passed to a `rotree serve --grants` (tokenUpstream).
+ * @param {{ secret: string, tree: string, tokenUpstream?: string|null }} gate tree: <anchor>:<name>
+ */
+function gatedParts ({ secret, tree, tokenUpstream = null }, base) {
+  if (!/^[0-9a-f]{64}$/.test(secret)) throw new UsageError('the edge secret is not 64 hex digits')
+  if (!/^t?[0-9a-f]{64}:[a-z0-9._-]*$/.test(tree)) throw new UsageError(`${JSON.stringify(tree)} is not <anchor>:<name>`)
+  if (tokenUpstream !== null) checkListen(tokenUpstream)
+  const refused = `        default_type text/plain;
+        ${NO_STORE}`
+  return {
+    check: `
+        # gated (docs/FORMAT.md §12.11): the edge token from X-Rotree-Token or ?rotree_token=,
+        # MD5 over its expiry, the tree and the secret (this file holds the secret: keep it 0600)
+        secure_link $http_x_rotree_token$arg_rotree_token;
+        secure_link_md5 "$secure_link_expires rotree-edge-v2 ${tree} ${secret}";
+        error_page 403 = @rotree_refused;
+        if ($secure_link = "") { return 403; }
+        if ($secure_link = "0") { return 403; }`,
+    locations: cors => `
+    # a blob asked for without a valid edge token
+    location @rotree_refused {
+${refused}
+${cors}
+        return 403 "this tree is gated: an edge token is required (POST ${base}.rotree/token)\\n";
+    }
+${tokenUpstream === null
+  ? ''
+  : `
+    # the token exchange: a grant in, an edge token out (rotree serve --grants, with the same secret; it says no-store)
+    location = ${base}.rotree/token {
+        proxy_pass http://${tokenUpstream}/.rotree/token;
+        proxy_set_header Host $host;
+        client_max_body_size 32k;
+    }
+`}`
+  }
+}

@@ -95,9 +95,10 @@ function unreachable (root, { uid, gid }) {
  * `nginx -p PREFIX -c FILE -g 'daemon off;'` (foreground) or without -g (daemon).
  * @param {{ out: string, listen: string, prefix: string, base?: string, fsinfoMaxAge?: number, workers?: string|number, uid?: number, warn?: ((msg: string) => void) | null }} o
  *   uid: who will start nginx (default: this process); warn: called with each warning (workerUser), also written into the config as a comment;
- *   web: { appHost, webRoot } for the web app and its per-key origins (nginx-web.js)
+ *   web: { appHost, webRoot } for the web app and its per-key origins (nginx-web.js);
+ *   gate: { secret, tree, tokenUpstream } for a gated tree (nginx-block.js, FORMAT.md §12.11)
  */
-export function fullConfig ({ out, listen, prefix, base, fsinfoMaxAge, workers = 'auto', uid, warn = null, web = null }) {
+export function fullConfig ({ out, listen, prefix, base, fsinfoMaxAge, workers = 'auto', uid, warn = null, web = null, gate = null }) {
   const p = path.resolve(prefix)
   const { user, warnings } = workerUser(out, { uid })
   for (const w of warnings) warn?.(w)
@@ -128,6 +129,6 @@ http {
     keepalive_timeout 65;
     keepalive_requests 10000;   # readers fetch many blobs over one connection
 
-${(web === null ? serverBlock({ out, listen, base, fsinfoMaxAge }) : webServerBlocks({ out, listen, base, fsinfoMaxAge, ...web })).replace(/^(?=.)/gm, '    ')}}
+${(web === null ? serverBlock({ out, listen, base, fsinfoMaxAge, gate }) : webServerBlocks({ out, listen, base, fsinfoMaxAge, ...web })).replace(/^(?=.)/gm, '    ')}}
 `
 }

@@ -5,7 +5,7 @@ import { UsageError } from 'rotree-client/errors'
 import { serverBlock, fullConfig, webServerBlocks } from '../../server/nginx-config.js'
 
 export default {
-  usage: 'nginx-config OUT --listen HOST:PORT [--full --prefix DIR] [--web --app-host NAME]',
+  usage: 'nginx-config OUT --listen HOST:PORT [--full --prefix DIR] [--web --app-host NAME] [--gated SECRETFILE [--token-upstream HOST:PORT]]',
   summary: 'print an nginx config serving OUT (a server block; --full: a whole nginx.conf)',
   positionals: [1, 1],
   options: {
@@ -17,7 +17,9 @@ export default {
     workers: { type: 'string', arg: 'N', help: 'with --full: worker_processes (default auto)' },
     web: { type: 'boolean', help: 'also serve the verifying web app, each site on its own per-key host (docs/WEB.md); needs --app-host' },
     'app-host': { type: 'string', arg: 'NAME', help: 'with --web: the app\'s host name; sites are served from <key label>.NAME' },
-    'web-root': { type: 'string', arg: 'DIR', help: 'with --web: the web app\'s files (default: this checkout\'s web/)' }
+    'web-root': { type: 'string', arg: 'DIR', help: 'with --web: the web app\'s files (default: this checkout\'s web/)' },
+    gated: { type: 'string', arg: 'SECRETFILE', help: 'serve blobs only with an edge token, checked by nginx\'s secure_link with this secret (docs/FORMAT.md §12.11); the config then holds the secret' },
+    'token-upstream': { type: 'string', arg: 'HOST:PORT', help: 'with --gated: pass POST /.rotree/token to the rotree serve --grants there (same secret)' }
   },
   async run ([out], v, io) {
     if (!v.listen) throw new UsageError('--listen HOST:PORT is required')
@@ -37,7 +39,16 @@ export default {
       if (!fs.existsSync(path.join(webRoot, 'rotree-client.js'))) throw new UsageError(`--web: ${webRoot} has no rotree-client.js (run npm run build:browser)`)
       web = { appHost: v['app-host'], webRoot }
     }
-    const o = { out, listen: v.listen, base: v.base, fsinfoMaxAge: maxAge }
+    if (!v.gated && v['token-upstream']) throw new UsageError('--token-upstream goes with --gated')
+    if (v.gated && web) throw new UsageError('--gated and --web: not together yet (serve the web app from another server block)')
+    let gate = null
+    if (v.gated) {
+      const { readSecret } = await import('../../server/edge-token.js')
+      const { gatedTree } = await import('../../server/gate.js')
+      gate = { secret: await readSecret(v.gated), tree: (await gatedTree(out)).id, tokenUpstream: v['token-upstream'] ?? null }
+      if (!gate.tokenUpstream) io.stderr.write('rotree: note: no --token-upstream: holders get their tokens from a rotree serve --grants elsewhere (same secret)\n')
+    }
+    const o = { out, listen: v.listen, base: v.base, fsinfoMaxAge: maxAge, gate }
     const warn = m => io.stderr.write(`rotree: warning: ${m}\n`)
     const text = v.full
       ? fullConfig({ ...o, prefix: v.prefix, workers: v.workers, warn, web })

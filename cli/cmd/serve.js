@@ -7,17 +7,20 @@ import { decodeRoot } from '../../lib/published/signed-roots.js'
 import { readRegular } from '../../lib/open-regular.js'
 import { expiryWarning } from '../expiry.js'
 import { untilSignal } from '../common.js'
+import { parseDuration } from '../../builder/duration.js'
 
 const RECHECK_MS = 60_000 // how often fsinfo.json is re-read for the expiry warning (serve picks up rebuilds)
 
 export default {
-  usage: 'serve OUT [--port 8080] [--host 127.0.0.1] [--web]',
+  usage: 'serve OUT [--port 8080] [--host 127.0.0.1] [--web] [--grants SECRETFILE [--token-ttl 10m]]',
   summary: 'serve a published folder over HTTP (fsinfo.json and h/<hash>); prints the address to give readers',
   positionals: [1, 1],
   options: {
     port: { type: 'string', arg: 'PORT', help: 'port to listen on (default 8080; 0 picks one)' },
     host: { type: 'string', arg: 'HOST', help: 'address to bind (default 127.0.0.1)' },
-    web: { type: 'boolean', help: 'also serve the web app at /' }
+    web: { type: 'boolean', help: 'also serve the web app at /' },
+    grants: { type: 'string', arg: 'SECRETFILE', help: 'gate the tree: blobs only with an edge token, minted at POST /.rotree/token for a grant (rotree grant secret writes the file; docs/FORMAT.md §12.11)' },
+    'token-ttl': { type: 'string', arg: 'DURATION', help: 'with --grants: how long an edge token lives (default 10m)' }
   },
   async run ([out], v, io) {
     const port = v.port === undefined ? 8080 : Number(v.port)
@@ -29,12 +32,21 @@ export default {
     const webRoot = v.web ? new URL('../../web/', import.meta.url).pathname : null
     if (webRoot && !fs.existsSync(webRoot)) throw new UsageError('--web: the web app is not built in this checkout')
     if (webRoot && !fs.existsSync(path.join(webRoot, 'rotree-client.js'))) throw new UsageError('--web: the web app needs the browser build of the client: run npm run build:browser')
-    const srv = await createRotreeServer({ dir: out, webRoot })
+    if (!v.grants && v['token-ttl']) throw new UsageError('--token-ttl goes with --grants')
+    let gate = null
+    if (v.grants) {
+      const { readSecret } = await import('../../server/edge-token.js')
+      const ttlMs = parseDuration(v['token-ttl'] ?? '10m')
+      if (!ttlMs || ttlMs > 86400e3) throw new UsageError(`--token-ttl ${v['token-ttl']}: a duration up to 1d, such as 10m`)
+      gate = { secret: await readSecret(v.grants), ttlS: Math.floor(ttlMs / 1000) }
+    }
+    const srv = await createRotreeServer({ dir: out, webRoot, gate })
     const { url } = await srv.listen({ port, host: v.host ?? '127.0.0.1' })
     io.stdout.write(`serving ${out} at ${url}\n`) // tests and scripts parse this line: keep "at URL"
     const watch = fsinfoWatcher(out, io)
     const first = await watch.check()
     const frag = first && fragmentOf(first)
+    if (gate) io.stdout.write(`gated: blobs only with an edge token; holders of a grant ask POST ${url}.rotree/token\n`)
     if (frag) {
       io.stdout.write(`address: ${url}#${frag}\n`)
       if (webRoot) io.stdout.write(`open ${url}#${frag} in a browser for the verifying web app\n`)

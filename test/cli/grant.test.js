@@ -54,4 +54,9 @@ test('grant issue, delegate, show and secret', async () => {
   await ok('grant', 'secret', p('edge.secret'))
   assert.match(await fs.readFile(p('edge.secret'), 'utf8'), /^[0-9a-f]{64}\n$/)
   assert.equal((await fs.stat(p('edge.secret'))).mode & 0o777, 0o600)
+  // nginx-config --gated: the tree OUT publishes and the secret, in secure_link_md5's expression
+  const secret = (await fs.readFile(p('edge.secret'), 'utf8')).trim()
+  const conf = await ok('nginx-config', p('out'), '--listen', '127.0.0.1:9', '--gated', p('edge.secret'), '--token-upstream', '127.0.0.1:8')
+  assert.ok(conf.includes(`secure_link_md5 "$secure_link_expires rotree-edge-v2 ${pub.tree}: ${secret}";`), conf)
+  assert.match(conf, /proxy_pass http:\/\/127\.0\.0\.1:8\/\.rotree\/token;/)
 })

@@ -65,12 +65,12 @@ export async function startProcess (name, cmd, { setup, args, env = () => ({}) }
   throw new Error(`${name}: no free port after 5 tries`)
 }
 
-/** nginx from `rotree nginx-config --full` for `out`, one worker, access log at dir/access.log. */
-export function startNginx (out, { fsinfoMaxAge = 30, base } = {}) {
+/** nginx from `rotree nginx-config --full` for `out`, one worker, access log at dir/access.log; gate: --gated's ({ secret, tree, tokenUpstream }). */
+export function startNginx (out, { fsinfoMaxAge = 30, base, gate = null } = {}) {
   // started as root, the workers run as nobody (or OUT's owner): let them read the test's folders
   if (process.getuid?.() === 0) execFileSync('chmod', ['-R', 'a+rX', path.dirname(path.resolve(out))])
   return startProcess('nginx', NGINX, {
-    setup: (port, dir) => fs.writeFile(path.join(dir, 'nginx.conf'), fullConfig({ out, listen: `127.0.0.1:${port}`, prefix: dir, base, fsinfoMaxAge, workers: 1 })),
+    setup: (port, dir) => fs.writeFile(path.join(dir, 'nginx.conf'), fullConfig({ out, listen: `127.0.0.1:${port}`, prefix: dir, base, fsinfoMaxAge, workers: 1, gate })),
     args: (port, dir) => ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'startup.log'), '-g', 'daemon off;']
   })
 }

@@ -4,7 +4,7 @@
 import fs from 'node:fs/promises'
 import { THREATS } from './lies.js'
 import { PRIVATE_THREAT } from './lies-private.js'
-import { ACTORS, PRIVATE_ACTORS } from './actors.js'
+import { ACTORS, PRIVATE_ACTORS, GATED_ACTORS } from './actors.js'
 
 const DOC = new URL('../../docs/SECURITY.md', import.meta.url)
 
@@ -41,6 +41,16 @@ export function privateActorTable () {
   L.push('')
   return L
 }
+
+/** The gated-tree table (actors.js GATED_ACTORS): who may fetch, and what each can and cannot do. */
+export function gatedActorTable () {
+  const L = ['| actor | can | cannot | rules (docs/TRUST.md) | shown by |', '|---|---|---|---|---|']
+  for (const a of GATED_ACTORS) L.push(`| **${a.who}** | ${a.can} | ${a.cannot} | ${a.rules.join(', ')} | ${a.tests.map(t => '`' + t + '`').join(', ')} |`)
+  L.push('')
+  return L
+}
+
+export const GATED_INTRO = 'A gated edge (FORMAT.md §12.10–12.11) serves a tree\'s blobs only to requests carrying an edge token: an MD5 secure_link value over the token\'s expiry, the tree and the edge\'s secret, minted for minutes at `POST /.rotree/token` for a grant signed by the tree\'s access role (or delegated from one), and checked by `rotree serve --grants` or by stock nginx (`nginx-config --gated`). It decides who may download, not who may read (that is a private tree\'s keyring), and it holds only where the secret is: a copy of the blobs elsewhere is as open as its server makes it. Revocation is the grants\' and tokens\' lifetimes: a revocation list is not built yet.'
 
 const list = xs => xs.length > 1 ? xs.slice(0, -1).join(', ') + ' and ' + xs.at(-1) : xs.join('')
 
@@ -79,6 +89,7 @@ export async function writeSecurityDoc (results, { readers, lies }) {
     ...privateActorTable(),
     'A private tree does not hide that it is private, nor its name, address, trust documents, release times or sequence numbers: they are fsinfo.json\'s, signed in the clear. docs/TRUST.md has no rule of its own for private trees yet; their checks are FORMAT.md §12.8\'s: a sealed blob is opened only after the hash check of rule 3, the unwrapped root must match the release\'s commitment, and a reader the keyring does not name is told `ROTREE_NO_ACCESS` (403), which is not a mirror fault under rule 4. The matrix below shows them for every reader.',
     '')
+  L.push('## Gated trees: who may fetch', '', GATED_INTRO, '', ...gatedActorTable())
   const seenFirst = list(lies.filter(l => l.seenNewer).map(l => '`' + l.id + '`'))
   const ran = results.filter(c => !c.na)
   const pub = readers.filter(r => results.some(c => c.reader === r && THREATS[c.threat]))

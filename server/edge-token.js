@@ -1,0 +1,60 @@
+// Edge tokens (docs/FORMAT.md §12.11): what a gated edge hands a grant's
+// holder, and checks on every blob request. The token is nginx's
+// secure_link value, so stock nginx checks it with no code of ours
+// (ngx_http_secure_link_module, `secure_link` and `secure_link_md5`):
+//
+//   token   = base64url(MD5(<expires> " rotree-edge-v2 " <tree> " " <secret>)) "," <expires>
+//   expires = unix seconds; the token is good through that second
+//   tree    = <anchor> ":" <name>, the tree the edge serves (FORMAT.md §12.5)
+//   secret  = the edge's secret, 64 hex (rotree grant secret)
+//
+// carried as the request header X-Rotree-Token or the query argument
+// rotree_token. It covers every blob of that tree and nothing of another
+// tree, whatever the secret. MD5 here is a MAC-like check keyed by a secret
+// at the end of the input (no length extension applies); its strength is the
+// secret's and the token's few minutes (docs/SECURITY.md).
+import fs from 'node:fs/promises'
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { UsageError } from 'rotree-client/errors'
+
+export const TOKEN_PATH = '/.rotree/token'
+export const TOKEN_HEADER = 'x-rotree-token'
+export const TOKEN_QUERY = 'rotree_token'
+/** How long a token lives by default: ten minutes. */
+export const TOKEN_TTL_S = 600
+const SECRET_RE = /^[0-9a-f]{64}$/
+
+/** The string nginx's secure_link_md5 hashes, with `$secure_link_expires` for the expiry. */
+export const md5Input = (expires, tree, secret) => `${expires} rotree-edge-v2 ${tree} ${secret}`
+
+const digest = (expires, tree, secret) => createHash('md5').update(md5Input(expires, tree, secret)).digest()
+
+/** A token for `tree` good through unix second `expires`. */
+export function mintToken ({ secret, tree, expires }) {
+  return `${digest(expires, tree, secret).toString('base64url')},${expires}`
+}
+
+/**
+ * Is `value` a token for `tree` under `secret`, unexpired at `nowMs`? As
+ * nginx's secure_link: the MD5 first, then the expiry.
+ * @returns {'ok'|'expired'|'bad'}
+ */
+export function checkToken (value, { secret, tree, nowMs = Date.now() }) {
+  if (typeof value !== 'string') return 'bad'
+  const m = /^([A-Za-z0-9_-]{22}),([0-9]{1,12})$/.exec(value)
+  if (!m) return 'bad'
+  const expires = Number(m[2])
+  const want = digest(m[2], tree, secret)
+  const got = Buffer.from(m[1], 'base64url')
+  if (got.length !== 16 || !timingSafeEqual(got, want)) return 'bad'
+  return expires < Math.floor(nowMs / 1000) ? 'expired' : 'ok'
+}
+
+/** The edge secret in FILE: 64 hex digits (what `rotree grant secret` writes). */
+export async function readSecret (file) {
+  let text
+  try { text = await fs.readFile(file, 'utf8') } catch (err) { throw new UsageError(`cannot read the edge secret ${file}: ${err.code ?? err.message}`) }
+  const s = text.trim()
+  if (!SECRET_RE.test(s)) throw new UsageError(`${file} is not an edge secret (64 hex digits, as rotree grant secret writes)`)
+  return s
+}
