@@ -37,6 +37,8 @@ const TEXT = {
     'Ask the publisher for the tree\'s new address.'],
   ROTREE_FORK: ['Forked tree', 'Two different trees are signed under one sequence number: the publisher\'s key may be compromised.',
     'Trust neither version, and tell the publisher: a key of theirs may be stolen.'],
+  ROTREE_SPLIT_VIEW: ['Split view', 'The tree\'s public log holds two different releases under one sequence number, or this mirror serves one the log does not hold: someone may be showing different readers different trees.',
+    'Trust neither version, and tell the publisher: a key of theirs may be stolen.'],
   ROTREE_UNSUPPORTED_VERSION: ['Unsupported format', 'This tree uses a format version this reader does not know.',
     'Open it with a newer rotree (the command line, or an updated copy of this app).'],
   ROTREE_MIRROR_HTTP: ['Mirror error', 'The mirror answered with an HTTP error.',
