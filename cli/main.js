@@ -41,6 +41,17 @@ function shortHelp (cmd) { return !Object.values(cmd.options ?? {}).some(o => o.
  * parseArgs, non-strict, then checked here so a mistake reads as one plain
  * line (Node's own messages run to three lines with unbalanced quotes).
  */
+// `-o FILE` where the file is an argument (rotree build SRC OUT, keygen KEYFILE):
+// say which argument, from the usage line's first form
+const OUTPUT_NAMES = new Set(['o', 'out', 'output'])
+const DEST_ARGS = ['OUT', 'DEST', 'DIR', 'KEYFILE', 'FILE']
+function outputHint (cmd, name) {
+  if (!OUTPUT_NAMES.has(name)) return ''
+  const first = cmd.usage.split(' | ')[0].split(/ [[(]/)[0]
+  const dest = first.split(' ').slice(1).find(w => DEST_ARGS.includes(w))
+  return dest ? `: ${dest} is an argument here (rotree ${first})` : ''
+}
+
 function parse (cmd, rest) {
   const options = { help: { type: 'boolean' } }
   if (shortHelp(cmd)) options.help.short = 'h'
@@ -55,7 +66,7 @@ function parse (cmd, rest) {
     const o = options[t.name]
     if (!o) {
       const near = t.rawName.startsWith('--') ? nearest(t.name, Object.keys(options)) : null
-      throw new UsageError(`unknown option ${t.rawName}${near ? `: did you mean --${near}?` : ''}`)
+      throw new UsageError(`unknown option ${t.rawName}${near ? `: did you mean --${near}?` : outputHint(cmd, t.name)}`)
     }
     if (o.type === 'boolean' && t.value !== undefined) throw new UsageError(`option ${t.rawName} takes no value`)
     if (o.type === 'string') {
@@ -98,7 +109,10 @@ export async function main (argv, io = { stdout: process.stdout, stderr: process
   const [min, max] = cmd.positionals
   if (args.positionals.length < min || args.positionals.length > max) {
     const n = args.positionals.length
-    return usageError(`expected ${min === max ? min : `${min} to ${max}`} arguments, got ${n}${n > max ? ` (${args.positionals.slice(max).map(a => JSON.stringify(a)).join(' ')} too many)` : ''}`)
+    const extra = args.positionals.slice(max)
+    // `rotree get ADDR PATH dest`: the destination of a command that takes one with -o
+    const asOutput = extra.length === 1 && Object.values(cmd.options ?? {}).some(o => o.short === 'o') ? `: did you mean -o ${JSON.stringify(extra[0])}?` : ''
+    return usageError(`expected ${min === max ? min : `${min} to ${max}`} arguments, got ${n}${n > max ? ` (${extra.map(a => JSON.stringify(a)).join(' ')} too many)${asOutput}` : ''}`)
   }
   try {
     return (await cmd.run(args.positionals, args.values, io)) ?? 0

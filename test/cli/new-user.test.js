@@ -19,6 +19,21 @@ test('a typo\'d command or option names the one meant', async () => {
   assert.doesNotMatch(none.err, /did you mean/)
 })
 
+test('-o where the destination is an argument, and a destination where -o is wanted, each say which', async () => {
+  const build = await rotree(['build', 'src', '-o', 'out', '--unsigned'])
+  assert.equal(build.code, 2)
+  assert.match(build.err, /^rotree build: unknown option -o: OUT is an argument here \(rotree build SRC OUT\)\n/)
+  const keygen = await rotree(['keygen', '-o', 'a.key'])
+  assert.match(keygen.err, /^rotree keygen: unknown option -o: KEYFILE is an argument here \(rotree keygen KEYFILE\)\n/)
+  const pull = await rotree(['pull', 'http://127.0.0.1:1/#' + 'a'.repeat(64), '--output', 'dir'])
+  assert.match(pull.err, /^rotree pull: unknown option --output: DIR is an argument here \(rotree pull ADDR DIR\)\n/)
+  const get = await rotree(['get', 'http://127.0.0.1:1/#' + 'a'.repeat(64), '/', 'dest'])
+  assert.equal(get.code, 2)
+  assert.match(get.err, /^rotree get: expected 1 to 2 arguments, got 3 \("dest" too many\): did you mean -o "dest"\?\n/)
+  const ls = await rotree(['ls', 'http://127.0.0.1:1/#' + 'a'.repeat(64), '-o'])
+  assert.match(ls.err, /^rotree ls: unknown option -o\n/, 'no hint where there is no destination')
+})
+
 test('an address without its scheme is not taken for a remote', async t => {
   const tr = await servedTree(t, { 'a.txt': 'a\n' })
   const bare = tr.addr.replace(/^http:\/\//, '')
