@@ -193,9 +193,9 @@ export class Builder {
  * since 1970 keep them increasing even when OUT is rebuilt from scratch, and
  * history/ keeps a number from ever being reused (publishSeq).
  */
-async function publishRoot ({ out, key, timestampKeys, ttlMs, releaseTtlMs, now, seq: forced, unsigned = false, fsync = true, version = 1, name, url, private: priv = null }, root) {
+async function publishRoot ({ out, key, timestampKeys, ttlMs, releaseTtlMs, now, seq: forced, unsigned = false, fsync = true, version = 1, name, url, private: priv = null, witness = true }, root) {
   if (version === 2) {
-    return publishBuilt(out, { rootRef: { ...root.dir, mtime: root.mtime }, key, timestampKeys, name, ttlMs, releaseTtlMs, now, seq: forced, fsync, unsigned, url, private: priv })
+    return publishBuilt(out, { rootRef: { ...root.dir, mtime: root.mtime }, key, timestampKeys, name, ttlMs, releaseTtlMs, now, seq: forced, fsync, unsigned, url, private: priv, witness })
   }
   const seq = await publishSeq(out, now, forced)
   const fields = {

@@ -167,8 +167,9 @@ export async function checkPublishable (out, text, { anchor, name, trust, now, p
  * @param {{ release: object, signers: object, timestampKeys: object[], ttlMs: number, now?: number, fsync?: boolean, url?: string, seq?: number, present?: boolean }} o
  *   seq: fsinfo.json's sequence number, forced (above everything OUT published); by default nextSeq's
  *   present: the caller vouches that every blob of the release's root is in OUT/h (checkPublishable)
+ *   witness: false publishes without asking the trust document's witnesses (`--no-witness`)
  */
-export async function publishRelease (out, { release, signers, timestampKeys, ttlMs, now = Date.now(), fsync = true, url = signers.url, seq: forced, present = false }) {
+export async function publishRelease (out, { release, signers, timestampKeys, ttlMs, now = Date.now(), fsync = true, url = signers.url, seq: forced, present = false, witness = true }) {
   const { roles, trust, anchor, name } = signers
   const have = releaseSigners(release, roles)
   if (have < roles.release.threshold) {
@@ -180,7 +181,8 @@ export async function publishRelease (out, { release, signers, timestampKeys, tt
   const priv = release.root.private === undefined ? null : await privateAccess(out, release, fsync)
   const text = signFsinfoV2({ release, trust, name, seq, now, ttlMs, timestampKeys, roles, access: priv?.access })
   const { info, blobs } = await checkPublishable(out, text, { anchor, name, trust, now, present, epochKey: priv?.epochKey })
-  await publishFsinfo(out, text, fsync, { keys: timestampKeys })
+  // FORMAT.md §13.1: the trust document's witnesses cosign the log's checkpoint (--no-witness: none asked)
+  await publishFsinfo(out, text, fsync, { keys: timestampKeys, witnesses: witness ? trust?.witnesses ?? null : null })
   return { seq, releaseSeq: release.seq, ...rootOut(release.root), expires: info.expires, releaseExpires: release.expires, trustSeq: trust?.seq ?? null, blobs, address: addressOf(anchor, name, url), fragment: fragment(anchor, name) }
 }
 
@@ -252,7 +254,7 @@ export async function publishBuilt (out, o) {
   const timestampKeys = o.timestampKeys?.length ? o.timestampKeys : [o.key]
   // a forced seq (build's `seq`) is the release's and fsinfo.json's, as version 1's is fsinfo.json's
   // the build's walk stored every blob of this root or found it in h/ (walk.js): no second walk
-  const r = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now: o.now, fsync: o.fsync ?? true, url: o.url, seq: o.seq, present: true })
+  const r = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now: o.now, fsync: o.fsync ?? true, url: o.url, seq: o.seq, present: true, witness: o.witness ?? true })
   await removeUnsigned(out) // a pending offline-signed root is older than this one
   return { ...r, name }
 }
@@ -304,7 +306,7 @@ export async function signOut (o) {
       if (!single) throw new UsageError('--publish needs --timestamp-key KEYFILE (fsinfo.json is signed by the timestamp role)')
       timestampKeys.push(single)
     }
-    const p = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now, fsync, url: o.url })
+    const p = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs: o.ttlMs, now, fsync, url: o.url, witness: o.witness ?? true })
     // a release pending in OUT that is not newer than the one published is superseded
     const pending = await fs.readFile(path.join(out, UNSIGNED_FILE)).catch(() => null)
     if (pending && (!isUnsignedRelease(pending) || decodeUnsignedRelease(pending).seq <= release.seq)) await removeUnsigned(out)
@@ -322,12 +324,12 @@ export async function signOut (o) {
  * @param {string} out @param {object[]} keys
  * @param {{ ttlMs: number, now?: number, fsync?: boolean, ifExpiringWithinMs?: number, url?: string }} o
  */
-export async function resignV2 (out, keys, { ttlMs, now = Date.now(), fsync = true, ifExpiringWithinMs, url }) {
+export async function resignV2 (out, keys, { ttlMs, now = Date.now(), fsync = true, ifExpiringWithinMs, url, witness = true }) {
   return withOutLock(out, 'rotree resign', async () => {
     const cur = await readPublishedAny(out)
     if (!cur || cur.version !== 2) throw new UsageError(`${out} has no version-2 fsinfo.json to re-sign`)
     const signers = await signersOf(out, { allowRetired: true })
-    if (signers.retired) return announceRetirement(out, cur, signers, keys, { ttlMs, now, fsync, url })
+    if (signers.retired) return announceRetirement(out, cur, signers, keys, { ttlMs, now, fsync, url, witness })
     // as version 1's resign (sign.js): never launder an fsinfo.json someone dropped into OUT. The
     // current one must verify, without the clock, under the trust it names (docs/TRUST.md rules
     // 10-12, 14) or the single key's (FORMAT.md §12.5), or its release would be signed again
@@ -357,7 +359,7 @@ export async function resignV2 (out, keys, { ttlMs, now = Date.now(), fsync = tr
       const { seq } = await nextSeq(out, now)
       release = signRelease({ anchor: signers.anchor, name: release.name, seq, expires: new Date(now + ttlMs).toISOString(), root: release.root, ...(release.manifest ? { manifest: release.manifest } : {}), signatures: [] }, relKeys, signers.roles).release
     }
-    const p = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs, now, fsync, url })
+    const p = await publishRelease(out, { release, signers: s, timestampKeys, ttlMs, now, fsync, url, witness })
     return { skipped: false, previousSeq: cur.seq, ...p }
   })
 }
@@ -384,7 +386,7 @@ async function verifyCurrent (out, cur, signers) {
  * answer names): the timestamp keys sign one over the current release. It is
  * checked to be refused, as ROTREE_RETIRED, by the trust module.
  */
-async function announceRetirement (out, cur, signers, keys, { ttlMs, now, fsync, url }) {
+async function announceRetirement (out, cur, signers, keys, { ttlMs, now, fsync, url, witness = true }) {
   const { trust, anchor } = signers
   const timestampKeys = keys.filter(k => trust.roles.timestamp.keys.includes(k.publicKey))
   if (!timestampKeys.length) throw new BadKeyError(`none of the keys given is a timestamp key of trust document ${trust.seq}`)
@@ -399,7 +401,7 @@ async function announceRetirement (out, cur, signers, keys, { ttlMs, now, fsync,
   } catch (err) {
     if (err.code !== 'ROTREE_RETIRED') throw err
   }
-  await publishFsinfo(out, text, fsync, { keys: timestampKeys })
+  await publishFsinfo(out, text, fsync, { keys: timestampKeys, witnesses: witness ? trust.witnesses ?? null : null })
   return { skipped: false, retired: true, previousSeq: cur.seq, seq, trustSeq: trust.seq, ...rootOut(cur.release.root), expires: new Date(Math.min(now + ttlMs, Date.parse(release.expires))).toISOString(), address: addressOf(anchor, cur.name, url ?? signers.url) }
 }
 

@@ -180,10 +180,29 @@ export async function updateTrust (out, o) {
     const accessKeys = trust.roles.access || o.addAccess?.length ? edit('access', o.addAccess, o.removeAccess, 'access') : []
     if (accessKeys.length > 0) roles.access = role(accessKeys, o.accessThreshold ?? Math.min(trust.roles.access?.threshold ?? 1, accessKeys.length), 'access')
     // FORMAT.md §12.2: each document names the one it follows
-    const doc = checked({ seq: trust.seq + 1, prev: trustHash(trust), expires: new Date(now + (o.ttlMs ?? 365 * DAY)).toISOString(), roles })
+    const doc = checked({ seq: trust.seq + 1, prev: trustHash(trust), expires: new Date(now + (o.ttlMs ?? 365 * DAY)).toISOString(), roles, witnesses: editWitnesses(trust.witnesses, o) })
     await writeJson(path.join(out, PENDING_TRUST), encodeTrustDoc(doc))
     return { doc, prev: trust, anchor, status: signingStatus(trust, doc, parseFragment(anchor).anchor) }
   })
+}
+
+/**
+ * The witnesses of the next document (FORMAT.md §13.1): the current ones,
+ * less `removeWitness` (names), plus `addWitness` ({ name, url, key }; a name
+ * already there is replaced), with `witnessThreshold` or the current threshold
+ * (at most their number); none left: no witnesses.
+ */
+function editWitnesses (cur, { addWitness = [], removeWitness = [], witnessThreshold } = {}) {
+  const byName = new Map((cur?.list ?? []).map(w => [w.name, w]))
+  for (const n of removeWitness) if (!byName.delete(n)) throw new UsageError(`--remove-witness ${n}: not a witness of the trust document in force`)
+  for (const w of addWitness) byName.set(w.name, w)
+  if (byName.size === 0) {
+    if (witnessThreshold) throw new UsageError('--witness-threshold: the document names no witnesses')
+    return null
+  }
+  const threshold = witnessThreshold ?? Math.min(cur?.threshold ?? byName.size, byName.size)
+  if (threshold < 1 || threshold > byName.size) throw new UsageError(`--witness-threshold ${threshold}: 1 to the ${byName.size} witnesses named`)
+  return { threshold, list: [...byName.values()].sort((a, b) => a.name < b.name ? -1 : 1) }
 }
 
 /** OUT/trust-pending.json decoded (with its signatures so far), or null. */
@@ -274,6 +293,8 @@ export function describeRoles (doc, { addressKey = null } = {}) {
   const lines = ROLES.map(r => [`  ${r.padEnd(9)} ${doc.roles[r].threshold} of ${doc.roles[r].keys.length}`, ...doc.roles[r].keys.map(line)].join('\n'))
   // a tree that adopted roles (FORMAT.md §12.5): its address key may hold none of them
   if (addressKey && !holds.has(addressKey)) lines.push(`  the address key ${id(addressKey)} holds no role`)
+  // FORMAT.md §13.1: who must cosign the log's checkpoint
+  if (doc.witnesses) lines.push([`  witnesses ${doc.witnesses.threshold} of ${doc.witnesses.list.length}`, ...doc.witnesses.list.map(w => `    ${w.name}  ${w.url}  ${w.key.slice(0, 16)}`)].join('\n'))
   return lines.join('\n')
 }
 

@@ -54,6 +54,7 @@ export default {
     jobs: { type: 'string', arg: 'N', help: 'worker threads that read, chunk and hash files (default: one per core, at most 4; 0: none)' },
     rehash: { type: 'boolean', help: 'read every file again, ignoring the build index of unchanged files' },
     'no-fsync': { type: 'boolean', help: 'do not fsync blobs and fsinfo.json (faster; not crash-safe)' },
+    'no-witness': { type: 'boolean', help: 'publish without the cosignatures of the trust document\'s witnesses (readers that require them refuse the tree until a later publish is cosigned)' },
     watch: { type: 'boolean', help: 'after building, rebuild and publish each time SRC changes, until interrupted (holds OUT\'s lock)' },
     exclude: { type: 'string', multiple: true, arg: 'PATTERN', help: 'leave out what matches, as a .gitignore line: *.log, node_modules/, /build, **/tmp (repeatable)' },
     json: { type: 'boolean', help: 'print the result as JSON (with --watch: one line per publish)' },
@@ -85,7 +86,7 @@ export default {
     const readers = await readerList(v)
     if (v.private && v.format === '1') throw new UsageError('--private needs format version 2')
     const opts = {
-      src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'], unsigned: v.unsigned, rehash: v.rehash, exclude: v.exclude ?? [],
+      src, out, key, ttlMs, onBad: v['skip-bad'] ? 'skip' : 'fail', fsync: !v['no-fsync'], witness: !v['no-witness'], unsigned: v.unsigned, rehash: v.rehash, exclude: v.exclude ?? [],
       threads: v.jobs !== undefined ? threadCount(v.jobs) : undefined,
       version: formatVersion(v), name: v.name, timestampKeys, releaseTtlMs, url: v.url, private: v.private, readers,
       warn: m => io.stderr.write(`${io.stderr.isTTY ? '\r\x1b[K' : ''}rotree: warning: ${m}\n`)

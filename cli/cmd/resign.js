@@ -16,6 +16,7 @@ export default {
     'if-expiring-within': { type: 'string', arg: 'DURATION', help: 'do nothing (exit 0) unless the current root expires within DURATION: run it from a timer' },
     url: { type: 'string', arg: 'URL', help: 'the mirror URL to print in the address line' },
     'no-fsync': { type: 'boolean', help: 'do not fsync fsinfo.json and its history entry' },
+    'no-witness': { type: 'boolean', help: 'publish without the cosignatures of the trust document\'s witnesses (readers that require them refuse the tree until a later publish is cosigned)' },
     json: { type: 'boolean', help: 'print the result as JSON' }
   },
   async run ([out], v, io) {
@@ -27,7 +28,7 @@ export default {
       throw new UsageError(`--if-expiring-within ${v['if-expiring-within']}: expected a duration such as 12h, 2d`)
     }
     const keys = await readKeyFiles(v.key, m => io.stderr.write(`rotree: warning: ${m}\n`))
-    const o = { ttlMs, fsync: !v['no-fsync'], ifExpiringWithinMs }
+    const o = { ttlMs, fsync: !v['no-fsync'], ifExpiringWithinMs, witness: !v['no-witness'] }
     let r
     if ((await readPublishedAny(out))?.version === 2) {
       const { resignV2 } = await import('../../builder/release.js')

@@ -36,6 +36,7 @@ export default {
     ttl: { type: 'string', arg: 'DURATION', help: 'format 2: how long fsinfo.json is valid (default 7d); format 1 with --key: re-stamp issued and expires' },
     url: { type: 'string', arg: 'URL', help: 'the mirror URL to print in the address line' },
     'no-fsync': { type: 'boolean', help: 'do not fsync what is written' },
+    'no-witness': { type: 'boolean', help: 'publish without the cosignatures of the trust document\'s witnesses (readers that require them refuse the tree until a later publish is cosigned)' },
     json: { type: 'boolean', help: 'print the result as JSON' }
   },
   async run ([target, publishTo], v, io) {
@@ -56,7 +57,7 @@ export default {
       const out = st.isDirectory() ? target : publishTo ?? path.dirname(target)
       const r = await signOut({
         out, file: st.isDirectory() ? undefined : target, keys: await readKeys(v.key), timestampKeys: await readKeys(v['timestamp-key']),
-        publish: v.publish, ttlMs: ttlMs ?? parseDuration('7d'), fsync: !v['no-fsync'], url: v.url
+        publish: v.publish, ttlMs: ttlMs ?? parseDuration('7d'), fsync: !v['no-fsync'], url: v.url, witness: !v['no-witness']
       })
       if (v.json) { json(io, r); return }
       if (r.unchecked) {

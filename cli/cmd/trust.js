@@ -4,6 +4,7 @@ import { readKeyFiles, readPublicKey } from '../../builder/keys.js'
 import { parseDuration } from '../../builder/duration.js'
 import { READER_OPTIONS } from '../common.js'
 import { keyAndName } from '../json.js'
+import { parseCosignatureVerifierKey } from 'rotree-client/tlog'
 
 const SUBS = ['init', 'sign', 'update', 'show', 'retire']
 
@@ -22,6 +23,9 @@ export default {
     'remove-root': { type: 'string', multiple: true, arg: 'PUBKEY', help: 'update: remove a root key' },
     'add-release': { type: 'string', multiple: true, arg: 'PUBKEY', help: 'update: add a release key' },
     'remove-release': { type: 'string', multiple: true, arg: 'PUBKEY', help: 'update: remove a release key' },
+    'add-witness': { type: 'string', multiple: true, arg: 'NAME=URL=VKEY', help: 'update: a witness that cosigns the log\'s checkpoint (rotree witness prints the argument) (repeatable)' },
+    'remove-witness': { type: 'string', multiple: true, arg: 'NAME', help: 'update: stop requiring a witness' },
+    'witness-threshold': { type: 'string', arg: 'K', help: 'update: how many witnesses must cosign each checkpoint (default: kept, or all)' },
     name: { type: 'string', arg: 'NAME', help: 'init: the tree\'s name, for the address printed (build --name publishes it)' },
     ttl: { type: 'string', arg: 'DURATION', help: 'init, update, retire: how long the trust document is valid (default 365d)' },
     key: { type: 'string', multiple: true, arg: 'KEYFILE', help: 'sign: a root key (or the address key, for document 1 of a tree adopting roles) that signs (repeatable)' },
@@ -78,7 +82,9 @@ export default {
             addRelease: await keys(v['add-release'], '--add-release'), removeRelease: await keys(v['remove-release'], '--remove-release'),
             timestamp: await keys(v.timestamp, '--timestamp'),
             rootThreshold: int(v['root-threshold'], 'root-threshold'), releaseThreshold: int(v['release-threshold'], 'release-threshold'),
-            timestampThreshold: int(v['timestamp-threshold'], 'timestamp-threshold'), ttlMs, force: v.force
+            timestampThreshold: int(v['timestamp-threshold'], 'timestamp-threshold'), ttlMs, force: v.force,
+            addWitness: (v['add-witness'] ?? []).map(parseWitnessArg), removeWitness: v['remove-witness'] ?? [],
+            witnessThreshold: int(v['witness-threshold'], 'witness-threshold')
           }
       const r = await t.updateTrust(out, o)
       const f = await t.trustInForce(out)
@@ -108,6 +114,26 @@ export default {
       `address: ${address}`
     ])
   }
+}
+
+/**
+ * --add-witness NAME=URL=VKEY: the witness's key name, where its
+ * add-checkpoint lives, and its cosignature/v1 verifier key (whose name must
+ * be NAME), or 64 hex.
+ */
+function parseWitnessArg (arg) {
+  const eq = arg.indexOf('=')
+  const name = arg.slice(0, eq)
+  const rest = arg.slice(eq + 1)
+  const named = rest.lastIndexOf(`=${name}+`) // the verifier key starts with its name
+  const at = named >= 0 ? named : rest.lastIndexOf('=')
+  if (eq <= 0 || at <= 0) throw new UsageError(`--add-witness ${arg}: expected NAME=URL=VKEY`)
+  const url = rest.slice(0, at).replace(/\/+$/, ''); const vkey = rest.slice(at + 1)
+  if (/^[0-9a-f]{64}$/.test(vkey)) return { name, url, key: vkey }
+  let v
+  try { v = parseCosignatureVerifierKey(vkey) } catch (err) { throw new UsageError(`--add-witness ${arg}: ${err.message}`) }
+  if (v.name !== name) throw new UsageError(`--add-witness: the verifier key is for ${v.name}, not ${name}`)
+  return { name, url, key: v.publicKey }
 }
 
 // show OUT: the chain published in OUT and a pending document; show ADDR: what a reader accepts at that address

@@ -92,7 +92,11 @@ export interface TrustDocFields {
   prev: string | null
   expires: string
   roles: Roles
+  /** FORMAT.md §13.1: who cosigns the log's checkpoint; null or absent: no witnesses */
+  witnesses?: Witnesses | null
 }
+/** A trust document's witnesses (FORMAT.md §12.2, §13.1): sorted by name, 1 ≤ threshold ≤ list.length. */
+export interface Witnesses { threshold: number, list: { name: string, url: string, key: string }[] }
 /** trust/<seq>.json decoded (shape checked, signatures not yet). */
 export interface TrustDoc extends TrustDocFields {
   expiresMs: number
@@ -330,6 +334,9 @@ export declare const ROLES: readonly RoleName[]
 /** The exact bytes each root key signs. */
 export declare function trustMessage (doc: TrustDocFields): Uint8Array
 export declare function decodeTrustDoc (input: Uint8Array | string): TrustDoc
+export declare const MAX_WITNESSES: 32
+/** The `witnesses` member checked (FORMAT.md §12.2); null when absent. */
+export declare function witnessList (v: unknown, what?: string): Witnesses | null
 /** The JSON text of a trust document, with whatever signatures it has so far. */
 export declare function encodeTrustDoc (doc: Omit<TrustDocFields, 'prev'> & { prev?: string | null, signatures?: Signature[] }): string
 

@@ -5,7 +5,8 @@
 //
 //   log/tile/entries/<N>[.p/<W>]   entry bundles, then
 //   log/tile/<L>/<N>[.p/<W>]       tiles, then
-//   log/checkpoint                 the signed checkpoint of the new size, last
+//   log/checkpoint                 the signed checkpoint of the new size, last,
+//                                  with the witnesses' cosignatures (witness-client.js)
 //
 // each file written under a temporary name and renamed into place. Only
 // what the checkpoint covers is the log: a killed run's tiles beyond it are
@@ -25,6 +26,7 @@ import { SplitViewError, BadFormatError } from 'rotree-client/errors'
 import { listHistory, readHistory, decodeAny, writeDurable } from './history.js'
 import { syncDir } from './blob-store.js'
 import { pidAlive } from './lock.js'
+import { collectCosignatures } from './witness-client.js'
 
 const CHECKPOINT = 'checkpoint'
 const TMP = /^\.tmp-(\d+)-/
@@ -92,7 +94,7 @@ export async function lastLoggedSeq (dir) {
  * Append `add` (entries) to the log in dir, as one new checkpoint signed by
  * `keys` ({ secretKey, publicKey } hex) under the key name `origin`.
  */
-async function append (dir, log, add, { origin, keys, fsync }) {
+async function append (dir, log, add, { origin, keys, fsync, witnesses }) {
   const ldir = path.join(dir, LOG_DIR)
   const { stored, entries } = log
   const read = arrayHashReader(stored)
@@ -116,7 +118,10 @@ async function append (dir, log, add, { origin, keys, fsync }) {
   }
   if (fsync) for (const d of dirs) await syncDir(d)
   const text = formatCheckpoint({ origin, size, hash: treeHash(size, read) })
-  await put(CHECKPOINT, signNote(text, keys.map(k => signerOf(origin, k))))
+  let note = signNote(text, keys.map(k => signerOf(origin, k)))
+  // FORMAT.md §13.1: the witnesses cosign before the checkpoint is written (too few: nothing is)
+  if (witnesses) note += (await collectCosignatures(witnesses, { note, text, size, oldSize: log.size, read, origin })).lines.join('')
+  await put(CHECKPOINT, note)
   if (fsync) await syncDir(ldir)
   return size
 }
@@ -125,12 +130,15 @@ async function append (dir, log, add, { origin, keys, fsync }) {
  * Log a fsinfo.json about to be published in dir (publish.js): every
  * history entry above the log's last sequence, then `text`, each once (the
  * rule above). `keys` sign the checkpoint: the keys that sign fsinfo.json
- * (version 1: the tree's key; version 2: the timestamp keys in hand).
+ * (version 1: the tree's key; version 2: the timestamp keys in hand);
+ * `witnesses` (the trust document's, FORMAT.md §13.1) cosign it, at least
+ * their threshold, or this throws ThresholdError and writes no checkpoint.
  * @param {string} dir @param {Uint8Array|string} text
- * @param {{ keys: { secretKey: string, publicKey: string }[], fsync?: boolean }} o
+ * @param {{ keys: { secretKey: string, publicKey: string }[], fsync?: boolean,
+ *   witnesses?: { threshold: number, list: { name: string, url: string, key: string }[] } | null }} o
  * @returns {Promise<{ size: number, added: number }>}
  */
-export async function logFsinfo (dir, text, { keys, fsync = true }) {
+export async function logFsinfo (dir, text, { keys, fsync = true, witnesses = null }) {
   const bytes = typeof text === 'string' ? new TextEncoder().encode(text) : new Uint8Array(text)
   const info = decodeAny(bytes)
   const origin = originOf(info)
@@ -152,7 +160,7 @@ export async function logFsinfo (dir, text, { keys, fsync = true }) {
     if (ok) add.push(new Uint8Array(b)) // else not a root: a damaged entry is fsck's, not the log's
   }
   add.push(bytes)
-  const size = await append(dir, log, add, { origin, keys, fsync })
+  const size = await append(dir, log, add, { origin, keys, fsync, witnesses })
   return { size, added: add.length }
 }
 

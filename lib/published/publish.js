@@ -89,12 +89,13 @@ export async function lastSeq (dir) { return (await nextSeq(dir, 0)).last }
  * Callers make the blobs durable first (BlobStore.sync).
  * @param {string} dir @param {string|Uint8Array} text a signed fsinfo.json
  * @param {boolean} [fsync=true]
- * @param {{ keys: { secretKey: string, publicKey: string }[] } | null} [log] the keys that sign fsinfo.json
+ * @param {{ keys: { secretKey: string, publicKey: string }[], witnesses?: object | null } | null} [log] the keys that sign
+ *   fsinfo.json, and the witnesses that must cosign the log's checkpoint (log.js logFsinfo)
  */
 export async function publishFsinfo (dir, text, fsync = true, log = null) {
   await backfillHistory(dir, fsync)
   await writeHistory(dir, text, fsync)
-  if (log !== null) await logFsinfo(dir, text, { keys: log.keys, fsync })
+  if (log !== null) await logFsinfo(dir, text, { keys: log.keys, fsync, witnesses: log.witnesses ?? null })
   const tmp = path.join(dir, `.${FSINFO}.tmp-${process.pid}`)
   await writeDurable(tmp, text, fsync)
   await fs.rename(tmp, path.join(dir, FSINFO))

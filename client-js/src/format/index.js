@@ -24,7 +24,7 @@ export {
   HEX64, HEX128, MAX_SIGNATURES, MAX_ROLE_KEYS, NAME_RE, parseObject, object, hex64, publicKey, safeInt, isoTime, isoString,
   treeName, signatures, keyList, dec, jsonText
 } from './signed-doc.js'
-export { TRUST_TYPE, MAX_TRUST_DOC, ROLES, trustMessage, decodeTrustDoc, encodeTrustDoc } from './trust-doc.js'
+export { TRUST_TYPE, MAX_TRUST_DOC, MAX_WITNESSES, ROLES, trustMessage, decodeTrustDoc, encodeTrustDoc, witnessList } from './trust-doc.js'
 export { MAX_FSINFO_V2, releaseMessage, fsinfoV2Message, decodeRelease, fsinfoVersion, decodeFsinfoV2, encodeFsinfoV2 } from './fsinfo-v2.js'
 export { weakKeyReason } from './public-key.js'
 // private trees (FORMAT.md §12.8)

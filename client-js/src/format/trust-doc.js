@@ -15,6 +15,8 @@
 //       "timestamp": { "threshold": 1, "keys": [<hex>] },
 //       "access":    { "threshold": 1, "keys": [<hex>] }     optional (FORMAT.md §12.10)
 //     },
+//     "witnesses": { "threshold": 2, "list": [                                 optional (FORMAT.md §13.1)
+//       { "name": "w1.example/w", "url": "https://w1.example/w", "key": <hex> }, … ] },
 //     "signatures": [ { "key": <hex>, "sig": <hex> }, … ]
 //   }
 //
@@ -34,12 +36,13 @@
 //   "release "   <threshold> (" " <key>)*           LF
 //   "timestamp " <threshold> (" " <key>)*           LF
 //   "access "    <threshold> (" " <key>)*           LF   only when the role is there
+//   "witnesses " <threshold> (" " <name> " " <key> " " <url>)*  LF   only when there are witnesses
 //
 // The anchor of an address that certifies a k-of-n root from the start
 // ("#t<64 hex>", FORMAT.md §12.5) is the SHA-256 of document 1's message.
 import { BadFormatError, UnsupportedVersionError } from '../errors.js'
 import { utf8 } from './bytes.js'
-import { parseObject, object, safeInt, isoTime, keyList, signatures, jsonText, dec, hex64 } from './signed-doc.js'
+import { parseObject, object, safeInt, isoTime, keyList, signatures, jsonText, dec, hex64, publicKey } from './signed-doc.js'
 
 const fail = message => { throw new BadFormatError(message) }
 
@@ -49,13 +52,39 @@ export const ROLES = ['root', 'release', 'timestamp']
 /** Roles a document may leave out: without `access`, its message is exactly what it was before the role existed. */
 export const OPTIONAL_ROLES = ['access']
 
-const MEMBERS = ['type', 'version', 'seq', 'prev', 'expires', 'roles', 'signatures']
+const MEMBERS = ['type', 'version', 'seq', 'prev', 'expires', 'roles', 'witnesses', 'signatures']
+/** At most this many witnesses; a witness name is a C2SP key name (no space, no +), a URL http(s) without space. */
+export const MAX_WITNESSES = 32
+const WITNESS_NAME = /^[\x21-\x2a\x2c-\x7e]{1,128}$/
+const WITNESS_URL = /^https?:\/\/[\x21-\x7e]{1,1000}$/
 
 /** The exact bytes each root key signs. */
-export function trustMessage ({ seq, prev, expires, roles }) {
+export function trustMessage ({ seq, prev, expires, roles, witnesses = null }) {
   const line = r => `${r} ${roles[r].threshold}${roles[r].keys.map(k => ' ' + k).join('')}\n`
   const names = roles.access ? [...ROLES, 'access'] : ROLES
-  return utf8.encode(`rotree-trust-v2\nseq ${dec(seq)}\nprev ${prev ?? '-'}\nexpires ${expires}\n${names.map(line).join('')}`)
+  const w = witnesses ? `witnesses ${witnesses.threshold}${witnesses.list.map(x => ` ${x.name} ${x.key} ${x.url}`).join('')}\n` : ''
+  return utf8.encode(`rotree-trust-v2\nseq ${dec(seq)}\nprev ${prev ?? '-'}\nexpires ${expires}\n${names.map(line).join('')}${w}`)
+}
+
+/**
+ * The witnesses member (FORMAT.md §13.1): 1–32 witnesses sorted by name, names
+ * and keys distinct, and how many must cosign a checkpoint (1 … their number).
+ * @returns {{ threshold: number, list: { name: string, url: string, key: string }[] } | null}
+ */
+export function witnessList (v, what = 'trust document: witnesses') {
+  if (v === undefined || v === null) return null
+  object(v, what, ['threshold', 'list'])
+  if (!Array.isArray(v.list) || v.list.length < 1 || v.list.length > MAX_WITNESSES) throw new BadFormatError(`${what}.list is not a list of 1 to ${MAX_WITNESSES} witnesses`)
+  const list = v.list.map((x, i) => {
+    object(x, `${what}.list[${i}]`, ['name', 'url', 'key'])
+    if (typeof x.name !== 'string' || !WITNESS_NAME.test(x.name)) throw new BadFormatError(`${what}.list[${i}].name is not a key name (printable ASCII, no space, no +)`)
+    if (typeof x.url !== 'string' || !WITNESS_URL.test(x.url)) throw new BadFormatError(`${what}.list[${i}].url is not an http(s) URL without spaces`)
+    return { name: x.name, url: x.url, key: publicKey(x.key, `${what}.list[${i}].key`) }
+  })
+  for (let i = 1; i < list.length; i++) if (!(list[i - 1].name < list[i].name)) throw new BadFormatError(`${what}.list is not sorted by name and distinct`)
+  if (new Set(list.map(x => x.key)).size !== list.length) throw new BadFormatError(`${what}: two witnesses share a key`)
+  const threshold = safeInt(v.threshold, `${what}.threshold`, 1, list.length)
+  return { threshold, list }
 }
 
 /**
@@ -87,14 +116,17 @@ export function decodeTrustDoc (input) {
     if (keys.length < min) throw new BadFormatError(`trust document: roles.${r} has no keys`)
     roles[r] = { threshold, keys }
   }
-  const doc = { seq, prev, expires: j.expires, expiresMs, roles, signatures: signatures(j.signatures, 'trust document') }
+  if (j.witnesses === null) throw new BadFormatError('trust document: witnesses is null (leave it out)')
+  const witnesses = witnessList(j.witnesses)
+  const doc = { seq, prev, expires: j.expires, expiresMs, roles, witnesses, signatures: signatures(j.signatures, 'trust document') }
   doc.message = trustMessage(doc)
   return doc
 }
 
 /** The JSON text of a trust document (with whatever signatures it has so far). */
-export function encodeTrustDoc ({ seq, prev = null, expires, roles, signatures = [] }) {
+export function encodeTrustDoc ({ seq, prev = null, expires, roles, witnesses = null, signatures = [] }) {
   const r = {}
   for (const name of [...ROLES, ...OPTIONAL_ROLES.filter(o => roles[o])]) r[name] = { threshold: roles[name].threshold, keys: [...roles[name].keys].sort() }
-  return jsonText({ type: TRUST_TYPE, version: 2, seq, prev, expires, roles: r, signatures })
+  const w = witnesses ? { witnesses: { threshold: witnesses.threshold, list: [...witnesses.list].sort((a, b) => a.name < b.name ? -1 : 1).map(({ name, url, key }) => ({ name, url, key })) } } : {}
+  return jsonText({ type: TRUST_TYPE, version: 2, seq, prev, expires, roles: r, ...w, signatures })
 }
