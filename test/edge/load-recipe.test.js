@@ -73,7 +73,8 @@ function assertAllGood (r) {
   assert.ok(total > 0 && done > 0 && ok === done, `every request done succeeded: ${req[0]}`)
   assert.equal(failed + errored, 0, req[0])
   assert.deepEqual(codes.slice(2).map(Number), [0, 0, 0], `only 2xx: ${codes[0]}`)
-  assert.equal(Number(codes[1]), ok)
+  // a request whose status came in as -D ended counts as 2xx, not as done
+  assert.ok(Number(codes[1]) >= ok, `${codes[0]}; ${req[0]}`)
 }
 
 test('a mirror: the blob list from OUT/h, h2load over it, and a verified get while it runs', { timeout: 90_000 }, async () => {
