@@ -8,6 +8,8 @@ import { openTree, parseIdentities } from 'rotree-client'
 import { openHistoric } from 'rotree-client/tree'
 import { UsageError } from 'rotree-client/errors'
 import { defaultStateDir } from 'rotree-client/trust'
+import { gatedTransport } from 'rotree-client/net'
+import { decodeGrant } from 'rotree-client/grant'
 import { readRemotes, splitRemoteRef, NAME_RE } from './remotes.js'
 import { expiryWarning } from './expiry.js'
 import { escapeText } from './escape.js'
@@ -18,7 +20,9 @@ export const READER_OPTIONS = {
   'state-dir': { type: 'string', arg: 'DIR', help: 'reader state and remotes (default $ROTREE_STATE, $XDG_STATE_HOME/rotree, ~/.local/state/rotree)' },
   ca: { type: 'string', arg: 'FILE', help: 'PEM certificate(s) to trust for https mirrors, besides the system\'s' },
   'allow-redirect': { type: 'string', multiple: true, arg: 'ORIGIN', help: 'let mirrors redirect to ORIGIN (scheme://host:port); by default only to their own origin' },
-  identity: { type: 'string', multiple: true, arg: 'FILE', help: 'a private tree: the age identity file to read it with (age-keygen or rotree keygen --reader; default $ROTREE_IDENTITY, or the remote\'s)' }
+  identity: { type: 'string', multiple: true, arg: 'FILE', help: 'a private tree: the age identity file to read it with (age-keygen or rotree keygen --reader; default $ROTREE_IDENTITY, or the remote\'s)' },
+  grant: { type: 'string', arg: 'FILE', help: 'a gated tree: the grant to trade for edge tokens (rotree grant issue|delegate; docs/FORMAT.md §12.11); needs --grant-key' },
+  'grant-key': { type: 'string', arg: 'KEYFILE', help: 'with --grant: the secret key of the grant\'s holder' }
 }
 
 const MAX_IDENTITY_FILE = 1 << 20
@@ -93,7 +97,19 @@ export function readerOptions (v, remoteMirrors = [], remoteIdentity) {
     try { opts.ca = fs.readFileSync(v.ca) } catch (err) { throw new UsageError(`--ca ${v.ca}: ${err.code ?? err.message}`) }
   }
   if (v['allow-redirect']) opts.allowRedirectOrigins = v['allow-redirect']
+  if (!v.grant !== !v['grant-key']) throw new UsageError('--grant FILE and --grant-key KEYFILE go together')
+  if (v.grant) opts.wrapTransport = gatedReader(v.grant, v['grant-key'])
   return opts
+}
+
+/** A gated tree's reader (docs/FORMAT.md §12.11): blob requests carry edge tokens for the grant; both files are read when the first token is asked for. */
+function gatedReader (grantFile, keyFile) {
+  return inner => gatedTransport(inner, {
+    grant: async () => {
+      try { return decodeGrant(fs.readFileSync(grantFile)) } catch (err) { throw new UsageError(`--grant ${grantFile}: ${err.code === 'ROTREE_BAD_FORMAT' ? err.message : err.code ?? err.message}`) }
+    },
+    secretKey: async () => (await (await import('../builder/keys.js')).readKeyFile(keyFile)).secretKey
+  })
 }
 
 /**

@@ -23,7 +23,7 @@ export const WHAT_TO_DO = Object.freeze({
   ROTREE_THRESHOLD: 'Too few valid signatures: check the address; if it is right, the mirror serves a forged document, or the publisher has not finished signing (rotree sign).',
   ROTREE_WRONG_NAME: 'Check the tree name after the key in the address (#<key>:<name>).',
   ROTREE_RETIRED: 'The publisher retired this tree: ask them for its new address.',
-  ROTREE_NO_ACCESS: 'Give your identity file (--identity FILE or $ROTREE_IDENTITY), or ask the publisher to add your age1… recipient (rotree access add).',
+  ROTREE_NO_ACCESS: 'Give your identity file (--identity FILE or $ROTREE_IDENTITY), or ask the publisher to add your age1… recipient (rotree access add); a gated mirror needs a current grant (--grant FILE --grant-key KEYFILE).',
   ROTREE_HASH_MISMATCH: 'A mirror or disk holds damaged or tampered data: try another mirror (--mirror URL); for your own folder, run rotree fsck.',
   ROTREE_TOO_LARGE: 'A mirror sent more than the signed tree allows: try another mirror (--mirror URL).',
   ROTREE_TRUNCATED: 'A mirror sent less than the signed tree says: try again, or another mirror (--mirror URL); for your own folder, run rotree fsck.',

@@ -38,7 +38,7 @@ export const ERROR_TABLE = [
   ['ROTREE_THRESHOLD', 'ThresholdError', 502, 'fault', 'a version-2 document has fewer valid signatures from distinct keys of its role than the role\'s threshold'],
   ['ROTREE_WRONG_NAME', 'WrongNameError', 502, 'fault', 'fsinfo.json or its release names another tree than the address'],
   ['ROTREE_RETIRED', 'RetiredError', 410, '', 'the tree\'s trust document has no release keys: its publisher retired it'],
-  ['ROTREE_NO_ACCESS', 'NoAccessError', 403, '', 'the tree is private and no identity given to this reader is one of its readers (FORMAT.md §12.8)'],
+  ['ROTREE_NO_ACCESS', 'NoAccessError', 403, '', 'the tree is private and no identity given to this reader is one of its readers (FORMAT.md §12.8), or a gated edge refuses the reader\'s grant (FORMAT.md §12.10–12.11)'],
   ['ROTREE_HASH_MISMATCH', 'HashMismatchError', 502, 'fault damage', 'a blob\'s bytes do not hash to the handle that referenced it'],
   ['ROTREE_TOO_LARGE', 'TooLargeError', 502, 'fault damage', 'a mirror sent more bytes than the referencing entry allows'],
   ['ROTREE_TRUNCATED', 'TruncatedError', 502, 'fault damage', 'a mirror sent fewer bytes than the referencing entry says'],

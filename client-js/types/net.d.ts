@@ -84,3 +84,18 @@ export declare class HandshakeTimes {
   rtt (origin: string): Promise<number | null>
   close (): void
 }
+
+/** How long before its expiry an edge token is renewed, ms. */
+export declare const RENEW_BEFORE_MS: number
+
+/**
+ * A transport for a gated tree (docs/FORMAT.md §12.11): blob requests carry an
+ * edge token, fetched from each mirror's POST <base>.rotree/token with the grant
+ * and renewed before it expires; an edge's refusal is ROTREE_NO_ACCESS.
+ */
+export declare function gatedTransport<T extends { get (url: string, o: any): Promise<Uint8Array>, close (): void }> (inner: T, o: {
+  grant: object | (() => Promise<object>)
+  secretKey: string | (() => Promise<string>)
+  fetch?: (url: string, init: { method: string, headers: Record<string, string>, body: string }) => Promise<{ status: number, text (): Promise<string> }>
+  now?: () => number
+}): T

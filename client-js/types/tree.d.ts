@@ -91,6 +91,8 @@ export interface TreeOptions {
   /** the clock, ms (tests) */
   now?: () => number
   transport?: Transport
+  /** wrap the transport the tree made (or was given): a gated tree's edge tokens, rotree-client/net gatedTransport */
+  wrapTransport?: (t: Transport) => Transport
   blobCache?: BlobCache
 }
 

@@ -148,7 +148,7 @@ export const GATED_ACTORS = [
   {
     id: 'g-mirror',
     who: 'A mirror or cache of a gated tree without the secret (a CDN, a copy of OUT, a network path)',
-    can: 'serve what it holds to anyone (the gate is the edge\'s, not the blobs\'): a copy of OUT pulled ungated is ungated; see the tokens requests carry and replay them until they expire (minutes); see token requests and replay them at the edge within two minutes, where they are refused (the nonce was seen)',
+    can: 'serve what it holds to anyone (the gate is the edge\'s, not the blobs\'): a copy of OUT pulled ungated is ungated; see the tokens requests carry and replay them until they expire (minutes); see token requests and replay them at the edge within two minutes, where they are refused (the nonce was seen); answer a reader given a grant with a refusal at its own `/.rotree/token`, which that reader reports as `ROTREE_NO_ACCESS` naming the mirror (a reader with a grant takes a mirror\'s word on it, rather than asking the next)',
     cannot: 'make a token for a later expiry or another tree (the MD5 is keyed by the secret); get a token for a grant it does not hold the key of; turn a refused token into a mirror fault at a reader',
     rules: [20],
     tests: ['test/edge/gated.test.js', 'test/trust/grant.test.js']

@@ -66,6 +66,8 @@ export class Tree {
       maxSockets: opts.connections ?? this.opts.concurrency, ca: opts.ca, http2: opts.http2, pipelineDepth: opts.pipeline,
       allowRedirectOrigins: opts.allowRedirectOrigins, crossOriginRedirects: opts.crossOriginRedirects
     })
+    // e.g. a gated tree's edge tokens (net/gated-transport.js), kept off the core read path
+    if (opts.wrapTransport) this.transport = opts.wrapTransport(this.transport)
     const urls = [...new Set([url, ...(opts.mirrors ?? []).map(mirrorUrl)])]
     // every mirror is asked for fsinfo.json first: their handshakes run while the rest is set up
     for (const u of urls) this.transport.preconnect?.(u, { timeoutMs: this.opts.timeoutMs })
