@@ -28,7 +28,8 @@ before(async () => {
   fx.dir = await tmpdir('rotree-load-')
   await writeTree(path.join(fx.dir, 'src'), FILES)
   fx.key = makeKey()
-  fx.out = (await buildTree(path.join(fx.dir, 'src'), { key: fx.key })).out
+  // OUT inside this test's folder: nginx started as root opens up OUT's parent to its workers
+  fx.out = (await buildTree(path.join(fx.dir, 'src'), { key: fx.key, out: path.join(fx.dir, 'out') })).out
   fx.nginx = await startNginx(fx.out)
   fx.address = `${fx.nginx.url}#${fx.key.publicKey}`
   fx.gw = await startGateway(null, { tree: fx.address })
