@@ -129,3 +129,35 @@ test('trust document witnesses: sorted, distinct, threshold within their number,
     { threshold: 1, list: [list[1], { ...list[0], key: k(2) }] }, { threshold: 1, list: [{ ...list[1], extra: 1 }] }, null
   ]) assert.throws(() => decodeTrustDoc(json(bad)), err => err.code === 'ROTREE_BAD_FORMAT', JSON.stringify(bad))
 })
+
+test('reader rule (client-js/src/trust/witnessed.js): 2-of-3 cosigned reads, too few or stale cosignatures and a root outside the log are refused', async () => {
+  const { requireWitnessed, MAX_COSIGNATURE_AGE_S } = await import('../../client-js/src/trust/witnessed.js')
+  const base = await tmpdir('rotree-witnessed-'); cleanups.push(() => fs.rm(base, { recursive: true, force: true }))
+  const src = path.join(base, 'src')
+  await writeTree(src, { 'a.txt': 'one\n' })
+  const f = await family(base)
+  const ws = await witnesses(base, f.origin, f.hex)
+  await ok('trust', 'update', f.out, ...ws.flatMap(w => ['--add-witness', `${w.o.name}=${w.url}=${w.vkey}`]), '--witness-threshold', '2')
+  await ok('trust', 'sign', f.out, '--key', f.A)
+  const doc = decodeTrustDoc(await fs.readFile(path.join(f.out, 'trust', '2.json')))
+  for (const s of ['one', 'two', 'three']) { await writeTree(src, { 'a.txt': s }); await ok('build', src, f.out, '--key', f.A, '--no-fsync') }
+  const fetched = []
+  const fetchFrom = dir => async (p, cap, check) => { fetched.push(p); const b = new Uint8Array(await fs.readFile(path.join(dir, p))); assert.ok(b.length <= cap); return check(b) }
+  const fsinfoBytes = new Uint8Array(await fs.readFile(path.join(f.out, 'fsinfo.json')))
+  const o = { fsinfoBytes, origin: f.origin, logKeys: [f.hex], witnesses: doc.witnesses, nowMs: Date.now() }
+  const r = await requireWitnessed(fetchFrom(f.out), o)
+  assert.equal(r.cosigned.length, 3); assert.equal(r.leaf, r.size - 1)
+  assert.ok(fetched.length <= 3, fetched.join(', ')) // the checkpoint and one tile (two past 256 leaves)
+  // stale: a day and a bit later
+  await assert.rejects(requireWitnessed(fetchFrom(f.out), { ...o, nowMs: Date.now() + (MAX_COSIGNATURE_AGE_S + 120) * 1000 }), e => e.code === 'ROTREE_THRESHOLD')
+  // too few: a 3-of-3 policy when one witness's line is taken out
+  const cp = await fs.readFile(path.join(f.out, 'log', 'checkpoint'), 'utf8')
+  const one = path.join(base, 'one'); await fs.cp(path.join(f.out, 'log'), path.join(one, 'log'), { recursive: true })
+  await fs.writeFile(path.join(one, 'log', 'checkpoint'), cp.split('\n').filter(l => !l.startsWith(`— ${ws[0].o.name} `) && !l.startsWith(`— ${ws[1].o.name} `)).join('\n'))
+  await assert.rejects(requireWitnessed(fetchFrom(one), o), e => e.code === 'ROTREE_THRESHOLD' && /1 fresh cosignature from/.test(e.message))
+  // an fsinfo.json the log does not hold (another view signed by the same key): a split view
+  const other = new Uint8Array(await fs.readFile(path.join(f.out, 'history', (await fs.readdir(path.join(f.out, 'history'))).find(n => /^\d+\.json$/.test(n)))))
+  await requireWitnessed(fetchFrom(f.out), { ...o, fsinfoBytes: other }) // an older root of the log is in it
+  const forged = new TextEncoder().encode(new TextDecoder().decode(fsinfoBytes).replace('"seq": ', '"seq": 1'))
+  await assert.rejects(requireWitnessed(fetchFrom(f.out), { ...o, fsinfoBytes: forged }), e => e.code === 'ROTREE_SPLIT_VIEW')
+})

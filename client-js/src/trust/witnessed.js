@@ -1,0 +1,86 @@
+// The reader's rule for a tree whose trust document names witnesses
+// (docs/FORMAT.md §13.1): the fsinfo.json it accepts must be a leaf of a log
+// checkpoint that the log's key signed and that at least the document's
+// threshold of its witnesses cosigned, each cosignature at most a day old.
+// Pure decisions over bytes the caller fetches through `fetch(path, cap,
+// check)` (a tree's mirrors): log/checkpoint, then the few tiles that bind
+// the last level-0 tile to the checkpoint's root hash (one or two for a log
+// under 65,536 leaves). A tree whose trust document names no witnesses is
+// not asked for anything (requireWitnessed is not called).
+import {
+  openNote, parseCheckpoint, verifierOf, cosignatureVerifierOf, verifyCosignatures, treeHash, tileForIndex,
+  tileHashReader, tilePath, leafHash, equalHash, storedHashIndex, TILE_HEIGHT, HASH_SIZE
+} from '../tlog/index.js'
+import { ThresholdError, SplitViewError, BadSignatureError, BadFormatError, TruncatedError } from '../errors.js'
+
+/** How old a witness's cosignature may be (seconds): FORMAT.md §13.1. */
+export const MAX_COSIGNATURE_AGE_S = 86_400
+const MAX_CHECKPOINT = 16 * 1024
+const CHECKPOINT_PATH = 'log/checkpoint'
+
+/** The tiles treeHash(size) reads, and the level-0 tile of the last leaf: path → tile. */
+function tilesNeeded (size) {
+  const need = new Map()
+  const add = index => {
+    const { tile } = tileForIndex(TILE_HEIGHT, index)
+    const W = Math.min(2 ** TILE_HEIGHT, Math.floor(size / 2 ** (TILE_HEIGHT * tile.L)) - tile.N * 2 ** TILE_HEIGHT)
+    const t = { ...tile, W }
+    need.set(tilePath(t), t)
+  }
+  treeHash(size, indexes => { indexes.forEach(add); return indexes.map(() => new Uint8Array(HASH_SIZE)) })
+  add(storedHashIndex(0, size - 1))
+  return need
+}
+
+/**
+ * Check the log's cosigned checkpoint for the fsinfo.json a reader is about
+ * to accept. Throws ThresholdError (too few fresh cosignatures),
+ * SplitViewError (the fsinfo.json is not among the log's latest 256 leaves),
+ * or the typed error of a malformed or badly signed checkpoint or tile.
+ * @param {(path: string, cap: number, check: (bytes: Uint8Array) => any) => Promise<any>} fetch
+ * @param {{ fsinfoBytes: Uint8Array, origin: string, logKeys: string[],
+ *   witnesses: { threshold: number, list: { name: string, key: string }[] }, nowMs: number, skewMs?: number }} o
+ * @returns {Promise<{ size: number, leaf: number, cosigned: { name: string, time: number }[] }>}
+ */
+export async function requireWitnessed (fetch, { fsinfoBytes, origin, logKeys, witnesses, nowMs, skewMs = 300_000 }) {
+  const cp = await fetch(CHECKPOINT_PATH, MAX_CHECKPOINT, bytes => {
+    let note
+    try { note = openNote(bytes, logKeys.map(k => verifierOf(origin, k))) } catch (err) {
+      if (/signature/.test(err.message)) throw new BadSignatureError(`${CHECKPOINT_PATH}: ${err.message} by a key of ${origin}`, { cause: err })
+      throw new BadFormatError(`${CHECKPOINT_PATH}: ${err.message}`, { cause: err })
+    }
+    let c
+    try { c = parseCheckpoint(note.text) } catch (err) { throw new BadFormatError(`${CHECKPOINT_PATH}: ${err.message}`, { cause: err }) }
+    if (c.origin !== origin) throw new BadFormatError(`${CHECKPOINT_PATH} is the log of ${JSON.stringify(c.origin)}, not of ${origin}`)
+    let sigs
+    try { sigs = verifyCosignatures(bytes, witnesses.list.map(w => cosignatureVerifierOf(w.name, w.key))) } catch (err) {
+      throw new BadSignatureError(`${CHECKPOINT_PATH}: ${err.message}`, { cause: err })
+    }
+    return { ...c, sigs }
+  })
+  const now = Math.floor(nowMs / 1000)
+  const fresh = cp.sigs.filter(s => s.time !== null && s.time <= now + skewMs / 1000 && now - s.time <= MAX_COSIGNATURE_AGE_S)
+  if (fresh.length < witnesses.threshold) {
+    const stale = cp.sigs.length - fresh.length
+    throw new ThresholdError(`${CHECKPOINT_PATH}: ${fresh.length} fresh cosignature${fresh.length === 1 ? '' : 's'} from the trust document's witnesses, ${witnesses.threshold} required` +
+      (stale ? ` (${stale} older than ${MAX_COSIGNATURE_AGE_S / 3600} hours or in the future)` : ''), { details: { valid: fresh.length, threshold: witnesses.threshold } })
+  }
+  if (cp.size === 0) throw new SplitViewError(`the log of ${origin} is empty: it does not hold the fsinfo.json served`)
+  const need = tilesNeeded(cp.size)
+  const tiles = new Map()
+  await Promise.all([...need].map(async ([p, t]) => {
+    tiles.set(p, await fetch(`log/${p}`, t.W * HASH_SIZE, b => {
+      if (b.length !== t.W * HASH_SIZE) throw new TruncatedError(`log/${p} is ${b.length} bytes, not ${t.W * HASH_SIZE}`)
+      return b
+    }))
+  }))
+  // the tiles are bound to the cosigned root hash; then the fsinfo.json's leaf hash must be in them
+  if (!equalHash(treeHash(cp.size, tileHashReader(cp.size, tiles)), cp.hash)) throw new SplitViewError(`the log's tiles do not hash to the root its cosigned checkpoint signs (size ${cp.size})`)
+  const read = tileHashReader(cp.size, tiles)
+  const leaf = leafHash(fsinfoBytes)
+  const first = Math.floor((cp.size - 1) / 2 ** TILE_HEIGHT) * 2 ** TILE_HEIGHT
+  for (let i = cp.size - 1; i >= first; i--) {
+    if (equalHash(read([storedHashIndex(0, i)])[0], leaf)) return { size: cp.size, leaf: i, cosigned: fresh.map(s => ({ name: s.name, time: s.time })) }
+  }
+  throw new SplitViewError(`the fsinfo.json served is not in the log its witnesses cosigned (size ${cp.size}, its latest ${cp.size - first} leaves): another view of the tree`)
+}
