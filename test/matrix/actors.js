@@ -50,6 +50,14 @@ export const ACTORS = [
     cannot: 'make the builder publish a file from outside SRC (a directory swapped for a link after the scan is refused), make `get` follow a link it finds in DEST, hold a dead writer\'s lock, make a reader forget the highest root it saw (a state that lost its tables, or a record that is not valid, is refused, not recreated), make a gateway use a cache folder that is a symlink, another user\'s or writable by others (refused at start: `chmod 700` it), or make a gateway write through, read through or block on a link or FIFO in its cache (a miss, removed, never followed)',
     rules: [2, 8],
     tests: ['test/builder/hostile-src.test.js', 'test/cli/get-confinement.test.js', 'test/mirror/lock.test.js', 'test/client/state.test.js', 'test/gateway/disk-cache-hostile.test.js']
+  },
+  {
+    id: 'witness',
+    who: 'A witness a trust document names (its operator, or a thief of its key)',
+    can: 'refuse to cosign, or be down, so that a publish with fewer than the threshold of witnesses fails (the publisher can still publish with `--no-witness`); cosign any checkpoint the log\'s key signed, and sign with its own key a checkpoint that forks one it cosigned before; learn each checkpoint of the logs it witnesses (their sizes and root hashes, which are public anyway) and when they are published',
+    cannot: 'publish, sign or change anything of the tree (it holds no key of the tree); make the publisher write a checkpoint with a cosignature that is not valid for the checkpoint and its key; alone get a forked log past the rule that requires K of N witnesses (FORMAT.md §13.1; `requireWitnessed`, not yet called when a tree is opened): that takes K witness keys besides the log\'s key',
+    rules: [21],
+    tests: ['test/tlog/witness.test.js', 'test/tlog/witnessed-publish.test.js', 'test/tlog/cosignature.test.js']
   }
 ]
 
