@@ -4,6 +4,7 @@
 // closing, so another process may take it first: "address in use" means try
 // again with another.
 import fs from 'node:fs/promises'
+import { statSync, chmodSync } from 'node:fs'
 import path from 'node:path'
 import http from 'node:http'
 import net from 'node:net'
@@ -65,10 +66,21 @@ export async function startProcess (name, cmd, { setup, args, env = () => ({}) }
   throw new Error(`${name}: no free port after 5 tries`)
 }
 
+/** OUT readable by anyone (a+rX), and each folder above it passable (o+x). */
+function openUpTo (out) {
+  execFileSync('chmod', ['-R', 'a+rX', out])
+  for (let d = path.dirname(out); d !== path.dirname(d); d = path.dirname(d)) {
+    const mode = statSync(d).mode & 0o7777
+    if ((mode & 0o001) === 0) chmodSync(d, mode | 0o001)
+  }
+}
+
 /** nginx from `rotree nginx-config --full` for `out`, one worker, access log at dir/access.log; gate: --gated's ({ secret, tree, tokenUpstream }). */
 export function startNginx (out, { fsinfoMaxAge = 30, base, gate = null } = {}) {
-  // started as root, the workers run as nobody (or OUT's owner): let them read the test's folders
-  if (process.getuid?.() === 0) execFileSync('chmod', ['-R', 'a+rX', path.dirname(path.resolve(out))])
+  // started as root, the workers run as nobody (or OUT's owner): let them read
+  // OUT and pass through the folders above it; never more (OUT's parent may be
+  // /tmp itself, where a chmod -R races every other test's files)
+  if (process.getuid?.() === 0) openUpTo(path.resolve(out))
   return startProcess('nginx', NGINX, {
     setup: (port, dir) => fs.writeFile(path.join(dir, 'nginx.conf'), fullConfig({ out, listen: `127.0.0.1:${port}`, prefix: dir, base, fsinfoMaxAge, workers: 1, gate })),
     args: (port, dir) => ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'startup.log'), '-g', 'daemon off;']
