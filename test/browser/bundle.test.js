@@ -50,10 +50,14 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // mirror gave reported as itself (unanimousOrAllFailed) and parseIdentities;
 // then to 193,900 / 68,100 (measured 193,246 / 67,594, gzipped as this test
 // does) for the refresh that waits for mirrors still answering when every
-// answer in hand was refused.
+// answer in hand was refused; then to 195,600 / 68,800 (measured 195,071 /
+// 68,274, from 193,728 / 67,785) for the trust document's witnesses
+// (trust-doc.js, +1,200 / +434) and a tree's wrapTransport hook for a gated
+// mirror's edge tokens with the longer ROTREE_NO_ACCESS meaning (+143 / +55;
+// gated-transport.js itself is not bundled).
 // Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 193_900
-const BUDGET_GZIP_BYTES = 68_100
+const BUDGET_BYTES = 195_600
+const BUDGET_GZIP_BYTES = 68_800
 
 before(ensureBundle)
 
