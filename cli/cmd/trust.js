@@ -23,6 +23,10 @@ export default {
     'remove-root': { type: 'string', multiple: true, arg: 'PUBKEY', help: 'update: remove a root key' },
     'add-release': { type: 'string', multiple: true, arg: 'PUBKEY', help: 'update: add a release key' },
     'remove-release': { type: 'string', multiple: true, arg: 'PUBKEY', help: 'update: remove a release key' },
+    access: { type: 'string', multiple: true, arg: 'PUBKEY', help: 'init: a key of the optional access role, which signs grants to fetch a gated tree (repeatable; docs/FORMAT.md §12.10)' },
+    'add-access': { type: 'string', multiple: true, arg: 'PUBKEY', help: 'update: add an access key' },
+    'remove-access': { type: 'string', multiple: true, arg: 'PUBKEY', help: 'update: remove an access key (the last one drops the role)' },
+    'access-threshold': { type: 'string', arg: 'N', help: 'init, update: how many access keys must sign a grant (default 1, update: kept)' },
     'add-witness': { type: 'string', multiple: true, arg: 'NAME=URL=VKEY', help: 'update: a witness that cosigns the log\'s checkpoint (rotree witness prints the argument) (repeatable)' },
     'remove-witness': { type: 'string', multiple: true, arg: 'NAME', help: 'update: stop requiring a witness' },
     'witness-threshold': { type: 'string', arg: 'K', help: 'update: how many witnesses must cosign each checkpoint (default: kept, or all)' },
@@ -61,7 +65,8 @@ export default {
       const r = await t.initTrust(out, {
         root: await keys(v.root, '--root'), release: await keys(v.release, '--release'), timestamp: await keys(v.timestamp, '--timestamp'),
         rootThreshold: int(v['root-threshold'], 'root-threshold'), releaseThreshold: int(v['release-threshold'], 'release-threshold'),
-        timestampThreshold: int(v['timestamp-threshold'], 'timestamp-threshold'), ttlMs, name: v.name, url: v.url, force: v.force
+        timestampThreshold: int(v['timestamp-threshold'], 'timestamp-threshold'), ttlMs, name: v.name, url: v.url, force: v.force,
+        access: await keys(v.access, '--access'), accessThreshold: int(v['access-threshold'], 'access-threshold')
       })
       const address = t.addressOf(r.anchor, v.name ?? '', v.url)
       return print({ pending: 1, adopting: r.adopting, roles: r.doc.roles, expires: r.doc.expires, need: r.status.need, address }, [
@@ -83,6 +88,8 @@ export default {
             timestamp: await keys(v.timestamp, '--timestamp'),
             rootThreshold: int(v['root-threshold'], 'root-threshold'), releaseThreshold: int(v['release-threshold'], 'release-threshold'),
             timestampThreshold: int(v['timestamp-threshold'], 'timestamp-threshold'), ttlMs, force: v.force,
+            addAccess: await keys(v['add-access'], '--add-access'), removeAccess: await keys(v['remove-access'], '--remove-access'),
+            accessThreshold: int(v['access-threshold'], 'access-threshold'),
             addWitness: (v['add-witness'] ?? []).map(parseWitnessArg), removeWitness: v['remove-witness'] ?? [],
             witnessThreshold: int(v['witness-threshold'], 'witness-threshold')
           }

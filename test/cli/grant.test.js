@@ -60,3 +60,24 @@ test('grant issue, delegate, show and secret', async () => {
   assert.ok(conf.includes(`secure_link_md5 "$secure_link_expires rotree-edge-v2 ${pub.tree}: ${secret}";`), conf)
   assert.match(conf, /proxy_pass http:\/\/127\.0\.0\.1:8\/\.rotree\/token;/)
 })
+
+test('a family names its access role with trust init --access; only those keys grant, and update --add-access rotates it', async () => {
+  const d = await tmpdir('rotree-grant-roles-')
+  cleanups.push(() => fs.rm(d, { recursive: true, force: true }))
+  const p = n => path.join(d, n)
+  await writeTree(p('src'), { 'a.txt': 'hello\n' })
+  const pub = {}
+  for (const n of ['tree', 'acc', 'acc2', 'holder']) pub[n] = (await ok('keygen', p(`${n}.key`))).trim()
+  await ok('build', p('src'), p('out'), '--key', p('tree.key'), '--format', '2')
+  // the single key adopts roles and names an access key
+  await ok('trust', 'init', p('out'), '--root', pub.tree, '--release', pub.tree, '--timestamp', pub.tree, '--access', pub.acc)
+  await ok('trust', 'sign', p('out'), '--key', p('tree.key'))
+  let bad = await rotree(['grant', 'issue', p('out'), '--to', pub.holder, '--key', p('tree.key'), '-o', p('g0.json')])
+  assert.match(bad.err, /not in the access role/)
+  await ok('grant', 'issue', p('out'), '--to', pub.holder, '--key', p('acc.key'), '-o', p('g1.json'))
+  await ok('trust', 'update', p('out'), '--add-access', pub.acc2, '--remove-access', pub.acc)
+  await ok('trust', 'sign', p('out'), '--key', p('tree.key'))
+  bad = await rotree(['grant', 'issue', p('out'), '--to', pub.holder, '--key', p('acc.key'), '-o', p('g2.json')])
+  assert.match(bad.err, /not in the access role/)
+  await ok('grant', 'issue', p('out'), '--to', pub.holder, '--key', p('acc2.key'), '-o', p('g3.json'))
+})
