@@ -42,10 +42,15 @@ function serve (out) {
   console.log(`\n$ rotree serve ${path.relative('.', out)} --port 0 &`)
   const p = spawn(process.execPath, [BIN, 'serve', out, '--port', '0'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
   return new Promise((resolve, reject) => {
+    // both of serve's lines (its URL, then the address) before the demo goes
+    // on: the commands after it block this event loop, and a line that came
+    // later would be printed after the demo's end
+    let text = ''
     p.stdout.on('data', b => {
       process.stdout.write(b)
-      const m = /at (http:\/\/\S+)/.exec(b.toString())
-      if (m) resolve({ url: m[1], stop: () => p.kill('SIGTERM') })
+      text += b
+      const m = /at (http:\/\/\S+)/.exec(text)
+      if (m && /^address: /m.test(text)) resolve({ url: m[1], stop: () => p.kill('SIGTERM') })
     })
     p.on('exit', code => reject(new Error(`rotree serve exited with ${code}`)))
   })
