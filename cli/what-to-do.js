@@ -43,6 +43,17 @@ export const WHAT_TO_DO = Object.freeze({
   ROTREE_LOCKED: 'Another rotree process is working in that folder: wait for it to finish (a dead process\'s lock is taken over by the next run).'
 })
 
+// The operating system's errors a person meets first (errno codes; the CLI
+// prints them as ROTREE_SYSTEM_<errno>)
+const SYSTEM_TO_DO = Object.freeze({
+  EADDRINUSE: 'Another program listens on that port: pick another with --port (--port 0 takes a free one).',
+  EACCES: 'Permission denied: check the permissions of the file or folder named (a port below 1024 needs root).',
+  EPERM: 'Not permitted: check who owns the file or folder named.',
+  ENOSPC: 'The disk is full: free some space and run the command again (a rerun resumes).',
+  ENOENT: 'No such file or folder: check the path.',
+  EROFS: 'The file system is read-only: write somewhere else.'
+})
+
 /**
  * What to do about `err`: its own `todo`, else its code's sentence, or, when every mirror failed
  * the same way, that way's (the mirrors are not the problem then).
@@ -55,5 +66,5 @@ export function whatToDo (err) {
     const codes = new Set(err.errors.map(e => e.code))
     if (codes.size === 1) code = [...codes][0]
   }
-  return WHAT_TO_DO[code] ?? null
+  return WHAT_TO_DO[code] ?? SYSTEM_TO_DO[code] ?? null
 }

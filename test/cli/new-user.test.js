@@ -34,6 +34,17 @@ test('-o where the destination is an argument, and a destination where -o is wan
   assert.match(ls.err, /^rotree ls: unknown option -o\n/, 'no hint where there is no destination')
 })
 
+test('a port already taken says to pick another', async t => {
+  const net = await import('node:net')
+  const srv = net.createServer().listen(0, '127.0.0.1')
+  await new Promise(resolve => srv.once('listening', resolve))
+  t.after(() => srv.close())
+  const tr = await servedTree(t, { 'a.txt': 'alpha\n' })
+  const r = await rotree(['serve', tr.out, '--port', String(srv.address().port)], { env: tr.env })
+  assert.equal(r.code, 1)
+  assert.match(r.err, /^rotree: ROTREE_SYSTEM_EADDRINUSE: .*\n {2}Another program listens on that port: pick another with --port \(--port 0 takes a free one\)\.\n$/)
+})
+
 test('an address without its scheme is not taken for a remote', async t => {
   const tr = await servedTree(t, { 'a.txt': 'a\n' })
   const bare = tr.addr.replace(/^http:\/\//, '')
