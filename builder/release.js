@@ -71,7 +71,11 @@ export function signRelease (release, keys, roles) {
   const sigs = [...(release.signatures ?? [])]
   const added = []
   for (const k of keys) {
-    if (roles && !roles.release.keys.includes(k.publicKey)) throw new BadKeyError(`key ${k.publicKey} is not a release key of this tree: its signature would count for nothing`)
+    if (roles && !roles.release.keys.includes(k.publicKey)) {
+      throw new BadKeyError(`key ${k.publicKey} is not a release key of this tree: its signature would count for nothing`, {
+        details: { todo: 'Sign with one of the tree\'s release keys (rotree trust show OUT lists them), or build into a new OUT to publish under this key.' }
+      })
+    }
     if (sigs.some(s => s.key === k.publicKey)) continue
     sigs.push({ key: k.publicKey, sig: sign(releaseMessage(release), k.secretKey) })
     added.push(k.publicKey)

@@ -65,6 +65,10 @@ export default {
     readers: { type: 'string', multiple: true, arg: 'FILE', help: 'readers from a file, one recipient per line (# comments), as age -R takes them' }
   },
   async run ([src, out], v, io) {
+    // SRC itself missing is a wrong argument, not an entry --skip-bad could leave out
+    const srcStat = await fs.stat(src).catch(() => null)
+    if (srcStat === null) throw new UsageError(`SRC ${src} does not exist: give the folder to publish`)
+    if (!srcStat.isDirectory()) throw new UsageError(`SRC ${src} is not a folder: give the folder to publish`)
     const ttlMs = parseDuration(v.ttl ?? '7d')
     if (!ttlMs) throw new UsageError(`--ttl ${v.ttl}: expected a duration such as 30m, 12h, 7d`)
     let key

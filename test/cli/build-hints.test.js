@@ -29,3 +29,23 @@ test('a bad entry: the error suggests --skip-bad; --skip-bad leaves it out and c
   assert.equal(r.files, 1)
   assert.deepEqual(r.skipped, ['/pipe: is a fifo'])
 })
+
+test('SRC missing or not a folder is a usage error, not an entry --skip-bad could leave out; another key than the tree\'s says which keys sign it', { timeout: 60_000 }, async t => {
+  const dir = await tmpdir(); t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const src = path.join(dir, 'src'); const key = path.join(dir, 'k'); const other = path.join(dir, 'other')
+  await fs.mkdir(src); await fs.writeFile(path.join(src, 'a.txt'), 'a\n')
+  assert.equal((await rotree(['keygen', key])).code, 0)
+  assert.equal((await rotree(['keygen', other])).code, 0)
+
+  const missing = await rotree(['build', path.join(dir, 'nosuch'), path.join(dir, 'out'), '--key', key])
+  assert.equal(missing.code, 2)
+  assert.match(missing.err, /^rotree build: SRC \S+nosuch does not exist: give the folder to publish\n/)
+  const file = await rotree(['build', path.join(src, 'a.txt'), path.join(dir, 'out'), '--key', key])
+  assert.equal(file.code, 2)
+  assert.match(file.err, /^rotree build: SRC \S+a\.txt is not a folder: give the folder to publish\n/)
+
+  assert.equal((await rotree(['build', src, path.join(dir, 'out'), '--key', key])).code, 0)
+  const wrong = await rotree(['build', src, path.join(dir, 'out'), '--key', other])
+  assert.equal(wrong.code, 1)
+  assert.match(wrong.err, /ROTREE_BAD_KEY: key [0-9a-f]{64} is not a release key of this tree.*\n {2}Sign with one of the tree's release keys \(rotree trust show OUT lists them\), or build into a new OUT to publish under this key\.\n$/)
+})
