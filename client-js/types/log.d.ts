@@ -30,3 +30,10 @@ export interface LogAudit {
   problems: LogProblem[]
 }
 export declare function auditLog (tree: object): Promise<LogAudit>
+/** The log part of a proof bundle (FORMAT.md §13.2): a C2SP tlog-proof of fsinfoBytes from log/checkpoint and a few tiles. */
+export declare function proveLogged (fetch: LogFetch, o: { fsinfoBytes: Uint8Array, origin: string, keys: string[] }): Promise<{ text: string, index: number, size: number }>
+/** Check a tlog-proof offline as a reader at nowMs: the log's signature, the witnesses' threshold of fresh cosignatures (when given), the inclusion. */
+export declare function checkLogProof (text: string | Uint8Array, o: {
+  fsinfoBytes: Uint8Array, origin: string, keys: string[],
+  witnesses?: { threshold: number, list: Array<{ name: string, key: string }> } | null, nowMs: number, skewMs?: number
+}): { index: number, size: number, hash: string, cosigned: Array<{ name: string, time: number }> }

@@ -89,3 +89,9 @@ export declare function parseAddCheckpoint (body: string | Uint8Array): AddCheck
 export declare class WitnessRefusal extends TlogError { status: number, size?: number }
 export declare function checkAddCheckpoint (req: AddCheckpoint, verifiersFor: (origin: string) => NoteVerifier[] | null,
   latest: (origin: string) => { size: number, hash: Hash } | null): { origin: string, size: number, hash: Hash, text: string }
+/** C2SP tlog-proof: an offline-verifiable proof of one entry's inclusion, with the checkpoint verbatim. */
+export declare const TLOG_PROOF_HEADER: 'c2sp.org/tlog-proof@v1'
+export interface TlogProof { extra: Uint8Array | null, index: number, proof: Hash[], checkpoint: string }
+export declare function formatTlogProof (p: { index: number, proof: Hash[], checkpoint: Uint8Array | string, extra?: Uint8Array }): string
+export declare function parseTlogProof (input: Uint8Array | string): TlogProof
+export declare function verifyTlogProof (p: { index: number, proof: Hash[] }, leaf: Hash, checkpoint: { size: number, hash: Hash }): void

@@ -1,5 +1,5 @@
 // rotree-client/tlog: a transparency log as C2SP specifies it (tlog-tiles,
-// tlog-checkpoint, signed-note, tlog-cosignature, tlog-witness), on RFC 6962 / RFC 9162 Merkle trees. It
+// tlog-checkpoint, signed-note, tlog-cosignature, tlog-witness, tlog-proof), on RFC 6962 / RFC 9162 Merkle trees. It
 // depends on nothing of rotree but the platform's SHA-256 and Ed25519
 // (package.json "imports"); rotree's use of it is docs/FORMAT.md §13.
 export {
@@ -23,3 +23,4 @@ export {
 export {
   MAX_PROOF_LINES, SIZE_CONTENT_TYPE, formatAddCheckpoint, parseAddCheckpoint, WitnessRefusal, checkAddCheckpoint
 } from './witness.js'
+export { TLOG_PROOF_HEADER, formatTlogProof, parseTlogProof, verifyTlogProof } from './proof.js'

@@ -8,9 +8,12 @@
 // history entry, and that no sequence number names two roots (a split view).
 import {
   openNote, parseCheckpoint, verifierOf, tilesForSize, tilePath, bundleOf, decodeBundle, leafHash,
-  storedHashesForLeafHash, arrayHashReader, treeHash, readTileData, equalHash, encodeBase64, TILE_HEIGHT, HASH_SIZE
+  storedHashesForLeafHash, arrayHashReader, treeHash, readTileData, equalHash, encodeBase64, TILE_HEIGHT, HASH_SIZE,
+  tileForIndex, tileHashReader, storedHashIndex, inclusionProof, formatTlogProof, parseTlogProof, verifyTlogProof,
+  cosignatureVerifierOf, verifyCosignatures
 } from '../tlog/index.js'
-import { BadFormatError, BadSignatureError, WrongKeyError, HashMismatchError, TruncatedError, SplitViewError } from '../errors.js'
+import { BadFormatError, BadSignatureError, WrongKeyError, HashMismatchError, TruncatedError, SplitViewError, ThresholdError } from '../errors.js'
+import { MAX_COSIGNATURE_AGE_S } from '../trust/witnessed.js'
 import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from '../format/fsinfo-v2.js'
 import { decodeFsinfo } from '../format/fsinfo.js'
 import { historyVerifier } from './history.js'
@@ -166,3 +169,88 @@ export async function auditLog (tree) {
     problems
   }
 }
+
+// ---- the log part of a proof bundle (FORMAT.md §13.2): a C2SP tlog-proof ----
+
+/** The tile that serves stored hash `index` in a tree of `size` leaves: [path, tile]. */
+function tileAt (size, index) {
+  const { tile } = tileForIndex(HEIGHT, index)
+  const W = Math.min(2 ** HEIGHT, Math.floor(size / 2 ** (HEIGHT * tile.L)) - tile.N * 2 ** HEIGHT)
+  const t = { ...tile, W }
+  return [tilePath(t), t]
+}
+
+async function fetchTiles (fetch, need, tiles) {
+  await Promise.all([...need].filter(([p]) => !tiles.has(p)).map(async ([p, t]) => {
+    tiles.set(p, await fetch(`${LOG_DIR}/${p}`, t.W * HASH_SIZE, b => {
+      if (b.length !== t.W * HASH_SIZE) throw new TruncatedError(`log/${p} is ${b.length} bytes, not ${t.W * HASH_SIZE}`)
+      return b
+    }))
+  }))
+}
+
+/**
+ * A C2SP tlog-proof that `fsinfoBytes` is a leaf of the tree's log, from
+ * log/checkpoint (with its cosignatures, verbatim) and the few tiles the
+ * inclusion proof needs: the leaf is looked for among the log's latest 256
+ * leaves (a current fsinfo.json is the last). Throws SplitViewError when the
+ * log does not hold it, or the typed error of a bad checkpoint or tile.
+ * @param {(path: string, cap: number, check: (b: Uint8Array) => any) => Promise<any>} fetch
+ * @returns {Promise<{ text: string, index: number, size: number }>}
+ */
+export async function proveLogged (fetch, { fsinfoBytes, origin, keys }) {
+  const cp = await fetch(CHECKPOINT_PATH, MAX_CHECKPOINT, bytes => readCheckpoint(bytes, { origin, keys }))
+  if (cp.size === 0) throw new SplitViewError(`the log of ${origin} is empty: it does not hold this fsinfo.json`)
+  const tiles = new Map()
+  await fetchTiles(fetch, new Map([tileAt(cp.size, storedHashIndex(0, cp.size - 1))]), tiles)
+  const read = tileHashReader(cp.size, tiles)
+  const leaf = leafHash(fsinfoBytes)
+  const first = Math.floor((cp.size - 1) / 2 ** HEIGHT) * 2 ** HEIGHT
+  let index = -1
+  for (let i = cp.size - 1; i >= first && index < 0; i--) if (equalHash(read([storedHashIndex(0, i)])[0], leaf)) index = i
+  if (index < 0) throw new SplitViewError(`this fsinfo.json is not among the latest ${cp.size - first} leaves of the log of ${origin} (size ${cp.size})`)
+  const need = new Map()
+  inclusionProof(cp.size, index, ix => { ix.forEach(i => { const [p, t] = tileAt(cp.size, i); need.set(p, t) }); return ix.map(() => new Uint8Array(HASH_SIZE)) })
+  await fetchTiles(fetch, need, tiles)
+  const proof = inclusionProof(cp.size, index, tileHashReader(cp.size, tiles))
+  try { verifyTlogProof({ index, proof }, leaf, cp) } catch (err) {
+    throw new SplitViewError(`the log's tiles do not hash to the root its checkpoint signs (size ${cp.size})`, { cause: err })
+  }
+  return { text: formatTlogProof({ index, proof, checkpoint: cp.bytes }), index, size: cp.size }
+}
+
+/**
+ * Check a tlog-proof (proveLogged's text) offline, as a reader at `nowMs`
+ * checks the log (FORMAT.md §13.1): the checkpoint signed by a log key of
+ * `origin`; when `witnesses` is given, at least its threshold of fresh
+ * cosignatures by distinct witnesses of the trust document
+ * (ROTREE_THRESHOLD); and fsinfoBytes the leaf at the proof's index of the
+ * checkpoint's tree (ROTREE_SPLIT_VIEW when not).
+ * @returns {{ index: number, size: number, hash: string, cosigned: { name: string, time: number }[] }} hash: the checkpoint's root hash, hex
+ */
+export function checkLogProof (text, { fsinfoBytes, origin, keys, witnesses = null, nowMs, skewMs = 300_000 }) {
+  let p
+  try { p = parseTlogProof(text) } catch (err) { throw new BadFormatError(`tlog-proof: ${err.message}`, { cause: err }) }
+  const cpBytes = new TextEncoder().encode(p.checkpoint)
+  const cp = readCheckpoint(cpBytes, { origin, keys })
+  let cosigned = []
+  if (witnesses) {
+    let sigs
+    try { sigs = verifyCosignatures(cpBytes, witnesses.list.map(w => cosignatureVerifierOf(w.name, w.key))) } catch (err) {
+      throw new BadSignatureError(`log/checkpoint: ${err.message}`, { cause: err })
+    }
+    const now = Math.floor(nowMs / 1000)
+    cosigned = sigs.filter(s => s.time !== null && s.time <= now + skewMs / 1000 && now - s.time <= MAX_COSIGNATURE_AGE_S).map(s => ({ name: s.name, time: s.time }))
+    if (cosigned.length < witnesses.threshold) {
+      const stale = sigs.length - cosigned.length
+      throw new ThresholdError(`log/checkpoint: ${cosigned.length} fresh cosignature${cosigned.length === 1 ? '' : 's'} from the trust document's witnesses, ${witnesses.threshold} required` +
+        (stale ? ` (${stale} older than ${MAX_COSIGNATURE_AGE_S / 3600} hours or in the future)` : ''), { details: { valid: cosigned.length, threshold: witnesses.threshold } })
+    }
+  }
+  try { verifyTlogProof(p, leafHash(fsinfoBytes), cp) } catch (err) {
+    throw new SplitViewError(`fsinfo.json is not leaf ${p.index} of the log its checkpoint signs (size ${cp.size}): ${err.message}`, { cause: err })
+  }
+  return { index: p.index, size: cp.size, hash: toHexString(cp.hash), cosigned }
+}
+
+const toHexString = b => Array.from(b, x => x.toString(16).padStart(2, '0')).join('')
