@@ -58,7 +58,7 @@ export const ERROR_TABLE = [
   ['ROTREE_USAGE', 'UsageError', 400, '', 'a command was called with bad arguments'],
   ['ROTREE_PUSH_FAILED', 'PushError', 500, '', 'rotree push could not upload to the remote (rclone missing or failed); the remote keeps its previous tree'],
   ['ROTREE_LOCKED', 'LockedError', 503, '', 'another rotree process is writing to the same folder (build, gc, sign --publish, resign; pull, fsck --repair-from)'],
-  ['ROTREE_SPLIT_VIEW', 'SplitViewError', 502, '', 'the tree\'s transparency log holds two different signed roots (or releases) for one sequence number, or a mirror serves a fsinfo.json other than the one the log holds for its sequence']
+  ['ROTREE_SPLIT_VIEW', 'SplitViewError', 502, 'fault', 'the tree\'s transparency log holds two different signed roots (or releases) for one sequence number, or a mirror serves a fsinfo.json other than the one the log holds for its sequence']
 ]
 
 const classes = {}
@@ -111,7 +111,7 @@ export function statusOf (err) {
 // Verdicts of the publisher's signed data, or of the address against it: when
 // every mirror gives the same one, it is reported as itself (a wrong key is
 // the address's problem, not the mirrors'), with each mirror's answer kept.
-const VERDICT_CODES = new Set(['ROTREE_WRONG_KEY', 'ROTREE_WRONG_NAME', 'ROTREE_EXPIRED', 'ROTREE_NOT_YET_VALID', 'ROTREE_UNSUPPORTED_VERSION', 'ROTREE_BAD_SIGNATURE', 'ROTREE_THRESHOLD'])
+const VERDICT_CODES = new Set(['ROTREE_WRONG_KEY', 'ROTREE_WRONG_NAME', 'ROTREE_EXPIRED', 'ROTREE_NOT_YET_VALID', 'ROTREE_UNSUPPORTED_VERSION', 'ROTREE_BAD_SIGNATURE', 'ROTREE_THRESHOLD', 'ROTREE_SPLIT_VIEW'])
 
 /**
  * The error for fsinfo.json when no mirror gave an answer to accept: the

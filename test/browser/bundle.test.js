@@ -54,10 +54,13 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // 68,274, from 193,728 / 67,785) for the trust document's witnesses
 // (trust-doc.js, +1,200 / +434) and a tree's wrapTransport hook for a gated
 // mirror's edge tokens with the longer ROTREE_NO_ACCESS meaning (+143 / +55;
-// gated-transport.js itself is not bundled).
+// gated-transport.js itself is not bundled); then to 209,100 / 74,000
+// (measured 208,392 / 73,731, from 195,071 / 68,274) for the witnesses a
+// trust document names, required when a tree is opened (trust/witnessed.js
+// and the log code of tlog/ it needs, ~11.7 KB minified).
 // Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 195_600
-const BUDGET_GZIP_BYTES = 68_800
+const BUDGET_BYTES = 209_100
+const BUDGET_GZIP_BYTES = 74_000
 
 before(ensureBundle)
 

@@ -11,6 +11,8 @@
 //
 // `trust` answers trust/<seq>.json (format version 2, FORMAT.md §12.2); `bytes`
 // is null when the folder has no such document, and then 'honest' is a 404.
+// `log` answers log/checkpoint and log/tile/… (FORMAT.md §13), called with
+// the path under log/ and the bytes (null: absent, and 'honest' is a 404).
 // An action is one of:
 //   'honest' (or undefined/null)   the true bytes, with Content-Length
 //   { body: Uint8Array, length?: false|number }
@@ -53,6 +55,8 @@ export const STALL_MAX_MS = 20_000
 const MAX_REQUESTS = 100_000
 const HEX64 = /^[0-9a-f]{64}$/
 const TRUST_PATH = /^\/trust\/([1-9][0-9]{0,8})\.json$/
+// the tree's log (FORMAT.md §13): log/checkpoint and C2SP tile paths
+const LOG_PATH = /^\/log\/(checkpoint|tile\/(entries|[0-9]{1,2})(\/x[0-9]{3})*\/[0-9]{3}(\.p\/[0-9]{1,3})?)$/
 
 // as server/blob-route.js CORS (and nginx-config's `always` headers)
 const CORS_HEADERS = [
@@ -69,7 +73,7 @@ const CORS_ALLOW = 'GET, HEAD, OPTIONS'
  */
 export async function startLyingServer (dir, opts = {}) {
   const { cors = false, ...lies } = opts
-  let behaviour = { blob: undefined, fsinfo: undefined, trust: undefined, ...lies }
+  let behaviour = { blob: undefined, fsinfo: undefined, trust: undefined, log: undefined, ...lies }
   const requests = []
   const problems = []
   const sockets = new Set()
@@ -115,6 +119,11 @@ export async function startLyingServer (dir, opts = {}) {
       try { bytes = new Uint8Array(await fs.readFile(path.join(dir, 'trust', `${seq}.json`))) } catch { bytes = null }
       action = (behaviour.trust ? behaviour.trust(seq, bytes) : 'honest') ?? 'honest'
       if (!bytes && action === 'honest') { res.writeHead(404).end('no such trust document\n'); return }
+    } else if (LOG_PATH.test(url.pathname)) {
+      const rel = url.pathname.slice(5) // 'checkpoint', 'tile/0/000.p/3', …
+      try { bytes = new Uint8Array(await fs.readFile(path.join(dir, 'log', rel))) } catch { bytes = null }
+      action = (behaviour.log ? behaviour.log(rel, bytes) : 'honest') ?? 'honest'
+      if (!bytes && action === 'honest') { res.writeHead(404).end('no such log file\n'); return }
     } else {
       res.writeHead(404).end('not found\n'); return
     }

@@ -55,7 +55,7 @@ export const ACTORS = [
     id: 'witness',
     who: 'A witness a trust document names (its operator, or a thief of its key)',
     can: 'refuse to cosign, or be down, so that a publish with fewer than the threshold of witnesses fails (the publisher can still publish with `--no-witness`); cosign any checkpoint the log\'s key signed, and sign with its own key a checkpoint that forks one it cosigned before; learn each checkpoint of the logs it witnesses (their sizes and root hashes, which are public anyway) and when they are published',
-    cannot: 'publish, sign or change anything of the tree (it holds no key of the tree); make the publisher write a checkpoint with a cosignature that is not valid for the checkpoint and its key; alone get a forked log past the rule that requires K of N witnesses (FORMAT.md §13.1; `requireWitnessed`, not yet called when a tree is opened): that takes K witness keys besides the log\'s key',
+    cannot: 'publish, sign or change anything of the tree (it holds no key of the tree); make the publisher write a checkpoint with a cosignature that is not valid for the checkpoint and its key; alone make readers that require K of N witnesses accept a forked log: that takes K witness keys besides the log\'s key',
     rules: [21],
     tests: ['test/tlog/witness.test.js', 'test/tlog/witnessed-publish.test.js', 'test/tlog/cosignature.test.js']
   }

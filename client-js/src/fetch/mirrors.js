@@ -145,6 +145,19 @@ export class Mirrors {
   }
 
   /**
+   * One request to the mirror whose reported url is `mirror` (an answer's
+   * `mirror`), checked: what that mirror serves beside the fsinfo.json it
+   * gave (its log/, trust/witnessed.js). Throws what the transport or `check` throws.
+   * @template T @param {string} mirror @param {string} path @param {number} cap
+   * @param {(bytes: Uint8Array) => Promise<T>|T} check @returns {Promise<T>}
+   */
+  async fetchFrom (mirror, path, cap, check) {
+    const m = this.list.find(x => x.url === mirror)
+    if (this.closed || !m) throw new AbortedError(this.closed ? 'tree closed' : `no mirror ${mirror}`)
+    return check(await this.transport.get(m.href + path, { cap, timeoutMs: this.timeoutMs }))
+  }
+
+  /**
    * The reader closed the tree: what is in flight, and every later fetch,
    * fails with ROTREE_ABORTED, and no mirror is blamed for the transport
    * closing under its requests.

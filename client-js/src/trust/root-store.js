@@ -22,7 +22,7 @@
 // the answer is judged by trust/roles.js (rules 11, 14 and 2) and its
 // sequences by advanceState (rule 13), persisted per address id (anchor and
 // name). Version 1 takes the path it always took.
-import { unanimousOrAllFailed, ThresholdError, MIRROR_FAULT_CODES, NoAccessError } from '../errors.js'
+import { unanimousOrAllFailed, ThresholdError, MIRROR_FAULT_CODES, NoAccessError, SplitViewError } from '../errors.js'
 import { verifyFsinfo, checkFreshness, isExpired, rankRoots, hasFork, staleMirrors, compareRoots } from './verify.js'
 import { fsinfoVersion, decodeFsinfoV2, MAX_FSINFO_V2 } from '../format/fsinfo-v2.js'
 import { refOfReleaseRoot } from '../format/ref.js'
@@ -129,7 +129,7 @@ export class RootStore {
     // running until their own timeout and still calls `check` for them).
     const check = async (bytes, mirror) => {
       const value = fsinfoVersion(bytes) === 2
-        ? await this._verifyV2(bytes, now, round)
+        ? await this._verifyV2(bytes, now, round, mirror)
         : verifyFsinfo(bytes, { publicKey: this.publicKey, name: this.name, now, skewMs: this.skewMs, graceMs: this.graceMs })
       // The root page is asked for as soon as a root verifies, while the
       // other mirrors' answers and the rollback state are still to come: its
@@ -215,7 +215,7 @@ export class RootStore {
    * names (rule 10), then signatures, retirement and times (rules 11, 14, 2).
    * @returns {Promise<object>} the root record's fields (rootRecordV2)
    */
-  async _verifyV2 (bytes, now, round) {
+  async _verifyV2 (bytes, now, round, mirror) {
     const info = decodeFsinfoV2(bytes)
     checkAddress(info, this.anchor, this.name)
     await (round.loaded ??= this.trust.load())
@@ -239,6 +239,7 @@ export class RootStore {
     const trust = this.trust.doc
     const { roles, signers } = verifyFsinfoV2(info, { anchor: this.anchor, name: this.name, trust, now, skewMs: this.skewMs, graceMs: this.graceMs, checkFreshness })
     const record = rootRecordV2(info, { roles, signers, trust, key: this.publicKey, anchor: anchorText(this.anchor), raw: bytes })
+    if (trust?.witnesses) record.log = await this._witnessed(record, trust, mirror, now, round)
     if (info.access === null || this.keyless) return record
     // a private tree (FORMAT.md §12.8): an answer this reader may not read is still a valid,
     // signed root, ranked like any other; if it is the newest, refresh() says so (_adopt)
@@ -248,6 +249,25 @@ export class RootStore {
       if (err.code !== 'ROTREE_NO_ACCESS') throw err
       return { ...record, noAccess: err }
     }
+  }
+
+  /**
+   * docs/TRUST.md rule 21 (FORMAT.md §13.1): the trust document in force
+   * names witnesses, so the answer must be in the log its mirror serves,
+   * cosigned by enough of them, and that log must extend the checkpoint
+   * this reader kept (persisted, or newer in memory). A failure is that
+   * mirror's fault; every mirror failing alike is reported as itself. The
+   * log code (trust/witnessed.js, tlog/) is loaded by the first such tree.
+   * @returns {Promise<{ size: number, hash: string }>} the checkpoint to keep
+   */
+  async _witnessed (record, trust, mirror, now, round) {
+    round.kept ??= this.state.get(this.id).then(r => r?.v === 2 ? r.log ?? null : null)
+    const saved = await round.kept
+    const mem = this.record?.log
+    const kept = mem && (!saved || mem.size > saved.size) ? mem : saved
+    const { checkWitnessed } = await import('./witnessed.js')
+    const fetch = (path, cap, check) => this.mirrors.fetchFrom(mirror, path, cap, check)
+    return checkWitnessed(fetch, { record, trust, anchor: anchorText(this.anchor), name: this.name, kept, nowMs: now, skewMs: this.skewMs })
   }
 
   /**
@@ -371,8 +391,22 @@ export async function openPrivateRecord (record, openPrivate) {
 function nextStateV2 (seen, value) {
   const prev = seen?.v === 2 ? seen : null // a version-1 record gives way to version 2 (never the reverse: verify.js checkRollback)
   const { state, newer } = advanceState(prev, value.info, value.roles, value.signers)
-  if (!newer && prev !== null) return null
-  return state.trust ? { ...state, trustDoc: value.trustText } : state
+  const log = newerLog(prev?.log, value.log)
+  if (!newer && prev !== null && log === prev.log) return null
+  const next = state.trust ? { ...state, trustDoc: value.trustText } : state
+  return log ? { ...next, log } : next
+}
+
+/**
+ * The log checkpoint to keep (FORMAT.md §13.1): the larger. The answer was
+ * proved consistent with the one kept when it was verified; one of the same
+ * size with another hash (kept meanwhile by another reader of this state) is a fork.
+ */
+function newerLog (kept, log) {
+  if (!log) return kept
+  if (!kept || log.size > kept.size) return log
+  if (log.size === kept.size && log.hash !== kept.hash) throw new SplitViewError(`log/checkpoint of size ${log.size} has another root hash than the one of that size this reader accepted: a fork of the log`)
+  return kept
 }
 
 /** The public shape of an accepted record. */

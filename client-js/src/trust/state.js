@@ -38,8 +38,9 @@ const HEX64 = /^[0-9a-f]{64}$/
 /**
  * A persisted record as read back: null when nothing was stored, else
  * { seq, root } with seq a safe non-negative integer and root 64 lowercase hex
- * (or a format-version-2 record, { v: 2, trust, trustDoc, release, timestamp },
- * each part with its sequence numbers and hashes; trustDoc is the JSON text
+ * (or a format-version-2 record, { v: 2, trust, trustDoc, release, timestamp[, log] },
+ * each part with its sequence numbers and hashes; log the witnessed log's
+ * checkpoint last accepted (FORMAT.md §13.1); trustDoc is the JSON text
  * of the newest trusted trust document, release and timestamp are null
  * while only a trust document has been accepted).
  * Anything else is a StateError: treating a damaged record as "nothing seen"
@@ -65,8 +66,11 @@ const isObj = o => typeof o === 'object' && o !== null
 // text against the hash when it reads it back); the role parts are null until
 // an fsinfo.json is accepted, which a trust document may precede (a
 // retirement is kept even though no fsinfo.json under it is ever accepted).
-function validV2 ({ trust, trustDoc, release, timestamp }) {
-  return (trust === null || (isObj(trust) && isSeq(trust.seq) && isHex(trust.hash))) &&
+// `log` (FORMAT.md §13.1): the last log checkpoint accepted of a tree whose
+// trust document names witnesses, { size, hash }; absent until there is one.
+function validV2 ({ trust, trustDoc, release, timestamp, log }) {
+  return (log === undefined || (isObj(log) && isSeq(log.size) && log.size >= 1 && isHex(log.hash))) &&
+    (trust === null || (isObj(trust) && isSeq(trust.seq) && isHex(trust.hash))) &&
     (trustDoc === undefined ? trust === null : trust !== null && typeof trustDoc === 'string' && trustDoc.length <= MAX_TRUST_DOC) &&
     (release === null || (isObj(release) && isSigners(release.signers) && isSeq(release.seq) && isHex(release.root))) &&
     (timestamp === null || (isObj(timestamp) && isSigners(timestamp.signers) && isSeq(timestamp.seq) && isHex(timestamp.release)))

@@ -5,21 +5,28 @@
 // Pure decisions over bytes the caller fetches through `fetch(path, cap,
 // check)` (a tree's mirrors): log/checkpoint, then the few tiles that bind
 // the last level-0 tile to the checkpoint's root hash (one or two for a log
-// under 65,536 leaves). A tree whose trust document names no witnesses is
-// not asked for anything (requireWitnessed is not called).
+// under 65,536 leaves), and those of the consistency proof from the
+// checkpoint this reader accepted before (mostly the same tiles). A tree
+// whose trust document names no witnesses is not asked for anything: the
+// root store (root-store.js) calls checkWitnessed only when it names some.
 import {
   openNote, parseCheckpoint, verifierOf, cosignatureVerifierOf, verifyCosignatures, treeHash, tileForIndex,
-  tileHashReader, tilePath, leafHash, equalHash, storedHashIndex, TILE_HEIGHT, HASH_SIZE
+  tileHashReader, tilePath, leafHash, equalHash, storedHashIndex, consistencyProof, verifyConsistency, toHex, fromHex,
+  TILE_HEIGHT, HASH_SIZE
 } from '../tlog/index.js'
-import { ThresholdError, SplitViewError, BadSignatureError, BadFormatError, TruncatedError } from '../errors.js'
+import { ThresholdError, SplitViewError, BadSignatureError, BadFormatError, TruncatedError, RollbackError } from '../errors.js'
 
 /** How old a witness's cosignature may be (seconds): FORMAT.md §13.1. */
 export const MAX_COSIGNATURE_AGE_S = 86_400
 const MAX_CHECKPOINT = 16 * 1024
 const CHECKPOINT_PATH = 'log/checkpoint'
 
-/** The tiles treeHash(size) reads, and the level-0 tile of the last leaf: path → tile. */
-function tilesNeeded (size) {
+/**
+ * The tiles treeHash(size) reads, the level-0 tile of the last leaf, and
+ * (from a kept checkpoint of `oldSize` leaves) those the consistency proof
+ * from it reads: path → tile, each as the tree of `size` serves it.
+ */
+function tilesNeeded (size, oldSize = 0) {
   const need = new Map()
   const add = index => {
     const { tile } = tileForIndex(TILE_HEIGHT, index)
@@ -27,22 +34,45 @@ function tilesNeeded (size) {
     const t = { ...tile, W }
     need.set(tilePath(t), t)
   }
-  treeHash(size, indexes => { indexes.forEach(add); return indexes.map(() => new Uint8Array(HASH_SIZE)) })
+  const dry = indexes => { indexes.forEach(add); return indexes.map(() => new Uint8Array(HASH_SIZE)) }
+  treeHash(size, dry)
+  if (oldSize >= 1 && oldSize < size) consistencyProof(size, oldSize, dry)
   add(storedHashIndex(0, size - 1))
   return need
+}
+
+/** The checkpoint origin of a tree (FORMAT.md §13): `rotree/<anchor>[:<name>]`. */
+export const logOrigin = (anchor, name = '') => `rotree/${anchor}${name ? ':' + name : ''}`
+
+/**
+ * The root store's call (FORMAT.md §13.1; docs/TRUST.md rule 21): the
+ * fsinfo.json `record` (rootRecordV2) whose trust document `trust` names
+ * witnesses is required to be in the cosigned log its mirror serves
+ * (`fetch`), and that log to extend `kept`, the checkpoint this reader
+ * accepted before ({ size, hash } in hex, or null).
+ * @returns {Promise<{ size: number, hash: string }>} the checkpoint to keep
+ */
+export async function checkWitnessed (fetch, { record, trust, anchor, name, kept, nowMs, skewMs }) {
+  const r = await requireWitnessed(fetch, {
+    fsinfoBytes: record.raw, origin: logOrigin(anchor, name), logKeys: record.roles.timestamp.keys, witnesses: trust.witnesses, nowMs, skewMs, kept
+  })
+  return { size: r.size, hash: r.hash }
 }
 
 /**
  * Check the log's cosigned checkpoint for the fsinfo.json a reader is about
  * to accept. Throws ThresholdError (too few fresh cosignatures),
- * SplitViewError (the fsinfo.json is not among the log's latest 256 leaves),
- * or the typed error of a malformed or badly signed checkpoint or tile.
+ * SplitViewError (the fsinfo.json is not among the log's latest 256 leaves,
+ * or the log does not extend `kept`), RollbackError (a log smaller than
+ * `kept`: a mirror behind), or the typed error of a malformed or badly
+ * signed checkpoint or tile.
  * @param {(path: string, cap: number, check: (bytes: Uint8Array) => any) => Promise<any>} fetch
  * @param {{ fsinfoBytes: Uint8Array, origin: string, logKeys: string[],
- *   witnesses: { threshold: number, list: { name: string, key: string }[] }, nowMs: number, skewMs?: number }} o
- * @returns {Promise<{ size: number, leaf: number, cosigned: { name: string, time: number }[] }>}
+ *   witnesses: { threshold: number, list: { name: string, key: string }[] }, nowMs: number, skewMs?: number,
+ *   kept?: { size: number, hash: string } | null }} o kept: the checkpoint this reader accepted before (hash in hex)
+ * @returns {Promise<{ size: number, hash: string, leaf: number, cosigned: { name: string, time: number }[] }>}
  */
-export async function requireWitnessed (fetch, { fsinfoBytes, origin, logKeys, witnesses, nowMs, skewMs = 300_000 }) {
+export async function requireWitnessed (fetch, { fsinfoBytes, origin, logKeys, witnesses, nowMs, skewMs = 300_000, kept = null }) {
   const cp = await fetch(CHECKPOINT_PATH, MAX_CHECKPOINT, bytes => {
     let note
     try { note = openNote(bytes, logKeys.map(k => verifierOf(origin, k))) } catch (err) {
@@ -66,7 +96,8 @@ export async function requireWitnessed (fetch, { fsinfoBytes, origin, logKeys, w
       (stale ? ` (${stale} older than ${MAX_COSIGNATURE_AGE_S / 3600} hours or in the future)` : ''), { details: { valid: fresh.length, threshold: witnesses.threshold } })
   }
   if (cp.size === 0) throw new SplitViewError(`the log of ${origin} is empty: it does not hold the fsinfo.json served`)
-  const need = tilesNeeded(cp.size)
+  if (kept && kept.size > cp.size) throw new RollbackError(`${CHECKPOINT_PATH} is of size ${cp.size}, behind the size ${kept.size} this reader accepted`, { details: { seq: cp.size, seen: kept.size } })
+  const need = tilesNeeded(cp.size, kept?.size)
   const tiles = new Map()
   await Promise.all([...need].map(async ([p, t]) => {
     tiles.set(p, await fetch(`log/${p}`, t.W * HASH_SIZE, b => {
@@ -77,10 +108,16 @@ export async function requireWitnessed (fetch, { fsinfoBytes, origin, logKeys, w
   // the tiles are bound to the cosigned root hash; then the fsinfo.json's leaf hash must be in them
   if (!equalHash(treeHash(cp.size, tileHashReader(cp.size, tiles)), cp.hash)) throw new SplitViewError(`the log's tiles do not hash to the root its cosigned checkpoint signs (size ${cp.size})`)
   const read = tileHashReader(cp.size, tiles)
+  if (kept) {
+    // the log this reader saw before must be a prefix of this one (RFC 9162 §2.1.4), else one of the two is a fork
+    try { verifyConsistency(consistencyProof(cp.size, kept.size, read), cp.size, kept.size, cp.hash, fromHex(kept.hash)) } catch (err) {
+      throw new SplitViewError(`${CHECKPOINT_PATH} (size ${cp.size}) does not extend the checkpoint of size ${kept.size} this reader accepted before: a fork of the log, another view of the tree`, { cause: err })
+    }
+  }
   const leaf = leafHash(fsinfoBytes)
   const first = Math.floor((cp.size - 1) / 2 ** TILE_HEIGHT) * 2 ** TILE_HEIGHT
   for (let i = cp.size - 1; i >= first; i--) {
-    if (equalHash(read([storedHashIndex(0, i)])[0], leaf)) return { size: cp.size, leaf: i, cosigned: fresh.map(s => ({ name: s.name, time: s.time })) }
+    if (equalHash(read([storedHashIndex(0, i)])[0], leaf)) return { size: cp.size, hash: toHex(cp.hash), leaf: i, cosigned: fresh.map(s => ({ name: s.name, time: s.time })) }
   }
   throw new SplitViewError(`the fsinfo.json served is not in the log its witnesses cosigned (size ${cp.size}, its latest ${cp.size - first} leaves): another view of the tree`)
 }
