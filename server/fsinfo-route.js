@@ -26,11 +26,11 @@ import { openRegular } from '../lib/open-regular.js'
 const READ_MAX = 1 << 20
 
 /**
- * @param {{ dir: string, maxAge: number, name?: string, log?: { error?: Function } | null }} opts
- *   name: the file under dir (default fsinfo.json)
+ * @param {{ dir: string, maxAge: number, name?: string, type?: string, log?: { error?: Function } | null }} opts
+ *   name: the file under dir (default fsinfo.json); type: its Content-Type (default application/json)
  * @returns {(req, res) => void} handler for GET/HEAD /<name> (query ignored)
  */
-export function createFsinfoRoute ({ dir, maxAge, name = 'fsinfo.json', log = null }) {
+export function createFsinfoRoute ({ dir, maxAge, name = 'fsinfo.json', type = 'application/json', log = null }) {
   const file = join(dir, name)
   const cacheControl = `public, max-age=${Math.max(0, Math.floor(maxAge))}`
   let current = null // { key, buf, etag, h200, h304 }
@@ -54,7 +54,7 @@ export function createFsinfoRoute ({ dir, maxAge, name = 'fsinfo.json', log = nu
         key: _key(st),
         buf,
         etag,
-        h200: ['Content-Type', 'application/json', 'Content-Length', String(buf.length), ...common],
+        h200: ['Content-Type', type, 'Content-Length', String(buf.length), ...common],
         h304: common
       }
     } finally {

@@ -2,7 +2,8 @@
 // cryptography; readers verify everything (docs/TRUST.md).
 //
 // One node:http listener dispatches on the URL before any framework runs:
-// GET/HEAD /h/…, /fsinfo.json, /trust/<seq>.json and /history/(index|<seq>).json go to the hot handlers,
+// GET/HEAD /h/…, /fsinfo.json, /trust/<seq>.json, /history/(index|<seq>).json and the log
+// (/log/checkpoint, /log/tile/…: docs/FORMAT.md §13) go to the hot handlers,
 // the rest to Express.
 
 import http from 'node:http'
@@ -12,6 +13,7 @@ import { resolve } from 'node:path'
 import { createApp } from './app.js'
 import { createBlobRoute } from './blob-route.js'
 import { createFsinfoRoute, createTrustRoute, createHistoryRoute } from './fsinfo-route.js'
+import { createLogRoute } from './log-route.js'
 import { TOKEN_PATH } from './edge-token.js'
 
 /**
@@ -41,6 +43,7 @@ export async function createRotreeServer ({
   const fsinfo = createFsinfoRoute({ dir, maxAge: fsinfoMaxAge, log })
   const trust = createTrustRoute({ dir, maxAge: fsinfoMaxAge, log })
   const history = createHistoryRoute({ dir, maxAge: fsinfoMaxAge, log })
+  const tlog = createLogRoute({ dir, maxAge: fsinfoMaxAge, log })
   const app = createApp({ webRoot, log })
   const gated = gate === null ? null : await (await import('./gate.js')).createGate({ dir, ...gate, log })
 
@@ -52,6 +55,7 @@ export async function createRotreeServer ({
       if (url === '/fsinfo.json' || url.startsWith('/fsinfo.json?')) return fsinfo(req, res)
       if (url.startsWith('/trust/') && trust.matches(url)) return trust(req, res)
       if (url.startsWith('/history/') && history.matches(url)) return history(req, res)
+      if (url.startsWith('/log/') && tlog.matches(url)) return tlog(req, res)
     }
     if (gated && m === 'POST' && req.url === TOKEN_PATH) return gated.token(req, res)
     app(req, res)

@@ -13,6 +13,11 @@ export function q (p, what) {
 }
 
 
+// C2SP tlog-tiles paths (docs/FORMAT.md §13): tile/<L>/<N> with L 0–63 or entries, N in
+// 3-digit elements all but the last prefixed with x; a partial one adds .p/<W>, W 1–255
+const TILE = 'tile/(?:entries|[0-9]|[1-5][0-9]|6[0-3])(?:/x[0-9]{3})*/[0-9]{3}'
+const WIDTH = '(?:[1-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])'
+
 /** The location blocks of a missing file (error_page) and of paths that are not served: 404, never stored by a cache. */
 const NO_STORE = 'add_header Cache-Control "no-store" always;'
 
@@ -49,7 +54,8 @@ ${cors}
     listen ${listen};${serverName === undefined ? '' : `
     server_name ${serverName};`}
     # the published folder: ${root}
-    # readers request only ${base}fsinfo.json, ${base}h/<64 hex> (docs/FORMAT.md §1.1) and ${base}trust/<seq>.json (§12.2)
+    # readers request only ${base}fsinfo.json, ${base}h/<64 hex> (docs/FORMAT.md §1.1), ${base}trust/<seq>.json (§12.2),
+    # ${base}history/<seq>.json and the log, ${base}log/checkpoint and ${base}log/tile/… (§13)
     autoindex off;
     etag on;
     gzip off;                 # blobs are served byte for byte: readers cap them at their exact size
@@ -129,6 +135,55 @@ ${preflight}
 ${cors}
         open_file_cache off;          # index.json is replaced by rename
 ${missing}
+    }
+
+    # the log (docs/FORMAT.md §13): log/checkpoint is replaced by rename at every publish, like fsinfo.json
+    location = ${base}log/checkpoint {
+        alias ${q(root + '/log/checkpoint', 'OUT')};
+        disable_symlinks on "from=${q(root, 'OUT').slice(1, -1)}";
+        types { }
+        default_type "text/plain; charset=utf-8";
+${preflight}
+        add_header Cache-Control "public, max-age=${Math.max(0, Math.floor(fsinfoMaxAge))}";
+        add_header X-Content-Type-Options "nosniff" always;
+${cors}
+        open_file_cache off;
+        etag off;
+        if_modified_since off;
+${missing}
+    }
+
+    # full tiles and entry bundles (C2SP tlog-tiles paths): their bytes never change once a checkpoint covers them
+    location ~ "^${escapeRegex(base)}log/(${TILE})$" {
+        alias "${q(root, 'OUT').slice(1, -1)}/log/$1";
+        disable_symlinks on "from=${q(root, 'OUT').slice(1, -1)}";
+        types { }
+        default_type application/octet-stream;
+${preflight}
+        add_header Cache-Control "public, max-age=86400";
+        add_header X-Content-Type-Options "nosniff" always;
+${cors}
+${missing}
+    }
+
+    # partial tiles and bundles (<tile>.p/<W>): short caching, as the checkpoint that names them
+    location ~ "^${escapeRegex(base)}log/(${TILE}\\.p/${WIDTH})$" {
+        alias "${q(root, 'OUT').slice(1, -1)}/log/$1";
+        disable_symlinks on "from=${q(root, 'OUT').slice(1, -1)}";
+        types { }
+        default_type application/octet-stream;
+${preflight}
+        add_header Cache-Control "public, max-age=${Math.max(0, Math.floor(fsinfoMaxAge))}";
+        add_header X-Content-Type-Options "nosniff" always;
+${cors}
+        open_file_cache off;
+${missing}
+    }
+
+    # anything else under log/: not served
+    location ${base}log/ {
+${preflight}
+${notFound}
     }
 
     # a file above that is not there: 404 without a lifetime, so no cache in front keeps the absence

@@ -197,7 +197,7 @@ test('CORS preflight', { skip }, async () => {
   }
 })
 
-test('only fsinfo.json, h/<64 hex>, trust/<seq>.json and history/(index|<seq>).json are served: everything else is a 404 (with CORS, never stored)', { skip }, async () => {
+test('only fsinfo.json, h/<64 hex>, trust/<seq>.json, history/(index|<seq>).json and log/ are served: everything else is a 404 (with CORS, never stored)', { skip }, async () => {
   const seq = JSON.parse(await fs.readFile(path.join(out, 'fsinfo.json'), 'utf8')).seq
   const paths = ['/', '/h/', '/h/.tmp-0123456789abcdef-abcdef', `/h/${'A'.repeat(64)}`, `/h/${'a'.repeat(63)}`,
     `/h/${'0'.repeat(64)}`, `/h/${result.root}/`, `/h/${result.root}x`, `/history/${seq + 1}.json`, '/history/', '/history/01.json', '/history/.tmp-index-1',
@@ -230,6 +230,39 @@ test('only fsinfo.json, h/<64 hex>, trust/<seq>.json and history/(index|<seq>).j
     assert.equal(gone.status, 404)
     assert.equal(gone.headers['cache-control'], 'no-store')
   } finally { await fs.rename(path.join(out, 'fsinfo.json.away'), path.join(out, 'fsinfo.json')) }
+})
+
+test('the log (FORMAT.md §13): log/checkpoint and partial tiles briefly cached, full tiles for a day; nothing else under log/, no symlink followed', { skip }, async () => {
+  const cp = await req(nginx.port, '/log/checkpoint')
+  assert.equal(cp.status, 200)
+  assert.deepEqual(cp.body, await fs.readFile(path.join(out, 'log', 'checkpoint')))
+  assert.equal(cp.headers['content-type'], 'text/plain; charset=utf-8')
+  assert.equal(cp.headers['cache-control'], 'public, max-age=30')
+  assert.equal(cp.headers['access-control-allow-origin'], '*')
+  const partial = await req(nginx.port, '/log/tile/0/000.p/1') // the one-leaf log's level-0 tile
+  assert.equal(partial.status, 200)
+  assert.equal(partial.headers['content-type'], 'application/octet-stream')
+  assert.equal(partial.headers['cache-control'], 'public, max-age=30')
+  const full = path.join(out, 'log', 'tile', '1', 'x001', '000')
+  await fs.mkdir(path.dirname(full), { recursive: true })
+  await fs.writeFile(full, Buffer.alloc(8192, 7))
+  const secretDir = path.join(dir, 'secret-log'); await fs.mkdir(secretDir, { recursive: true })
+  await fs.writeFile(path.join(secretDir, '000'), 'secret-tile')
+  await fs.symlink(secretDir, path.join(out, 'log', 'tile', '2'))
+  try {
+    const f = await req(nginx.port, '/log/tile/1/x001/000')
+    assert.equal(f.status, 200)
+    assert.equal(f.headers['cache-control'], 'public, max-age=86400')
+    for (const p of ['/log/', '/log/checkpoint.tmp-1', '/log/other', '/log/tile/0/000.p/256', '/log/tile/0/000.p/0', '/log/tile/64/000', '/log/tile/0/0000', '/log/tile/2/000']) {
+      const r = await req(nginx.port, p)
+      assert.equal(r.status, 404, p)
+      assert.equal(r.headers['cache-control'], 'no-store', p)
+      assert.ok(!String(r.body).includes('secret-tile'), p)
+    }
+  } finally {
+    await fs.rm(path.join(out, 'log', 'tile', '1'), { recursive: true })
+    await fs.rm(path.join(out, 'log', 'tile', '2'))
+  }
 })
 
 test('a symlink in OUT is never followed: trust/, history/, h/ and fsinfo.json serve nothing outside OUT', { skip }, async () => {
