@@ -23,11 +23,43 @@ function q (s, what) {
 }
 
 /**
- * @param {{ out: string, listen: string, base?: string, fsinfoMaxAge?: number, full?: boolean }} o
+ * A gated tree (docs/FORMAT.md §12.11, docs/DEPLOY.md "Caddy and Varnish in
+ * front of a gated tree"): stock Caddy cannot compute the token's MD5 (no
+ * secure_link, and its CEL expressions have no hash), so each blob request
+ * is first asked of `rotree token-server` at `upstream`, a local process
+ * that checks the token (forward_auth to GET /.rotree/check), and
+ * /.rotree/token is passed to it.
+ * @param {{ tree: string, upstream: string }} gate tree: <anchor>:<name>
+ */
+function gatedCaddy ({ tree, upstream }, base) {
+  if (!/^t?[0-9a-f]{64}:[a-z0-9._-]*$/.test(tree)) throw new UsageError(`${JSON.stringify(tree)} is not <anchor>:<name>`)
+  const { host } = splitListen(upstream)
+  if (host === null) throw new UsageError(`--token-upstream ${upstream}: expected HOST:PORT`)
+  const auth = `
+\t\t\t# gated: the edge token checked by rotree token-server (a local request per blob, never the origin's files)
+\t\t\tforward_auth ${upstream} {
+\t\t\t\turi /.rotree/check?tree=${tree}
+\t\t\t}`
+  return {
+    // forward_auth first, in a route (in a handle the header lines would be sorted before it, onto its 403)
+    route: inner => `\n\t\troute {${auth}${inner.replace(/\n/g, '\n\t')}\n\t\t}`,
+    exchange: `\t# the token exchange: a grant in, an edge token out (rotree token-server, with the edge's secret)
+\t@token path ${base}.rotree/token
+\thandle @token {
+\t\trewrite * /.rotree/token
+\t\treverse_proxy ${upstream}
+\t}
+
+`
+  }
+}
+
+/**
+ * @param {{ out: string, listen: string, base?: string, fsinfoMaxAge?: number, full?: boolean, gate?: { tree: string, upstream: string } | null }} o
  *   listen: HOST:PORT or PORT (plain HTTP; for TLS put the site block under your own site address)
  * @returns {string} a Caddyfile
  */
-export function caddyConfig ({ out, listen, base = '/', fsinfoMaxAge = 30, full = false }) {
+export function caddyConfig ({ out, listen, base = '/', fsinfoMaxAge = 30, full = false, gate = null }) {
   const { host, port } = splitListen(listen)
   base = checkBase(base)
   const root = q(path.resolve(out), 'OUT')
@@ -36,6 +68,7 @@ export function caddyConfig ({ out, listen, base = '/', fsinfoMaxAge = 30, full 
   const strip = base === '/' ? '' : `\n\t\turi strip_prefix ${base.slice(0, -1)}`
   const cors = `\t\theader Access-Control-Allow-Origin *
 \t\theader Access-Control-Expose-Headers "${CORS_EXPOSE}"`
+  const g = gate === null ? null : gatedCaddy(gate, base)
   const file = (cacheControl, type, extra = '') => `${strip}
 \t\theader Cache-Control "${cacheControl}"
 \t\theader Content-Type ${type}
@@ -66,7 +99,7 @@ ${global}http://:${port} {${host === null ? '' : `\n\tbind ${host}`}
 \t}
 \t@write not method GET HEAD OPTIONS
 
-\t# a read-only tree: every other method is refused before any file is looked at
+${g === null ? '' : g.exchange}\t# a read-only tree: every other method is refused before any file is looked at
 \thandle @write {
 \t\theader Allow "${CORS_ALLOW_METHODS}"
 \t\theader Cache-Control no-store
@@ -86,7 +119,7 @@ ${cors}
 \t}
 
 \t# blobs: immutable, named by the SHA-256 of their bytes (docs/FORMAT.md §1.2)
-\thandle @blob {${file(IMMUTABLE, 'application/octet-stream')}
+\thandle @blob {${g === null ? file(IMMUTABLE, 'application/octet-stream') : g.route(file(IMMUTABLE.replace(/^public/, 'private'), 'application/octet-stream'))}
 \t}
 
 \t# the signed root: the one file that changes; short caching, no validators (see above)

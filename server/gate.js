@@ -1,13 +1,17 @@
-// A gated `rotree serve` (docs/FORMAT.md §12.11): blobs only to requests with
-// a valid edge token, and POST /.rotree/token, where a grant's holder trades
-// its grant and a signed, fresh request for a token. Whether the grant and
-// the request admit the holder is decided by rotree-client/grant's verifier
-// alone; this module finds the tree's state and mints.
+// A gated edge (docs/FORMAT.md §12.11): blobs only to requests with a valid
+// edge token, and POST /.rotree/token, where a grant's holder trades its
+// grant and a signed, fresh request for a token. Whether the grant and the
+// request admit the holder is decided by rotree-client/grant's verifier
+// alone; this module finds each tree's state, mints, and remembers which
+// holder each token went to (for the access log).
 //
-// The tree is the one OUT publishes: the anchor and name its fsinfo.json
-// names, with the trust documents in OUT/trust walked from that anchor as a
-// reader walks them (the access role of the newest, or the single key).
-import { verifyTokenRequest, accessRoleOf, MAX_GRANT } from 'rotree-client/grant'
+// A tree is the one a published folder OUT publishes: the anchor and name
+// its fsinfo.json names, with the trust documents in OUT/trust walked from
+// that anchor as a reader walks them (the access role of the newest, or the
+// single key). `rotree serve --grants` gates its one folder; `rotree
+// token-server` exchanges for several and checks tokens for an edge that
+// cannot (GET /.rotree/check, Caddy's forward_auth).
+import { verifyTokenRequest, decodeTokenRequest, accessRoleOf, MAX_GRANT } from 'rotree-client/grant'
 import { anchorText } from 'rotree-client/trust'
 import { readFsinfoFile } from '../lib/published/publish.js'
 import { decodeRoot, rootContext } from '../lib/published/signed-roots.js'
@@ -19,6 +23,8 @@ const IMMUTABLE = 'public, max-age=31536000, immutable'
 const PRIVATE = 'private, max-age=31536000, immutable'
 const MAX_BODY = MAX_GRANT + 1024
 const TREE_RECHECK_MS = 60_000
+const REFUSED = 'this tree is gated: an edge token is required (docs/FORMAT.md §12.11)\n'
+const EXPIRED = 'edge token expired: ask for a new one at /.rotree/token\n'
 
 /** The tree OUT publishes, as the gate checks grants against it. */
 export async function gatedTree (dir) {
@@ -31,13 +37,13 @@ export async function gatedTree (dir) {
   return { anchor, name: ctx.name, id: `${anchor}:${ctx.name}`, access: accessRoleOf(ctx.chain.docs.at(-1) ?? null, ctx.anchor) }
 }
 
-/** The token a blob request carries: the header, else the query argument. */
-function tokenOf (req) {
+const queryOf = url => { const q = url.indexOf('?'); return q < 0 ? null : new URLSearchParams(url.slice(q + 1)) }
+
+/** The token a request carries: the header, else the query argument of `url`. */
+function tokenOf (req, url = req.url) {
   const h = req.headers[TOKEN_HEADER]
   if (typeof h === 'string') return h
-  const q = req.url.indexOf('?')
-  if (q < 0) return undefined
-  return new URLSearchParams(req.url.slice(q + 1)).get(TOKEN_QUERY) ?? undefined
+  return queryOf(url)?.get(TOKEN_QUERY) ?? undefined
 }
 
 function sendJson (res, status, value) {
@@ -47,21 +53,69 @@ function sendJson (res, status, value) {
 }
 
 /**
- * @param {{ dir: string, secret: string, ttlS?: number, log?: { error?: Function } | null, now?: () => number }} o
+ * Which holder each token went to. A token is its tree and expiry second
+ * under the secret, so two holders given tokens in the same second would get
+ * the same one: the exchange gives the later one an earlier second instead
+ * (at most a quarter of the lifetime earlier), so that an expiry names one
+ * holder and a log line can say whose token a request carried.
  */
-export async function createGate ({ dir, secret, ttlS = TOKEN_TTL_S, log = null, now = Date.now }) {
-  let tree = await gatedTree(dir)
-  let checkedAt = now()
+function holderBook () {
+  const byExpiry = new Map() // `${tree} ${expires}` → Set of holders
+  return {
+    /** The expiry to mint for `holder`: `want`, or the nearest earlier second no other holder has. */
+    take (tree, want, holder, floor, nowS) {
+      for (const [k, v] of byExpiry) if (v.until < nowS) byExpiry.delete(k)
+      for (let e = want; e >= floor; e--) {
+        const s = byExpiry.get(`${tree} ${e}`)
+        if (!s || (s.holders.size === 1 && s.holders.has(holder))) {
+          byExpiry.set(`${tree} ${e}`, { holders: new Set([holder]), until: e })
+          return e
+        }
+      }
+      const k = `${tree} ${want}` // every second taken: shared, and the log says so
+      if (!byExpiry.has(k)) byExpiry.set(k, { holders: new Set(), until: want })
+      byExpiry.get(k).holders.add(holder)
+      return want
+    },
+    /** The holders of a token of `tree` expiring at `expires` ('-' when unknown: minted elsewhere, or before a restart). */
+    of (tree, expires) { const s = byExpiry.get(`${tree} ${expires}`); return s ? [...s.holders].join('|') : '-' }
+  }
+}
+
+/**
+ * @param {{ dir?: string, dirs?: string[], secret: string, ttlS?: number, log?: { error?: Function, info?: Function } | null,
+ *   accessLog?: ((line: string) => void) | null, now?: () => number }} o
+ *   dirs: the published folders whose trees this edge gates (dir: one); accessLog: one line per gated request
+ */
+export async function createGate ({ dir, dirs = [dir], secret, ttlS = TOKEN_TTL_S, log = null, accessLog = null, now = Date.now }) {
+  const trees = new Map() // id → { dir, tree, checkedAt }
+  for (const d of dirs) {
+    const tree = await gatedTree(d)
+    if (trees.has(tree.id)) throw new Error(`${d} publishes ${tree.id}, as ${trees.get(tree.id).dir} does`)
+    trees.set(tree.id, { dir: d, tree, checkedAt: now() })
+  }
+  const first = trees.values().next().value
   const seen = new Map() // nonces of accepted token requests (verifyTokenRequest)
-  async function current () {
-    if (now() - checkedAt > TREE_RECHECK_MS) { tree = await gatedTree(dir); checkedAt = now() }
-    return tree
+  const holders = holderBook()
+  async function current (entry) {
+    if (now() - entry.checkedAt > TREE_RECHECK_MS) { entry.tree = await gatedTree(entry.dir); entry.checkedAt = now() }
+    return entry.tree
+  }
+  const tokenExpiry = t => t.slice(t.indexOf(',') + 1)
+
+  /** One access-log line: time, client, method, path (never the query: it may hold a token), status, the token's holder. */
+  function logLine (req, res, tree, token, verdict) {
+    if (!accessLog) return
+    const path = req.url.split('?')[0]
+    res.once('finish', () => accessLog(`${new Date(now()).toISOString()} ${req.socket.remoteAddress ?? '-'} ${req.method} ${path} ${res.statusCode} holder=${verdict === 'ok' ? holders.of(tree, tokenExpiry(token)) : '-'} token=${verdict}`))
   }
 
-  /** GET|HEAD /h/…: on to `next` with a valid token, a 403 without. */
+  /** GET|HEAD /h/… of the first tree: on to `next` with a valid token, a 403 without. */
   function blob (req, res, next) {
-    const verdict = checkToken(tokenOf(req), { secret, tree: tree.id, nowMs: now() })
-    if (verdict !== 'ok') return sendStatus(res, 403, verdict === 'expired' ? 'edge token expired: ask for a new one at /.rotree/token\n' : 'this tree is gated: an edge token is required (docs/FORMAT.md §12.11)\n')
+    const token = tokenOf(req)
+    const verdict = checkToken(token, { secret, tree: first.tree.id, nowMs: now() })
+    logLine(req, res, first.tree.id, token, verdict)
+    if (verdict !== 'ok') return sendStatus(res, 403, verdict === 'expired' ? EXPIRED : REFUSED)
     const writeHead = res.writeHead
     res.writeHead = function (status, headers) {
       const i = Array.isArray(headers) ? headers.indexOf(IMMUTABLE) : -1
@@ -69,6 +123,31 @@ export async function createGate ({ dir, secret, ttlS = TOKEN_TTL_S, log = null,
       return writeHead.call(this, status, headers)
     }
     next(req, res)
+  }
+
+  /**
+   * GET /.rotree/check?tree=<anchor>:<name>: 204 when the request carries a
+   * valid token for that tree, else 403. For an edge that cannot check the
+   * MD5 itself and asks here per blob (Caddy's forward_auth, docs/DEPLOY.md):
+   * the token from X-Rotree-Token, else from the query of X-Forwarded-Uri.
+   */
+  function check (req, res) {
+    const id = queryOf(req.url)?.get('tree') ?? ''
+    const fwd = req.headers['x-forwarded-uri']
+    const token = tokenOf(req, typeof fwd === 'string' ? fwd : '')
+    const verdict = trees.has(id) ? checkToken(token, { secret, tree: id, nowMs: now() }) : 'bad'
+    logLine({ url: typeof fwd === 'string' ? fwd : req.url, method: req.headers['x-forwarded-method'] ?? req.method, socket: req.socket }, res, id, token, verdict)
+    if (verdict !== 'ok') return sendStatus(res, 403, verdict === 'expired' ? EXPIRED : trees.has(id) ? REFUSED : `this edge gates no tree ${id.slice(0, 200)}\n`)
+    res.writeHead(204, ['Cache-Control', 'no-store'])
+    res.end()
+  }
+
+  /** The tree a token request is for: the one its grant names, else (one tree) that one, for the verifier's own refusal. */
+  function entryFor (body) {
+    let g = null
+    try { g = decodeTokenRequest(body).grant } catch {}
+    const e = g && trees.get(`${g.anchor}:${g.name}`)
+    return e ?? (trees.size === 1 || !g ? first : null)
   }
 
   /** POST /.rotree/token: a grant and a signed request in, a token out (or 403 ROTREE_NO_ACCESS). */
@@ -82,19 +161,25 @@ export async function createGate ({ dir, secret, ttlS = TOKEN_TTL_S, log = null,
     req.on('end', async () => {
       if (res.headersSent) return
       try {
-        const t = await current()
+        const body = Buffer.concat(parts)
+        const entry = entryFor(body)
+        if (!entry) return sendJson(res, 403, { code: 'ROTREE_NO_ACCESS', message: 'the grant is for a tree this edge does not gate' })
+        const t = await current(entry)
         const nowMs = now()
-        const v = verifyTokenRequest(Buffer.concat(parts), { anchor: t.anchor, name: t.name, access: t.access, now: nowMs, seen })
-        const expires = Math.min(Math.floor(nowMs / 1000) + ttlS, Math.floor(v.expiresMs / 1000))
+        const v = verifyTokenRequest(body, { anchor: t.anchor, name: t.name, access: t.access, now: nowMs, seen })
+        const nowS = Math.floor(nowMs / 1000)
+        const want = Math.min(nowS + ttlS, Math.floor(v.expiresMs / 1000))
+        const expires = holders.take(t.id, want, v.holder, Math.max(nowS + 1, want - Math.ceil(ttlS / 4)), nowS)
+        log?.info?.(`rotree: token for ${t.id} to holder ${v.holder}, expires ${expires}`)
         sendJson(res, 200, { token: mintToken({ secret, tree: t.id, expires }), expires: new Date(expires * 1000).toISOString(), holder: v.holder, header: 'X-Rotree-Token', query: TOKEN_QUERY })
       } catch (err) {
         if (err.code === 'ROTREE_NO_ACCESS') return sendJson(res, 403, { code: err.code, message: err.message })
-        log?.error?.(`rotree serve: token: ${err.message}`)
+        log?.error?.(`rotree: token: ${err.message}`)
         sendJson(res, 500, { code: 'ROTREE_INTERNAL', message: 'the edge could not check the request' })
       }
     })
     req.on('error', () => res.destroy())
   }
 
-  return { blob, token, tree: () => tree }
+  return { blob, check, token, tree: () => first.tree, trees: () => [...trees.values()].map(e => e.tree) }
 }

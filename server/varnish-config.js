@@ -33,15 +33,19 @@ function lit (s) {
  * @param {string} [o.base='/'] URL path of the tree, on the edge and on the origin alike
  * @param {number} [o.grace=10] seconds a stale fsinfo.json may be served while a fresh one is fetched (and while the origin is down)
  * @param {string} [o.hostHeader] Host sent to the origin (default: the client's)
+ * @param {boolean} [o.gated] the origin is a gated nginx (nginx-config --gated, docs/DEPLOY.md): Varnish has no MD5
+ *   without a vmod, so it checks no token itself; it passes the token on and keys each cached blob by the token
+ *   the origin admitted, kept no longer than that token lives, and passes /.rotree/token through
  * @returns {string} VCL 4.1
  */
-export function varnishConfig ({ backend, base = '/', grace = 10, hostHeader } = {}) {
+export function varnishConfig ({ backend, base = '/', grace = 10, hostHeader, gated = false } = {}) {
   const { host, port } = splitListen(backend)
   if (host === null) throw new UsageError(`--backend ${backend}: expected HOST:PORT`)
   base = checkBase(base)
   if (!Number.isInteger(grace) || grace < 0) throw new UsageError('--grace must be a whole number of seconds')
   const served = `^${escapeRegex(base)}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE}|${HISTORY_RE})(\\?.*)?$`
-  return `vcl 4.1;
+  const blob = `^${escapeRegex(base)}${BLOB_RE}(\\?.*)?$`
+  return `vcl 4.1;${gated ? '\nimport std;' : ''}
 # A Varnish edge for a rotree tree, from \`rotree varnish-config\` (docs/DEPLOY.md "A CDN in front").
 # Readers verify every byte; this edge only keeps them close, and never keeps an absence.
 #   varnishd -a :80 -f <this file> -s malloc,1G
@@ -54,7 +58,11 @@ backend rotree_origin {
     .between_bytes_timeout = 30s;
 }
 
-sub vcl_recv {
+sub vcl_recv {${!gated ? '' : `
+    # gated: the token exchange goes to the origin (and on to rotree token-server), never cached
+    if (req.url ~ ${lit(`^${escapeRegex(base)}\\.rotree/token$`)} && (req.method == "POST" || req.method == "OPTIONS")) {
+        return (pass);
+    }`}
     # only what readers ask for: fsinfo.json, h/<64 hex>, trust/<seq>.json, history/(index|<seq>).json; the rest is a 404 from here
     if (req.url !~ ${lit(served)}) {
         return (synth(404, "Not Found"));
@@ -65,7 +73,18 @@ sub vcl_recv {
     if (req.method != "GET" && req.method != "HEAD") {
         return (synth(405, "Method Not Allowed"));
     }
-    set req.url = regsub(req.url, "\\?.*$", "");   # readers send no query: one object per path
+${!gated ? '' : `    if (req.url ~ ${lit(blob)}) {
+        # gated: the edge token, from the header or ?rotree_token=, goes to the origin as the header
+        if (!req.http.X-Rotree-Token && req.url ~ "[?&]rotree_token=") {
+            set req.http.X-Rotree-Token = regsub(req.url, "^.*[?&]rotree_token=([^&]*).*$", "\\1");
+        }
+        if (!req.http.X-Rotree-Token) {
+            return (synth(403, "this tree is gated: an edge token is required (POST ${base}.rotree/token)"));
+        }
+    } else {
+        unset req.http.X-Rotree-Token;
+    }
+`}    set req.url = regsub(req.url, "\\?.*$", "");   # readers send no query: one object per path
     unset req.http.Cookie;
     unset req.http.Authorization;
     unset req.http.Accept-Encoding;                # the bytes as they are, never compressed${hostHeader === undefined ? '' : `
@@ -74,7 +93,11 @@ sub vcl_recv {
 }
 
 sub vcl_hash {
-    hash_data(req.url);                            # one tree per edge: the Host is not part of the key
+    hash_data(req.url);                            # one tree per edge: the Host is not part of the key${!gated ? '' : `
+    if (req.http.X-Rotree-Token) {
+        # gated: a blob is kept per token, so it is only ever served again to a token the origin admitted
+        hash_data(req.http.X-Rotree-Token);
+    }`}
     return (lookup);
 }
 
@@ -98,7 +121,15 @@ sub vcl_backend_response {
         return (deliver);
     }
     set beresp.do_gzip = false;
-    set beresp.do_gunzip = false;
+    set beresp.do_gunzip = false;${!gated ? '' : `
+    if (bereq.http.X-Rotree-Token) {
+        # gated: kept no longer than the token the origin admitted lives (its expiry: after the comma)
+        if (std.time(regsub(bereq.http.X-Rotree-Token, "^.*,", ""), now) - now < beresp.ttl) {
+            set beresp.ttl = std.time(regsub(bereq.http.X-Rotree-Token, "^.*,", ""), now) - now;
+        }
+        set beresp.grace = 0s;
+        set beresp.keep = 0s;
+    }`}
     if (bereq.url ~ ${lit(`${FSINFO_RE}$`)}) {
         # the one file that changes: the origin's max-age, then at most ${grace} s stale while refetching
         set beresp.grace = ${grace}s;

@@ -12,7 +12,7 @@ import { parseDuration } from '../../builder/duration.js'
 const RECHECK_MS = 60_000 // how often fsinfo.json is re-read for the expiry warning (serve picks up rebuilds)
 
 export default {
-  usage: 'serve OUT [--port 8080] [--host 127.0.0.1] [--web] [--grants SECRETFILE [--token-ttl 10m]]',
+  usage: 'serve OUT [--port 8080] [--host 127.0.0.1] [--web] [--grants SECRETFILE [--token-ttl 10m] [--access-log FILE|-|off]]',
   summary: 'serve a published folder over HTTP (fsinfo.json and h/<hash>); prints the address to give readers',
   positionals: [1, 1],
   options: {
@@ -20,7 +20,8 @@ export default {
     host: { type: 'string', arg: 'HOST', help: 'address to bind (default 127.0.0.1)' },
     web: { type: 'boolean', help: 'also serve the web app at /' },
     grants: { type: 'string', arg: 'SECRETFILE', help: 'gate the tree: blobs only with an edge token, minted at POST /.rotree/token for a grant (rotree grant secret writes the file; docs/FORMAT.md §12.11)' },
-    'token-ttl': { type: 'string', arg: 'DURATION', help: 'with --grants: how long an edge token lives (default 10m)' }
+    'token-ttl': { type: 'string', arg: 'DURATION', help: 'with --grants: how long an edge token lives (default 10m)' },
+    'access-log': { type: 'string', arg: 'FILE', help: 'with --grants: one line per blob request naming the holder of its token\'s grant, to FILE (default -, stderr; off for none)' }
   },
   async run ([out], v, io) {
     const port = v.port === undefined ? 8080 : Number(v.port)
@@ -32,13 +33,15 @@ export default {
     const webRoot = v.web ? new URL('../../web/', import.meta.url).pathname : null
     if (webRoot && !fs.existsSync(webRoot)) throw new UsageError('--web: the web app is not built in this checkout')
     if (webRoot && !fs.existsSync(path.join(webRoot, 'rotree-client.js'))) throw new UsageError('--web: the web app needs the browser build of the client: run npm run build:browser')
-    if (!v.grants && v['token-ttl']) throw new UsageError('--token-ttl goes with --grants')
+    if (!v.grants && (v['token-ttl'] || v['access-log'])) throw new UsageError('--token-ttl and --access-log go with --grants')
     let gate = null
+    let access = null
     if (v.grants) {
       const { readSecret } = await import('../../server/edge-token.js')
       const ttlMs = parseDuration(v['token-ttl'] ?? '10m')
       if (!ttlMs || ttlMs > 86400e3) throw new UsageError(`--token-ttl ${v['token-ttl']}: a duration up to 1d, such as 10m`)
-      gate = { secret: await readSecret(v.grants), ttlS: Math.floor(ttlMs / 1000) }
+      access = accessLogTo(v['access-log'] ?? '-', io)
+      gate = { secret: await readSecret(v.grants), ttlS: Math.floor(ttlMs / 1000), accessLog: access?.write ?? null }
     }
     const srv = await createRotreeServer({ dir: out, webRoot, gate })
     const { url } = await srv.listen({ port, host: v.host ?? '127.0.0.1' })
@@ -56,7 +59,21 @@ export default {
     await untilSignal()
     clearInterval(timer)
     await srv.close({ timeoutMs: 5000 })
+    await access?.close()
   }
+}
+
+/**
+ * Where a gated edge's access log goes: FILE (appended), - (stderr), off or
+ * null (nowhere).
+ * @returns {{ write: (line: string) => void, close: () => Promise<void> } | null}
+ */
+export function accessLogTo (target, io) {
+  if (target === null || target === 'off') return null
+  if (target === '-') return { write: line => io.stderr.write(line + '\n'), close: async () => {} }
+  const stream = fs.createWriteStream(target, { flags: 'a' })
+  stream.on('error', err => io.stderr.write(`rotree: warning: --access-log ${target}: ${err.code ?? err.message}\n`))
+  return { write: line => stream.write(line + '\n'), close: () => new Promise(resolve => stream.end(resolve)) }
 }
 
 /**

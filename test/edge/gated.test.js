@@ -3,7 +3,10 @@
 // (403) and serve them with one; the exchange at POST /.rotree/token admits
 // a grant's holder and its delegate, and refuses an expired token, a token
 // for another tree, a forged grant, a delegation beyond its parent and a
-// replayed request.
+// replayed request. The same holds with `rotree token-server` behind nginx,
+// behind Caddy (forward_auth to the token-server) and with Varnish in front
+// of the gated nginx (a cached blob only to the token nginx admitted, no
+// longer than it lives); the access logs name each token's holder.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
@@ -14,13 +17,18 @@ import { unsignedGrant, signGrant, encodeGrant, decodeGrant, tokenRequest } from
 import { tmpdir, writeTree, makeKey, buildTree } from '../helpers/fixtures.js'
 import { createRotreeServer } from '../../server/index.js'
 import { mintToken } from '../../server/edge-token.js'
-import { needs, startNginx, req } from './helpers.js'
+import { createTokenServer } from '../../server/token-server.js'
+import { caddyConfig } from '../../server/caddy-config.js'
+import { varnishConfig } from '../../server/varnish-config.js'
+import { needs, startNginx, startCaddy, startVarnish, req } from './helpers.js'
 
 const SECRET = 'a'.repeat(64)
 const DAY = 86400e3
 const iso = ms => new Date(ms).toISOString()
-let dir, out, key, tree, holder, delegate, blob, origin, originPort
+let dir, out, key, tree, holder, delegate, blob, origin, originPort, tokens, tokenPort
 const cleanups = []
+const originLog = []
+const tokenLog = []
 
 before(async () => {
   dir = await tmpdir('rotree-gated-')
@@ -30,10 +38,13 @@ before(async () => {
   blob = (await fs.readdir(path.join(out, 'h')))[0]
   tree = `${key.publicKey}:`
   holder = generateKeyPair(); delegate = generateKeyPair()
-  origin = await createRotreeServer({ dir: out, gate: { secret: SECRET, ttlS: 600 } })
+  origin = await createRotreeServer({ dir: out, gate: { secret: SECRET, ttlS: 600, accessLog: l => originLog.push(l) } })
   const { url } = await origin.listen({ port: 0, host: '127.0.0.1' })
   originPort = Number(new URL(url).port)
   cleanups.push(() => origin.close({ timeoutMs: 1000 }))
+  tokens = await createTokenServer({ dirs: [out], secret: SECRET, ttlS: 600, accessLog: l => tokenLog.push(l) })
+  tokenPort = (await tokens.listen({ port: 0, host: '127.0.0.1' })).port
+  cleanups.push(() => tokens.close({ timeoutMs: 1000 }))
 })
 after(async () => {
   for (const c of cleanups.reverse()) await c()
@@ -108,6 +119,67 @@ test('rotree serve --grants: 403 without a token, the blob with one; the exchang
   await gatedBehaviour(originPort)
   // fsinfo.json and trust documents stay public: readers verify before they ask for a token
   assert.equal((await req(originPort, '/fsinfo.json')).status, 200)
+  // its access log names the holder of each admitted token's grant, and never carries the token
+  const ok = originLog.filter(l => / GET \/h\/[0-9a-f]{64} 200 /.test(l))
+  assert.ok(ok.length >= 3, originLog.join('\n'))
+  assert.ok(ok.some(l => l.includes(`holder=${holder.publicKey} token=ok`)), ok.join('\n'))
+  assert.ok(originLog.some(l => / 403 holder=- token=bad$/.test(l)))
+  assert.ok(originLog.some(l => / 403 holder=- token=expired$/.test(l)))
+  assert.ok(!originLog.some(l => l.includes('rotree_token')))
+})
+
+test('two holders in the same second get tokens of different expiries, so each token names one holder', async () => {
+  const other = generateKeyPair()
+  const a = await exchange(originPort, grant(), holder)
+  const b = await exchange(originPort, grant({ to: other }), other)
+  assert.equal(a.status, 200); assert.equal(b.status, 200)
+  assert.notEqual(a.json.token, b.json.token)
+  assert.ok(Date.parse(b.json.expires) > Date.now() + 400e3, 'at most a quarter of the lifetime earlier')
+  originLog.length = 0
+  await req(originPort, `/h/${blob}`, { headers: { 'X-Rotree-Token': b.json.token } })
+  assert.match(originLog.at(-1), new RegExp(`200 holder=${other.publicKey} token=ok$`))
+})
+
+test('rotree token-server behind nginx from nginx-config --gated --token-upstream', { skip: needs('nginx') }, async () => {
+  const n = await startNginx(out, { gate: { secret: SECRET, tree, tokenUpstream: `127.0.0.1:${tokenPort}` } })
+  cleanups.push(n.stop)
+  await gatedBehaviour(n.port)
+  // the token-server serves nothing of the folder
+  assert.equal((await req(tokenPort, `/h/${blob}`)).status, 404)
+  assert.equal((await req(tokenPort, '/fsinfo.json')).status, 404)
+})
+
+test('Caddy from caddy-config --gated: each blob checked by the token-server (forward_auth)', { skip: needs('caddy') }, async () => {
+  const c = await startCaddy(port => caddyConfig({ out, listen: `127.0.0.1:${port}`, full: true, gate: { tree, upstream: `127.0.0.1:${tokenPort}` } }))
+  cleanups.push(c.stop)
+  tokenLog.length = 0
+  await gatedBehaviour(c.port)
+  // the token-server's log of the checks names the holder
+  assert.ok(tokenLog.some(l => l.includes(`GET /h/${blob} 204 holder=${holder.publicKey} token=ok`)), tokenLog.join('\n'))
+  assert.equal((await req(c.port, '/fsinfo.json')).status, 200)
+})
+
+test('Varnish from varnish-config --gated in front of the gated nginx: a cached blob only for the token nginx admitted', { skip: needs('nginx') || needs('varnishd') }, async () => {
+  const n = await startNginx(out, { gate: { secret: SECRET, tree, tokenUpstream: `127.0.0.1:${tokenPort}` } })
+  cleanups.push(n.stop)
+  const v = await startVarnish(varnishConfig({ backend: `127.0.0.1:${n.port}`, gated: true }))
+  cleanups.push(v.stop)
+  await gatedBehaviour(v.port)
+  const p = `/h/${blob}`
+  const nowS = Math.floor(Date.now() / 1000)
+  const t = mintToken({ secret: SECRET, tree, expires: nowS + 300 })
+  assert.equal((await req(v.port, `${p}?rotree_token=${t}`)).status, 200)
+  const hit = await req(v.port, p, { headers: { 'X-Rotree-Token': t } })
+  assert.equal(hit.status, 200); assert.equal(hit.headers['x-cache'], 'HIT')
+  // cached, yet never to a request without that token
+  assert.equal((await req(v.port, p)).status, 403)
+  assert.equal((await req(v.port, p, { headers: { 'X-Rotree-Token': `${t.split(',')[0]},${nowS + 600}` } })).status, 403)
+  assert.equal((await req(v.port, p, { headers: { 'X-Rotree-Token': mintToken({ secret: SECRET, tree: `${makeKey().publicKey}:`, expires: nowS + 300 }) } })).status, 403)
+  // kept no longer than the token lives: one good for two more seconds is refused once they pass
+  const short = mintToken({ secret: SECRET, tree, expires: nowS + 2 })
+  assert.equal((await req(v.port, p, { headers: { 'X-Rotree-Token': short } })).status, 200)
+  while (Math.floor(Date.now() / 1000) <= nowS + 2) await new Promise(resolve => setTimeout(resolve, 200))
+  assert.equal((await req(v.port, p, { headers: { 'X-Rotree-Token': short } })).status, 403)
 })
 
 test('nginx from nginx-config --gated checks the same tokens with secure_link', { skip: needs('nginx') }, async () => {
