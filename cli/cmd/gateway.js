@@ -5,7 +5,7 @@ import { READER_OPTIONS, positiveInt, parseDuration, stateDirOf, treeAddress, re
 import { expiryWarning } from '../expiry.js'
 
 export default {
-  usage: 'gateway [ADDR|NAME:] [--tree NAME=ADDR]… [--port 8081] [--host 127.0.0.1]',
+  usage: 'gateway [ADDR|NAME:] [--tree NAME=ADDR]… [--port 8081] [--host 127.0.0.1] [--grant FILE --grant-key KEYFILE]',
   summary: 'serve trees, verified, to plain HTTP clients, browsers and WebDAV (read-only)',
   positionals: [0, 1],
   options: {
@@ -55,7 +55,9 @@ export default {
     const cacheSize = v['cache-size'] === undefined ? 1 << 30 : bytes(v['cache-size'], 'cache-size')
     const cacheDir = cacheSize === 0 ? null : path.resolve(v['cache-dir'] ?? path.join(stateDir, `gateway-cache-${port}`))
     let checkExpiry = () => {}
-    const transportOptions = () => { const r = readerOptions(v); return { ...(r.ca ? { ca: r.ca } : {}), ...(r.allowRedirectOrigins ? { allowRedirectOrigins: r.allowRedirectOrigins } : {}) } }
+    // --grant: every tree's mirrors are asked for edge tokens (one that answers the token path with 404 is not
+    // gated and is read as it is); the gateway then serves what the grant admits to whoever reaches it (docs/GATEWAY.md)
+    const transportOptions = () => { const r = readerOptions(v); return { ...(r.ca ? { ca: r.ca } : {}), ...(r.allowRedirectOrigins ? { allowRedirectOrigins: r.allowRedirectOrigins } : {}), ...(r.wrapTransport ? { wrapTransport: r.wrapTransport } : {}) } }
     const opts = {
       tree: main?.address,
       trees,
