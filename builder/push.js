@@ -14,7 +14,11 @@
 //   3. trust/ and history/ (immutable, named by sequence number): the trust
 //      documents before the fsinfo.json that names one, so a reader that
 //      fetches the new fsinfo.json finds the chain (FORMAT.md §12.9 step 4);
-//   4. fsinfo.json last and short-lived: uploaded under a temporary name
+//   4. the log (FORMAT.md §13), before the fsinfo.json it holds: its tiles
+//      and entry bundles, then log/checkpoint, so a reader of a witnessed
+//      tree (docs/TRUST.md rule 21) finds the new fsinfo.json in the
+//      cosigned log; the old one is still among its latest leaves meanwhile;
+//   5. fsinfo.json last and short-lived: uploaded under a temporary name
 //      (the exact bytes read in step 1), then moved over fsinfo.json on the
 //      remote, so a reader never sees a half-written one, nor one whose blobs
 //      are not all there yet.
@@ -37,6 +41,9 @@ import { decodeRoot, rootContext, verifyRoot } from '../lib/published/signed-roo
 
 export const BLOB_HEADERS = ['Cache-Control: public, max-age=31536000, immutable', 'Content-Type: application/octet-stream']
 export const FSINFO_HEADERS = ['Cache-Control: public, max-age=60', 'Content-Type: application/json']
+// a partial tile or bundle past the checkpoint can be rewritten by the next publish: tiles are not held immutable
+export const TILE_HEADERS = ['Cache-Control: public, max-age=60', 'Content-Type: application/octet-stream']
+export const CHECKPOINT_HEADERS = ['Cache-Control: public, max-age=60', 'Content-Type: text/plain; charset=utf-8']
 
 /**
  * @param {string} out a published folder
@@ -61,7 +68,11 @@ export async function push (out, dest, { rclone = 'rclone', rcloneArgs = [], onP
   for (const dir of ['trust', 'history']) {
     if (await exists(path.join(local, dir))) await run('copy', [path.join(local, dir), base + dir], ['--size-only', '--exclude', '.*', ...headers(FSINFO_HEADERS)], dir)
   }
-  // step 4: the new root, last, by a rename
+  // step 4: the log, tiles before the checkpoint that covers them. No --size-only: a
+  // tile a killed publish wrote past its checkpoint is rewritten with other bytes of the same size
+  if (await exists(path.join(local, 'log', 'tile'))) await run('copy', [path.join(local, 'log', 'tile'), base + 'log/tile'], ['--checksum', '--exclude', '.*', ...headers(TILE_HEADERS)], 'log')
+  if (await exists(path.join(local, 'log', 'checkpoint'))) await run('copyto', [path.join(local, 'log', 'checkpoint'), base + 'log/checkpoint'], ['--ignore-times', ...headers(CHECKPOINT_HEADERS)], 'log')
+  // step 5: the new root, last, by a rename
   await publishFsinfo(base, bytes, run)
   return { seq: info.seq, root: info.root.hash, key: info.anchor, version: info.version, name: info.name, blobs: { transferred: blobs.transfers, bytes: blobs.bytes } }
 }

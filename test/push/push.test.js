@@ -183,7 +183,10 @@ test('every rclone call ends its options with -- before its paths; OUT named -ou
   await push(f.out, `:local:${mirror}`, { rclone: wrapper, env: { ...process.env, RCLONE_LOG: log } })
   await checkPublished(mirror, f.key.publicKey)
   const calls = (await fs.readFile(log, 'utf8')).trim().split('\n').map(l => l.replace(/\t$/, '').split('\t'))
-  assert.deepEqual(calls.map(c => c[0]), ['copy', 'copy', 'rcat', 'moveto'])
+  // blobs, history/, the log's tiles then its checkpoint (FORMAT.md §13), fsinfo.json last
+  assert.deepEqual(calls.map(c => c[0]), ['copy', 'copy', 'copy', 'copyto', 'rcat', 'moveto'])
+  assert.deepEqual(calls.slice(2, 4).map(c => c.at(-1)), [`:local:${mirror}/log/tile`, `:local:${mirror}/log/checkpoint`])
+  assert.deepEqual(await fs.readFile(path.join(mirror, 'log', 'checkpoint')), await fs.readFile(path.join(f.out, 'log', 'checkpoint')))
   for (const c of calls) {
     const end = c.indexOf('--')
     assert.ok(end > 0, `rclone ${c[0]}: options end with --`)
