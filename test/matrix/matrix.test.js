@@ -5,7 +5,9 @@
 // true bytes (unless the lie is a validly signed bad tree, which no mirror can
 // fix). The lies of lies.js are about a version-1 tree, those of lies-v2.js
 // about a version-2 tree with roles, thresholds and a rotated trust document
-// (fixture-v2.js). The results are written into docs/SECURITY.md.
+// (fixture-v2.js), those of lies-private.js about a private tree, those of
+// lies-witnessed.js about the log of a tree whose trust document names
+// witnesses (fixture-witnessed.js). The results are written into docs/SECURITY.md.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
@@ -19,6 +21,8 @@ import { makeFixtureV2, TARGET_V2 } from './fixture-v2.js'
 import { LIES_V2 } from './lies-v2.js'
 import { makeFixturePrivate, TARGET_P } from './fixture-private.js'
 import { LIES_PRIVATE, appliesTo } from './lies-private.js'
+import { makeFixtureWitnessed, TARGET_W } from './fixture-witnessed.js'
+import { LIES_WITNESSED } from './lies-witnessed.js'
 import { READERS as ALL_READERS } from './readers.js'
 import { needs } from '../helpers/tools.js'
 import { closeBrowserReader, browserReader } from './browser-reader.js'
@@ -33,19 +37,21 @@ const NO_BROWSER = needs('chromium')
 const READERS = NO_BROWSER ? ALL_READERS.filter(r => r !== browserReader) : ALL_READERS
 
 const TIMEOUT_S = 1
-const ALL_LIES = [...LIES, ...LIES_V2, ...LIES_PRIVATE]
+const ALL_LIES = [...LIES, ...LIES_V2, ...LIES_PRIVATE, ...LIES_WITNESSED]
 const fx = await makeFixture()
 const fx2 = await makeFixtureV2()
 const fxP = await makeFixturePrivate()
+const fxW = await makeFixtureWitnessed()
 const honest = await serve(fx.out)
 const honest2 = await serve(fx2.out)
 const honestE = await serve(fx2.outE)
 const honestP = await serve(fxP.out)
+const honestW = await serve(fxW.out)
 const results = []
 after(async () => {
   await closeBrowserReader()
-  await honest.close(); await honest2.close(); await honestE.close(); await honestP.close()
-  await fx.cleanup(); await fx2.cleanup(); await fxP.cleanup()
+  await honest.close(); await honest2.close(); await honestE.close(); await honestP.close(); await honestW.close()
+  await fx.cleanup(); await fx2.cleanup(); await fxP.cleanup(); await fxW.cleanup()
   // SECURITY.md is written only from a run of every reader, the browser's included
   const cells = ALL_LIES.reduce((n, lie) => n + READERS.filter(r => ofWorld(r, lie)).length, 0)
   if (READERS.length === ALL_READERS.length && results.length === cells) await writeSecurityDoc(results, { readers: READERS.map(r => r.id), lies: ALL_LIES })
@@ -58,7 +64,9 @@ const WORLDS = {
   v2: { fx: fx2, out: fx2.out, honest: honest2, big: fx2.big, path: TARGET_V2, at: url => `${url}#${fx2.fragment}` },
   E: { fx: fx2, out: fx2.outE, honest: honestE, big: fx2.big, path: TARGET_V2, at: url => `${url}#${fx2.fragmentE}` },
   // the private tree (fixture-private.js), read by reader A unless the lie names another
-  P: { fx: fxP, out: fxP.out, honest: honestP, big: fxP.big, path: TARGET_P, at: url => `${url}#${fxP.fragment}`, reader: fxP.readers.A, private: true }
+  P: { fx: fxP, out: fxP.out, honest: honestP, big: fxP.big, path: TARGET_P, at: url => `${url}#${fxP.fragment}`, reader: fxP.readers.A, private: true },
+  // the witnessed tree (fixture-witnessed.js): its trust document names 3 witnesses, 2 required
+  W: { fx: fxW, out: fxW.out, honest: honestW, big: fxW.big, path: TARGET_W, at: url => `${url}#${fxW.fragment}` }
 }
 // Chromium's first page pays its cold start (the browser's processes, the
 // bundle's first compile), which on a loaded machine can hold a chunk past the
@@ -71,7 +79,7 @@ test('the browser reader of the matrix reads the honest tree', { skip: NO_BROWSE
   assert.ok(r.out.equals(w.big), 'the browser reader returned wrong bytes from the honest mirror')
 })
 
-const worldOf = lie => WORLDS[lie.family ?? (LIES_V2.includes(lie) ? 'v2' : LIES_PRIVATE.includes(lie) ? 'P' : 'v1')]
+const worldOf = lie => WORLDS[lie.family ?? (LIES_V2.includes(lie) ? 'v2' : LIES_PRIVATE.includes(lie) ? 'P' : LIES_WITNESSED.includes(lie) ? 'W' : 'v1')]
 /** Is `reader` a reader of the lie's world (fsck --repair-from reads the private rows only)? */
 const ofWorld = (reader, lie) => reader.only === undefined || (reader.only === 'private' && worldOf(lie).private === true)
 

@@ -4,6 +4,7 @@
 import fs from 'node:fs/promises'
 import { THREATS } from './lies.js'
 import { PRIVATE_THREAT } from './lies-private.js'
+import { WITNESS_THREAT } from './lies-witnessed.js'
 import { ACTORS, PRIVATE_ACTORS, GATED_ACTORS } from './actors.js'
 
 const DOC = new URL('../../docs/SECURITY.md', import.meta.url)
@@ -21,10 +22,11 @@ const OTHER_TESTS = {
   'malformed-metadata': ['test/fuzz/decoders.test.js', 'test/vectors/ (unsorted, non-minimal, inconsistent blobs)'],
   clock: ['test/client/clock.test.js (5-minute skew allowance; the error names the reader clock)'],
   keys: ['test/trust/roles.test.js (thresholds, rotations, duplicate key ids, the order of the checks)', 'test/client/v2.test.js (rotations followed at one address, a hidden rotation, retirement across restarts)', 'test/cli/trust.test.js (what the publisher refuses to sign or publish below a threshold)'],
-  private: ['test/access/private-tree.test.js (a private tree end to end: what OUT publishes, every reader with and without its identity, a keyless mirror\'s pull, fsck and repair, a removed reader)', 'test/access/keyring.test.js (the keyring: every reader, age\'s own Decrypter and the age tool open it; damage; the root wrap and its commitment)', 'test/format/private.test.js (Padmé, sealed blobs, refs, the manifest and its placement checks)', 'test/browser/private.test.js (the web app asks for an identity file and keeps it in the page\'s memory only)', 'test/matrix/matrix.test.js (what a keyless mirror holds; a removed reader and a release of before its removal; a keyring sealed for a stranger under the epoch key)']
+  private: ['test/access/private-tree.test.js (a private tree end to end: what OUT publishes, every reader with and without its identity, a keyless mirror\'s pull, fsck and repair, a removed reader)', 'test/access/keyring.test.js (the keyring: every reader, age\'s own Decrypter and the age tool open it; damage; the root wrap and its commitment)', 'test/format/private.test.js (Padmé, sealed blobs, refs, the manifest and its placement checks)', 'test/browser/private.test.js (the web app asks for an identity file and keeps it in the page\'s memory only)', 'test/matrix/matrix.test.js (what a keyless mirror holds; a removed reader and a release of before its removal; a keyring sealed for a stranger under the epoch key)'],
+  witnesses: ['test/tlog/witnessed-open.test.js (no request to log/ without witnesses; the checkpoint kept in the reader state; a fork beside an honest mirror is that mirror\'s fault; every mirror showing it is ROTREE_SPLIT_VIEW)', 'test/tlog/witnessed-publish.test.js (the reader\'s rule on its own)', 'test/tlog/witness.test.js (a witness never cosigns a fork of what it cosigned)']
 }
 
-const THREAT_TITLES = { ...THREATS, ...PRIVATE_THREAT }
+const THREAT_TITLES = { ...THREATS, ...PRIVATE_THREAT, ...WITNESS_THREAT }
 
 /** The "who can do what" table (actors.js), each actor with its rules in docs/TRUST.md and its suites. */
 export function actorTable () {
