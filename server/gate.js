@@ -11,10 +11,12 @@
 // single key). `rotree serve --grants` gates its one folder; `rotree
 // token-server` exchanges for several and checks tokens for an edge that
 // cannot (GET /.rotree/check, Caddy's forward_auth).
-import { verifyTokenRequest, decodeTokenRequest, accessRoleOf, MAX_GRANT } from 'rotree-client/grant'
+import path from 'node:path'
+import { verifyTokenRequest, decodeTokenRequest, accessRoleOf, verifyRevoked, MAX_GRANT, MAX_REVOKED } from 'rotree-client/grant'
 import { anchorText } from 'rotree-client/trust'
 import { readFsinfoFile } from '../lib/published/publish.js'
 import { decodeRoot, rootContext } from '../lib/published/signed-roots.js'
+import { readRegular } from '../lib/open-regular.js'
 import { CORS, sendStatus } from './blob-route.js'
 import { mintToken, checkToken, TOKEN_HEADER, TOKEN_QUERY, TOKEN_TTL_S } from './edge-token.js'
 
@@ -26,7 +28,11 @@ const TREE_RECHECK_MS = 60_000
 const REFUSED = 'this tree is gated: an edge token is required (docs/FORMAT.md §12.11)\n'
 const EXPIRED = 'edge token expired: ask for a new one at /.rotree/token\n'
 
-/** The tree OUT publishes, as the gate checks grants against it. */
+/**
+ * The tree OUT publishes, as the gate checks grants against it, with the
+ * grants its access role revoked (OUT/trust/revoked.json, FORMAT.md §12.12;
+ * a list that does not verify throws: the edge then gives no token).
+ */
 export async function gatedTree (dir) {
   const bytes = await readFsinfoFile(dir)
   if (bytes === null) throw new Error(`${dir} has no fsinfo.json`)
@@ -34,7 +40,13 @@ export async function gatedTree (dir) {
   const ctx = await rootContext(dir, { current })
   if (ctx.chain.fault) throw new Error(`${dir}/${ctx.chain.fault.message}`)
   const anchor = anchorText(ctx.anchor)
-  return { anchor, name: ctx.name, id: `${anchor}:${ctx.name}`, access: accessRoleOf(ctx.chain.docs.at(-1) ?? null, ctx.anchor) }
+  const access = accessRoleOf(ctx.chain.docs.at(-1) ?? null, ctx.anchor)
+  const list = await readRegular(path.join(dir, 'trust', 'revoked.json'), MAX_REVOKED)
+  let revoked = null
+  if (list !== null) {
+    try { revoked = verifyRevoked(list, { anchor, name: ctx.name, access }) } catch (err) { throw new Error(`${dir}/trust/revoked.json: ${err.message}`) }
+  }
+  return { anchor, name: ctx.name, id: `${anchor}:${ctx.name}`, access, revoked: revoked?.hashes ?? null, revokedIssuedMs: revoked?.issuedMs ?? -Infinity }
 }
 
 const queryOf = url => { const q = url.indexOf('?'); return q < 0 ? null : new URLSearchParams(url.slice(q + 1)) }
@@ -82,6 +94,14 @@ function holderBook () {
   }
 }
 
+/** The tree a token request is for: the one its grant names, else (one tree) that one, for the verifier's own refusal. */
+function entryFor (trees, body) {
+  let g = null
+  try { g = decodeTokenRequest(body).grant } catch {}
+  const e = g && trees.get(`${g.anchor}:${g.name}`)
+  return e ?? (trees.size === 1 || !g ? trees.values().next().value : null)
+}
+
 /**
  * @param {{ dir?: string, dirs?: string[], secret: string, ttlS?: number, log?: { error?: Function, info?: Function } | null,
  *   accessLog?: ((line: string) => void) | null, now?: () => number }} o
@@ -98,7 +118,13 @@ export async function createGate ({ dir, dirs = [dir], secret, ttlS = TOKEN_TTL_
   const seen = new Map() // nonces of accepted token requests (verifyTokenRequest)
   const holders = holderBook()
   async function current (entry) {
-    if (now() - entry.checkedAt > TREE_RECHECK_MS) { entry.tree = await gatedTree(entry.dir); entry.checkedAt = now() }
+    if (now() - entry.checkedAt > TREE_RECHECK_MS) {
+      const t = await gatedTree(entry.dir)
+      // a revocation list older than one already seen (or gone) would bring revoked grants back: no tokens until fixed
+      if (t.revokedIssuedMs < entry.tree.revokedIssuedMs) throw new Error(`${entry.dir}/trust/revoked.json is older than the one this edge read before (or gone): refusing every token request until it is restored`)
+      entry.tree = t
+      entry.checkedAt = now()
+    }
     return entry.tree
   }
   const tokenExpiry = t => t.slice(t.indexOf(',') + 1)
@@ -142,14 +168,6 @@ export async function createGate ({ dir, dirs = [dir], secret, ttlS = TOKEN_TTL_
     res.end()
   }
 
-  /** The tree a token request is for: the one its grant names, else (one tree) that one, for the verifier's own refusal. */
-  function entryFor (body) {
-    let g = null
-    try { g = decodeTokenRequest(body).grant } catch {}
-    const e = g && trees.get(`${g.anchor}:${g.name}`)
-    return e ?? (trees.size === 1 || !g ? first : null)
-  }
-
   /** POST /.rotree/token: a grant and a signed request in, a token out (or 403 ROTREE_NO_ACCESS). */
   function token (req, res) {
     const parts = []
@@ -162,11 +180,11 @@ export async function createGate ({ dir, dirs = [dir], secret, ttlS = TOKEN_TTL_
       if (res.headersSent) return
       try {
         const body = Buffer.concat(parts)
-        const entry = entryFor(body)
+        const entry = entryFor(trees, body)
         if (!entry) return sendJson(res, 403, { code: 'ROTREE_NO_ACCESS', message: 'the grant is for a tree this edge does not gate' })
         const t = await current(entry)
         const nowMs = now()
-        const v = verifyTokenRequest(body, { anchor: t.anchor, name: t.name, access: t.access, now: nowMs, seen })
+        const v = verifyTokenRequest(body, { anchor: t.anchor, name: t.name, access: t.access, now: nowMs, seen, revoked: t.revoked })
         const nowS = Math.floor(nowMs / 1000)
         const want = Math.min(nowS + ttlS, Math.floor(v.expiresMs / 1000))
         const expires = holders.take(t.id, want, v.holder, Math.max(nowS + 1, want - Math.ceil(ttlS / 4)), nowS)

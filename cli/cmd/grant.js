@@ -4,28 +4,31 @@ import fs from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import { UsageError, BadKeyError, BadPathError } from 'rotree-client/errors'
 import { parseFragment } from 'rotree-client/trust'
-import { decodeGrant, encodeGrant, unsignedGrant, signGrant, verifyGrant, accessRoleOf, grantHash } from 'rotree-client/grant'
+import path from 'node:path'
+import { decodeGrant, encodeGrant, unsignedGrant, signGrant, verifyGrant, accessRoleOf, grantHash, decodeRevoked, encodeRevoked, revokedMessage, verifyRevoked } from 'rotree-client/grant'
 import { readKeyFiles, readPublicKey } from '../../builder/keys.js'
 import { parseDuration } from '../../builder/duration.js'
 import { addressOf } from '../json.js'
 
-const SUBS = ['issue', 'delegate', 'show', 'secret']
+const SUBS = ['issue', 'delegate', 'show', 'secret', 'revoke']
 
 export default {
-  usage: 'grant issue OUT --to KEY.pub --ttl 30d --key KEYFILE -o GRANT | grant delegate GRANT --grant-key KEYFILE --to KEY.pub --ttl 1d -o GRANT2 | grant show GRANT [--json] | grant secret FILE',
-  summary: 'who may fetch a gated tree: sign a grant with the access key, delegate one, show one; write an edge\'s token secret (docs/FORMAT.md §12.10–12.11)',
-  positionals: [2, 2],
+  usage: 'grant issue OUT --to KEY.pub --ttl 30d --key KEYFILE -o GRANT | grant delegate GRANT --grant-key KEYFILE --to KEY.pub --ttl 1d -o GRANT2 | grant show GRANT [--json] | grant secret FILE | grant revoke OUT GRANT --key KEYFILE',
+  summary: 'who may fetch a gated tree: sign a grant with the access key, delegate one, show one, revoke one; write an edge\'s token secret (docs/FORMAT.md §12.10–12.12)',
+  positionals: [2, 3],
   options: {
     to: { type: 'string', arg: 'KEY.pub', help: 'issue, delegate: the holder\'s public key (64 hex, a file holding it, or its secret key file)' },
     ttl: { type: 'string', arg: 'DURATION', help: 'issue, delegate: how long the grant is valid (issue: default 30d; delegate: default 1d, never past the parent)' },
-    key: { type: 'string', multiple: true, arg: 'KEYFILE', help: 'issue: an access key (repeatable: the access role\'s threshold of them)' },
+    key: { type: 'string', multiple: true, arg: 'KEYFILE', help: 'issue, revoke: an access key (repeatable: the access role\'s threshold of them)' },
     'grant-key': { type: 'string', arg: 'KEYFILE', help: 'delegate: the secret key of the grant\'s holder' },
     tree: { type: 'string', arg: 'NAME', help: 'issue: the tree name (default: the one OUT publishes)' },
     output: { type: 'string', short: 'o', arg: 'FILE', help: 'issue, delegate: where to write the grant' },
     json: { type: 'boolean', help: 'show: print the grant\'s chain as JSON' }
   },
-  async run ([sub, target], v, io) {
+  async run ([sub, target, third], v, io) {
     if (!SUBS.includes(sub)) throw new UsageError(`grant ${sub}: expected one of ${SUBS.join(', ')}`)
+    if ((sub === 'revoke') !== (third !== undefined)) throw new UsageError(sub === 'revoke' ? 'grant revoke OUT GRANT: which grant?' : `grant ${sub} takes one argument`)
+    if (sub === 'revoke') return revoke(target, third, v, io)
     if (sub === 'show') return show(target, v, io)
     if (sub === 'secret') return writeSecret(target, io)
     if (!v.to) throw new UsageError(`grant ${sub} needs --to KEY.pub (the holder's public key)`)
@@ -95,6 +98,47 @@ async function show (file, v, io) {
   levels.forEach((l, i) => lines.push(`  ${i === 0 ? 'issued' : `delegation ${i}`} ${l.issued} to ${l.holder.slice(0, 16)}…, until ${l.expires}, signed by ${l.signedBy.map(k => k.slice(0, 16) + '…').join(', ')}`))
   lines.push('  (signatures are checked by the edge that serves the tree, against its access role)')
   io.stdout.write(lines.join('\n') + '\n')
+}
+
+/**
+ * Add GRANT to OUT/trust/revoked.json (FORMAT.md §12.12), signed again by the
+ * access keys given: entries whose grant has expired are dropped, the rest
+ * kept. Edges that gate OUT's tree refuse new tokens to any chain holding it
+ * within a minute; tokens already given live out their few minutes.
+ */
+async function revoke (out, file, v, io) {
+  if (!v.key?.length) throw new UsageError('grant revoke needs --key KEYFILE (an access key; a single-key tree\'s own key)')
+  const { trustInForce } = await import('../../builder/trust-publish.js')
+  const f = await trustInForce(out)
+  if (f.anchor === null) throw new UsageError(`${out} publishes no tree yet`)
+  const g = decodeGrant(await fs.readFile(file))
+  const name = f.name ?? ''
+  if (g.anchor !== f.anchor || g.name !== name) throw new UsageError(`${file} is a grant for ${g.anchor}:${g.name}, not for ${f.anchor}:${name}, the tree ${out} publishes`)
+  const access = accessRoleOf(f.trust, parseFragment(f.anchor).anchor)
+  if (access === null) throw new UsageError(`${out} has no access role: there is nothing to revoke`)
+  const keys = await readKeyFiles(v.key, m => io.stderr.write(`rotree: warning: ${m}\n`))
+  for (const k of keys) if (!access.keys.includes(k.publicKey)) throw new BadKeyError(`key ${k.publicKey} is not in the access role of ${out}: its signature would count for nothing`)
+  const listFile = path.join(out, 'trust', 'revoked.json')
+  const now = Date.now()
+  let entries = []
+  const old = await fs.readFile(listFile).catch(err => { if (err.code === 'ENOENT') return null; throw err })
+  if (old !== null) entries = decodeRevoked(old).grants.filter(e => e.expiresMs > now)
+  let expires = g.expires // the chain's earliest expiry: the grant is dead after it anyway
+  for (let c = g; c; c = c.parent) if (c.expiresMs < Date.parse(expires)) expires = c.expires
+  const hash = grantHash(g)
+  if (!entries.some(e => e.hash === hash)) entries.push({ hash, expires })
+  entries.sort((a, b) => a.hash < b.hash ? -1 : 1)
+  // issued strictly after the list it replaces: edges refuse an older list (a rollback)
+  const issued = new Date(Math.max(now, old === null ? 0 : decodeRevoked(old).issuedMs + 1)).toISOString()
+  const unsigned = { anchor: f.anchor, name, issued, grants: entries, signatures: [] }
+  const signed = signGrant({ ...unsigned, message: revokedMessage(unsigned) }, keys.map(k => k.secretKey))
+  const text = encodeRevoked(signed)
+  verifyRevoked(decodeRevoked(text), { anchor: f.anchor, name, access }) // the edge's own check (a threshold not met is said here)
+  await fs.mkdir(path.join(out, 'trust'), { recursive: true })
+  const tmp = `${listFile}.tmp-${process.pid}`
+  await fs.writeFile(tmp, text, { mode: 0o644 })
+  await fs.rename(tmp, listFile)
+  io.stdout.write(`revoked ${hash} (holder ${g.holder}) in ${listFile}: ${entries.length} grant${entries.length === 1 ? '' : 's'} listed; edges gating ${out} refuse it new tokens within a minute\n`)
 }
 
 /** 32 random bytes, hex, mode 0600: the secret an edge mints and checks tokens with (FORMAT.md §12.11). */

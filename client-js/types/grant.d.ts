@@ -47,5 +47,22 @@ export declare function tokenRequestMessage (o: { anchor: string, name: string, 
 export declare function decodeTokenRequest (input: Uint8Array | string): { grant: Grant, time: string, timeMs: number, nonce: string, sig: string, message: Uint8Array }
 export declare function tokenRequest (grant: Grant, secretKey: string, o?: { now?: number, nonce?: string }): string
 export declare function accessRoleOf (trust: { roles: { access?: Role } } | null, anchor: { kind: 'key', key: string } | { kind: 'trust', hash: string }): Role | null
-export declare function verifyGrant (grant: Grant | Uint8Array | string, o: { anchor: string, name: string, access: Role | null, now: number, skewMs?: number }): GrantVerdict
-export declare function verifyTokenRequest (body: Uint8Array | string, o: { anchor: string, name: string, access: Role | null, now: number, seen: Map<string, number>, windowMs?: number }): GrantVerdict
+export declare function verifyGrant (grant: Grant | Uint8Array | string, o: { anchor: string, name: string, access: Role | null, now: number, skewMs?: number, revoked?: Set<string> | null }): GrantVerdict
+export declare function verifyTokenRequest (body: Uint8Array | string, o: { anchor: string, name: string, access: Role | null, now: number, seen: Map<string, number>, windowMs?: number, revoked?: Set<string> | null }): GrantVerdict
+
+/** A revocation list, trust/revoked.json (docs/FORMAT.md §12.12). */
+export interface RevokedList {
+  anchor: string
+  name: string
+  issued: string
+  issuedMs: number
+  grants: { hash: string, expires: string, expiresMs: number }[]
+  signatures: { key: string, sig: string }[]
+  message: Uint8Array
+}
+export declare const REVOKED_TYPE: string
+export declare const MAX_REVOKED: number
+export declare function decodeRevoked (input: Uint8Array | string | object): RevokedList
+export declare function encodeRevoked (r: Omit<RevokedList, 'message' | 'issuedMs'>): string
+export declare function revokedMessage (r: { anchor: string, name: string, issued: string, grants: { hash: string, expires: string }[] }): Uint8Array
+export declare function verifyRevoked (list: RevokedList | Uint8Array | string, o: { anchor: string, name: string, access: Role | null }): { hashes: Set<string>, issuedMs: number, issued: string }

@@ -143,3 +143,61 @@ export function decodeTokenRequest (input) {
   r.message = tokenRequestMessage({ anchor: grant.anchor, name: grant.name, grantHash: grantHash(grant), time: j.time, nonce: j.nonce })
   return r
 }
+
+// FORMAT.md §12.12: the revocation list, trust/revoked.json, signed by the
+// access role; an edge's exchange gives no token to a grant chain that holds
+// a grant it names.
+//
+//   { "type": "rotree-revoked", "version": 2, "anchor": …, "name": …, "issued": "<ISO time>",
+//     "grants": [ { "hash": "<64 hex grantHash>", "expires": "<ISO time>" }, … ], "signatures": [ … ] }
+//
+// The signed message (ASCII, LF line ends), one grant line per entry in the JSON's order:
+//
+//   "rotree-revoked-v2" LF
+//   "tree "   <anchor> ":" <name>         LF
+//   "issued " <ISO time>                  LF
+//   ("grant " <64 hex> " " <ISO time>     LF)*
+export const REVOKED_TYPE = 'rotree-revoked'
+/** Bytes of a revocation list: about 100 bytes an entry. */
+export const MAX_REVOKED = 1 << 20
+const REVOKED_MEMBERS = ['type', 'version', 'anchor', 'name', 'issued', 'grants', 'signatures']
+
+/** The exact bytes the access role signs for a revocation list. */
+export function revokedMessage ({ anchor, name, issued, grants }) {
+  return utf8.encode(`rotree-revoked-v2\ntree ${anchor}:${name}\nissued ${issued}\n${grants.map(g => `grant ${g.hash} ${g.expires}\n`).join('')}`)
+}
+
+/**
+ * Strict parse of a revocation list: shape only (trust/grant.js checks whose
+ * signatures count). Entries sorted by hash, each once.
+ * @param {Uint8Array|string|object} input
+ */
+export function decodeRevoked (input) {
+  let j = input
+  if (typeof input === 'string' || input instanceof Uint8Array) {
+    const bytes = typeof input === 'string' ? utf8.encode(input) : input
+    if (bytes.length > MAX_REVOKED) throw new BadFormatError(`revocation list larger than ${MAX_REVOKED} bytes`)
+    try { j = JSON.parse(decodeUtf8(bytes)) } catch (err) { throw new BadFormatError('revocation list is not JSON', { cause: err }) }
+  }
+  object(j, 'revocation list', REVOKED_MEMBERS)
+  if (j.type !== REVOKED_TYPE) throw new BadFormatError(`revocation list: type is not ${JSON.stringify(REVOKED_TYPE)}`)
+  if (j.version !== 2) throw new UnsupportedVersionError(`revocation list: format version ${j.version}; this reader knows 2`)
+  if (typeof j.anchor !== 'string' || !ANCHOR_RE.test(j.anchor)) throw new BadFormatError('revocation list: anchor is not a 64-hex key or t and a 64-hex trust hash')
+  treeName(j.name, 'revocation list: name')
+  const issuedMs = isoTime(j.issued, 'revocation list: issued')
+  if (!Array.isArray(j.grants)) throw new BadFormatError('revocation list: grants is not a list')
+  const grants = j.grants.map((e, i) => {
+    object(e, `revocation list: grants[${i}]`, ['hash', 'expires'])
+    if (typeof e.hash !== 'string' || !/^[0-9a-f]{64}$/.test(e.hash)) throw new BadFormatError(`revocation list: grants[${i}].hash is not 64 lowercase hex digits`)
+    if (i > 0 && e.hash <= j.grants[i - 1].hash) throw new BadFormatError('revocation list: grants are not sorted by hash, each once')
+    return { hash: e.hash, expires: e.expires, expiresMs: isoTime(e.expires, `revocation list: grants[${i}].expires`) }
+  })
+  const r = { anchor: j.anchor, name: j.name, issued: j.issued, issuedMs, grants, signatures: signatures(j.signatures, 'revocation list') }
+  r.message = revokedMessage(r)
+  return r
+}
+
+/** The JSON text of a revocation list, as the reference tools write it. */
+export function encodeRevoked (r) {
+  return jsonText({ type: REVOKED_TYPE, version: 2, anchor: r.anchor, name: r.name, issued: r.issued, grants: r.grants.map(g => ({ hash: g.hash, expires: g.expires })), signatures: r.signatures ?? [] })
+}

@@ -10,12 +10,12 @@
 // and may only narrow: the same tree, a scope within the parent's, an expiry
 // no later than the parent's. The result is the last holder and the earliest
 // expiry of the chain.
-import { NoAccessError } from '../errors.js'
+import { NoAccessError, ThresholdError, WrongNameError } from '../errors.js'
 import { verifySignature, sign, publicKeyOf } from '#ed25519'
-import { decodeGrant, decodeTokenRequest, grantHash, grantJson, tokenRequestMessage, scopeWithin, MAX_GRANT_CHAIN } from '../format/grant.js'
+import { decodeGrant, decodeTokenRequest, decodeRevoked, grantHash, grantJson, tokenRequestMessage, scopeWithin, MAX_GRANT_CHAIN } from '../format/grant.js'
 import { validSigners } from './roles.js'
 
-export { decodeGrant, decodeTokenRequest, encodeGrant, grantJson, grantHash, grantMessage, unsignedGrant, tokenRequestMessage, MAX_GRANT_CHAIN, MAX_GRANT, GRANT_TYPE } from '../format/grant.js'
+export { decodeGrant, decodeTokenRequest, encodeGrant, grantJson, grantHash, grantMessage, unsignedGrant, tokenRequestMessage, MAX_GRANT_CHAIN, MAX_GRANT, GRANT_TYPE, decodeRevoked, encodeRevoked, revokedMessage, REVOKED_TYPE, MAX_REVOKED } from '../format/grant.js'
 
 /** How far in the future a grant may be issued, or a token request timed (clock skew). */
 export const GRANT_SKEW_MS = 5 * 60e3
@@ -47,11 +47,12 @@ function chainOf (grant) {
 /**
  * Check a grant against a tree's access role at `now`.
  * @param {object|Uint8Array|string} grant decodeGrant()'s value, or its JSON
- * @param {{ anchor: string, name: string, access: { threshold: number, keys: string[] } | null, now: number, skewMs?: number }} o
- *   anchor: the tree's anchor as an address spells it (anchorText); access: accessRoleOf()
+ * @param {{ anchor: string, name: string, access: { threshold: number, keys: string[] } | null, now: number, skewMs?: number, revoked?: Set<string> | null }} o
+ *   anchor: the tree's anchor as an address spells it (anchorText); access: accessRoleOf();
+ *   revoked: grant hashes of a verified revocation list (verifyRevoked), refused wherever they are in the chain
  * @returns {{ holder: string, expiresMs: number, expires: string, scope: string, depth: number }}
  */
-export function verifyGrant (grant, { anchor, name, access, now, skewMs = GRANT_SKEW_MS }) {
+export function verifyGrant (grant, { anchor, name, access, now, skewMs = GRANT_SKEW_MS, revoked = null }) {
   let g = grant
   if (!g || typeof g.message === 'undefined') {
     try { g = decodeGrant(grant) } catch (err) { refuse(`the grant is malformed: ${err.message}`, err) }
@@ -76,6 +77,7 @@ export function verifyGrant (grant, { anchor, name, access, now, skewMs = GRANT_
       if (c.expiresMs > p.expiresMs) refuse(`${what} expires at ${c.expires}, after its parent (${p.expires}): a delegation may not outlive what it was given`)
       if (!scopeWithin(c.scope, p.scope)) refuse(`${what} covers ${c.scope}, beyond its parent's ${p.scope}`)
     }
+    if (revoked?.has(grantHash(c))) refuse(`${what} (${grantHash(c)}) is revoked by the tree's access role (FORMAT.md §12.12)`)
     if (c.issuedMs > now + skewMs) refuse(`${what} is issued at ${c.issued}, in the future`)
     if (c.expiresMs <= now) refuse(`${what} expired at ${c.expires}`)
     if (c.expiresMs < expiresMs) { expiresMs = c.expiresMs; expires = c.expires }
@@ -92,19 +94,37 @@ export function verifyGrant (grant, { anchor, name, access, now, skewMs = GRANT_
  * `now`, and its nonce unseen. `seen` remembers nonces (a Map nonce → time
  * it may be forgotten); the caller keeps one per edge.
  * @param {Uint8Array|string} body
- * @param {{ anchor: string, name: string, access: object|null, now: number, seen: Map<string, number>, windowMs?: number }} o
+ * @param {{ anchor: string, name: string, access: object|null, now: number, seen: Map<string, number>, windowMs?: number, revoked?: Set<string> | null }} o
  * @returns {ReturnType<typeof verifyGrant>}
  */
-export function verifyTokenRequest (body, { anchor, name, access, now, seen, windowMs = PROOF_WINDOW_MS }) {
+export function verifyTokenRequest (body, { anchor, name, access, now, seen, windowMs = PROOF_WINDOW_MS, revoked = null }) {
   let r
   try { r = decodeTokenRequest(body) } catch (err) { refuse(`the token request is malformed: ${err.message}`, err) }
-  const v = verifyGrant(r.grant, { anchor, name, access, now })
+  const v = verifyGrant(r.grant, { anchor, name, access, now, revoked })
   if (!verifySignature(r.sig, r.message, v.holder)) refuse(`the token request is not signed by the grant's holder ${v.holder}`)
   if (Math.abs(r.timeMs - now) > windowMs) refuse(`the token request is timed ${r.time}, more than ${windowMs / 1000} s from this edge's clock`)
   for (const [n, until] of seen) if (until <= now) seen.delete(n)
   if (seen.has(r.nonce)) refuse('the token request was seen before (a replay)')
   seen.set(r.nonce, r.timeMs + windowMs)
   return v
+}
+
+/**
+ * Check a revocation list (FORMAT.md §12.12) against a tree's access role:
+ * for this tree, signed by the role's threshold. The grant hashes it names
+ * (entries past their grant's expiry included: harmless). A list that fails
+ * is the edge operator's fault, never a reader's: ROTREE_WRONG_NAME or
+ * ROTREE_THRESHOLD, and the edge then gives no token at all.
+ * @param {object|Uint8Array|string} list decodeRevoked()'s value, or its JSON
+ * @param {{ anchor: string, name: string, access: { threshold: number, keys: string[] } | null }} o
+ * @returns {{ hashes: Set<string>, issuedMs: number, issued: string }}
+ */
+export function verifyRevoked (list, { anchor, name, access }) {
+  const r = list?.message ? list : decodeRevoked(list)
+  if (r.anchor !== anchor || r.name !== name) throw new WrongNameError(`the revocation list is for tree ${r.anchor}:${r.name}, not ${anchor}:${name}`)
+  const n = access ? validSigners(r.message, r.signatures, access).size : 0
+  if (!access || n < access.threshold) throw new ThresholdError(`the revocation list is not signed by the tree's access role (${n} valid signature${n === 1 ? '' : 's'}${access ? `, ${access.threshold} required` : '; the tree has no access role'})`)
+  return { hashes: new Set(r.grants.map(g => g.hash)), issuedMs: r.issuedMs, issued: r.issued }
 }
 
 const hex = b => Array.from(b, x => x.toString(16).padStart(2, '0')).join('')
