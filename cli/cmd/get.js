@@ -1,5 +1,6 @@
 // rotree get
 import path from 'node:path'
+import fs from 'node:fs/promises'
 import { UsageError } from 'rotree-client/errors'
 import { getPath, DEFAULT_MAX_ENTRIES } from '../download.js'
 import { progressBar, fmtBytes } from '../progress.js'
@@ -8,11 +9,12 @@ import { escapeText } from '../escape.js'
 import { printJson, treeFields } from '../json.js'
 import { unsafeWhy } from '../get-names.js'
 import { extraPaths } from '../get-dry-run.js'
+import { proofRecorder, makeProofBundle, PROOF_SUFFIX } from '../proof-bundle.js'
 
 const SHOWN = 10 // skipped symlinks and deletions named one per line; the rest are counted
 
 export default {
-  usage: 'get ADDR PATH [-o DEST|-] [--delete [--dry-run]] [--checksum] [--strict-links] [--json]',
+  usage: 'get ADDR PATH [-o DEST|-] [--delete [--dry-run]] [--checksum] [--strict-links] [--proof FILE] [--json]',
   summary: 'verified download of a file, or of a directory recursively; a rerun syncs and resumes',
   positionals: [1, 2],
   options: {
@@ -27,6 +29,7 @@ export default {
     'rewrite-links': { type: 'boolean', help: 'write an absolute symlink target (the tree root) that names a path inside the download as a relative one' },
     'strict-links': { type: 'boolean', help: 'refuse the download (ROTREE_BAD_PATH) if a symlink\'s target would leave DEST; by default such a link is skipped, named on stderr, and the rest written (links inside DEST are kept)' },
     'skip-unsafe-links': { type: 'boolean', help: 'the default: skip symlinks whose target would leave DEST (kept for older scripts)' },
+    proof: { type: 'string', arg: 'FILE', help: `also write a proof bundle (docs/FORMAT.md §13.2) that rotree verify --offline checks DEST with; by convention DEST${PROOF_SUFFIX}, where verify looks for it` },
     json: { type: 'boolean', help: 'at the end, print one JSON object: what was written, skipped and deleted, and the tree (docs/JSON.md)' }
   },
   async run ([addr, arg], v, io) {
@@ -61,9 +64,16 @@ export default {
     }
     process.on('SIGINT', stop); process.on('SIGTERM', stop)
     target.reader = { ...MANY_REQUESTS, ...target.reader }
+    if (v.proof !== undefined && (v.proof === '' || v.proof === '-')) throw new UsageError('--proof FILE: a file name (e.g. DEST' + PROOF_SUFFIX + ')')
+    const recorder = v.proof !== undefined ? proofRecorder() : null
+    if (recorder) {
+      const outer = target.reader.wrapTransport
+      target.reader = { ...target.reader, wrapTransport: t => recorder.wrap(outer ? outer(t) : t) }
+    }
     const faults = []
     try {
       const out = await withTree(target, v, async tree => {
+        recorder?.watch(tree)
         const bar = progressBar({ label: 'get', stream: io.stderr })
         const clear = io.stderr.isTTY ? '\r\x1b[K' : ''
         let skipped = 0; let deleted = 0
@@ -87,6 +97,11 @@ export default {
           r.deleted ? `${r.deleted} deleted` : ''
         ].filter(Boolean).map(s => ', ' + s).join('')
         io.stderr.write(`got ${escapeText(dest)}: ${r.files} files, ${r.dirs} dirs, ${r.symlinks} symlinks${extra}, ${fmtBytes(r.bytes)} verified; ${st.requests} requests, seq ${tree.info.seq}\n`)
+        if (recorder) {
+          const text = await makeProofBundle(tree, recorder, p)
+          await writeAtomic(v.proof, text)
+          io.stderr.write(`rotree get: proof bundle ${escapeText(v.proof)}: ${fmtBytes(Buffer.byteLength(text))}\n`)
+        }
         return { path: p, dest, ...r, requests: st.requests, ...treeFields(tree.info, target.address) }
       }, { faults })
       if (v.json) printJson(io, { ...out, mirrors: faults })
@@ -103,6 +118,12 @@ async function dryRun (target, p, dest, v, io) {
     const n = await extraPaths(tree, p, dest, (where, isDir) => io.stdout.write(`would delete ${escapeText(where)}${isDir ? '/' : ''}\n`))
     io.stderr.write(`rotree get: --dry-run: --delete would remove ${n === 1 ? '1 path' : `${n} paths`} from ${escapeText(dest)}; nothing was written or removed (seq ${tree.info.seq})\n`)
   })
+}
+
+async function writeAtomic (file, text) {
+  const tmp = `${file}.${process.pid}.tmp`
+  await fs.writeFile(tmp, text)
+  await fs.rename(tmp, file)
 }
 
 /** SIZE: bytes, or with K, M, G, T, P (powers of 1024; KiB, MB… spelled any way). */
