@@ -64,7 +64,9 @@ const FIGURES = {
   // private trees (FORMAT.md §12.8) against the same public trees: read, build, keyring
   P15: './p15-private-read.js',
   P16: './p16-private-build.js',
-  P17: './p17-keyring.js'
+  P17: './p17-keyring.js',
+  // witnesses (FORMAT.md §13.1): a publish's and a reader's cost, and the proof bundle's log part (§13.2)
+  P19: './p19-witness.js'
 }
 // the figures that run twice, idle and then under bench/lib/cpu-load.js; a figure opts in here
 const LOADED = new Set(['P3w', 'P10'])
