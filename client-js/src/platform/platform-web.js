@@ -4,10 +4,7 @@
 // esbuild --platform=browser, which refuses them, and a test checks its inputs.
 export { createTransport } from '../net/transport-web.js'
 
-// Reader state lives in IndexedDB through `level` (its "browser" field picks
-// browser-level). The "directory" is a database-name prefix here.
-export function defaultStateDir () { return 'rotree' }
-export function stateLocation (dir) { return dir + '-seq' } // IndexedDB database "level-js-rotree-seq"
+export { defaultStateDir, stateLocation } from './state-dir-web.js'
 
 // no pool: nothing in a browser reads with { lend: true } yet, so lent reads
 // are plain reads there and the pool stays out of the bundle

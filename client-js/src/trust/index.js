@@ -16,6 +16,6 @@ export {
 export { parseAddress, mirrorUrl } from './address.js'
 export { checkRecord, SeqStore } from './state.js'
 // where a reader keeps its state by default ($ROTREE_STATE, $XDG_STATE_HOME/rotree, ~/.local/state/rotree)
-export { defaultStateDir, stateLocation } from '#platform'
+export { defaultStateDir, stateLocation } from '#state-dir'
 export { walkChain, mirrorTrustSource, probeTrustSource, firstTrustSource, TrustChain } from './trust-chain.js'
 export { RootStore, rootRecordV2, openPrivateRecord, infoOf } from './root-store.js'
