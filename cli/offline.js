@@ -11,7 +11,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import crypto from 'node:crypto'
 import { Tree } from 'rotree-client'
-import { MirrorHttpError, TooLargeError, HashMismatchError, ThresholdError, NotFoundError, MirrorNetworkError } from 'rotree-client/errors'
+import { MirrorHttpError, TooLargeError, HashMismatchError, ThresholdError, NotFoundError, MirrorNetworkError, SplitViewError } from 'rotree-client/errors'
 import { checkLogProof, proveLogged, fetchLog, logSignersOf } from 'rotree-client/log'
 import { parseFragment } from 'rotree-client/trust'
 import { fsck } from '../mirror/fsck.js'
@@ -110,9 +110,15 @@ export async function verifyFolder (dir, { fragment, atMs, jobs, onProgress }) {
         return check(bytes)
       }
       const signers = logSignersOf(r)
-      await fetchLog(fetch, signers)
-      const proof = await proveLogged(fetch, { fsinfoBytes: tree.fsinfoBytes, ...signers })
-      log = { ...checkLog(tree, proof.text, atMs), proofBytes: Buffer.byteLength(proof.text) }
+      const whole = await fetchLog(fetch, signers)
+      await checkHistory(dir, whole.entries)
+      let proof = null
+      try { proof = await proveLogged(fetch, { fsinfoBytes: tree.fsinfoBytes, ...signers }) } catch (err) {
+        // not logged yet (signed elsewhere, published without the log's keys: FORMAT.md §13):
+        // a reader asks the log only for a trust document with witnesses
+        if (err.code !== 'ROTREE_SPLIT_VIEW' || tree.roots.trust?.doc?.witnesses) throw err
+      }
+      log = proof ? checkLog(tree, proof.text, atMs) : null
     } else checkLog(tree, null, atMs)
     const { anchor } = parseFragment(fragment)
     const scrub = await fsck(dir, { anchor, publicKey: anchor.kind === 'key' ? anchor.key : null, name: r.name ?? '', keySource: 'given', now: atMs, jobs, onProgress })
@@ -125,6 +131,28 @@ export async function verifyFolder (dir, { fragment, atMs, jobs, onProgress }) {
     if (scrub.unchecked[0]) throw new HashMismatchError(`below ${scrub.unchecked[0].path}: a page is ${scrub.unchecked[0].reason}`)
     return { kind: 'folder', record: r, log, blobs: scrub.blobs.files, bytes: scrub.blobs.bytes, requests: transport.stats.requests }
   } finally { tree.close() }
+}
+
+/**
+ * Every history/<seq>.json at or below the log's last sequence number is the
+ * leaf the log holds for it, byte for byte (FORMAT.md §13: a publish logs its
+ * whole history in order); those above are not logged yet.
+ */
+async function checkHistory (dir, entries) {
+  const bySeq = new Map()
+  for (const e of entries) {
+    try { bySeq.set(JSON.parse(Buffer.from(e).toString('utf8')).seq, e) } catch {}
+  }
+  const top = Math.max(-1, ...bySeq.keys())
+  let names = []
+  try { names = await fs.readdir(path.join(dir, 'history')) } catch (err) { if (err.code !== 'ENOENT') throw err }
+  for (const n of names) {
+    const m = /^([0-9]{1,16})\.json$/.exec(n)
+    if (!m || Number(m[1]) > top) continue
+    const held = bySeq.get(Number(m[1]))
+    const bytes = await fs.readFile(path.join(dir, 'history', n))
+    if (!held || !Buffer.from(held).equals(bytes)) throw new SplitViewError(`history/${n} is not the root the log holds for sequence ${m[1]}${held ? '' : ' (it holds none)'}`)
+  }
 }
 
 /** sha256 hex of a local file, streamed. */

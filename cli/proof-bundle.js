@@ -88,8 +88,9 @@ export async function makeProofBundle (tree, rec, treePath) {
     log = (await proveLogged((p, cap, check) => tree.mirrors.fetch(p, cap, check), { fsinfoBytes, ...logSignersOf(r) })).text
   } catch (err) {
     // a tree published before logs has none; one whose trust document names witnesses must
+    // or holds it not yet (signed elsewhere, published without the log's keys: FORMAT.md §13)
     const absent = err.code === 'ROTREE_ALL_MIRRORS_FAILED' && err.errors?.every(e => e.code === 'ROTREE_MIRROR_HTTP' && / 404 /.test(e.message))
-    if (!absent || tree.roots.trust?.doc?.witnesses) throw err
+    if (!(absent || err.code === 'ROTREE_SPLIT_VIEW') || tree.roots.trust?.doc?.witnesses) throw err
   }
   // the chain the reader accepted, from the anchor's document to the newest it trusts
   const known = tree.roots.trust?.doc?.seq ?? 0
