@@ -13,7 +13,7 @@
 // endpoint, no automatic HTTPS for a bare port); without it the site block
 // goes into the operator's Caddyfile, where TLS is theirs to add.
 import path from 'node:path'
-import { BLOB_RE, FSINFO_RE, TRUST_RE, HISTORY_RE, IMMUTABLE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex, maxAgeOf } from './edge-paths.js'
+import { BLOB_RE, FSINFO_RE, TRUST_RE, HISTORY_RE, LOG_CHECKPOINT_RE, LOG_TILE_RE, LOG_PARTIAL_RE, TILE_MAX_AGE, IMMUTABLE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex, maxAgeOf } from './edge-paths.js'
 import { UsageError } from 'rotree-client/errors'
 
 /** A Caddyfile token in double quotes; refuses what would need escaping in a path. */
@@ -84,7 +84,7 @@ ${cors}${extra}
 `
     : ''
   return `# Caddyfile for the rotree tree in ${path.resolve(out)}, from \`rotree caddy-config\` (docs/DEPLOY.md).
-# Readers ask for ${base}fsinfo.json, ${base}h/<64 hex> and ${base}trust/<seq>.json; everything else is a 404.
+# Readers ask for ${base}fsinfo.json, ${base}h/<64 hex>, ${base}trust/<seq>.json, ${base}history/… and ${base}log/…; everything else is a 404.
 #   caddy run --config <this file> --adapter caddyfile
 ${global}http://:${port} {${host === null ? '' : `\n\tbind ${host}`}
 \troot * ${root}
@@ -93,9 +93,12 @@ ${global}http://:${port} {${host === null ? '' : `\n\tbind ${host}`}
 \t@fsinfo path_regexp ^${b}${FSINFO_RE}$
 \t@trust path_regexp ^${b}${TRUST_RE}$
 \t@history path_regexp ^${b}${HISTORY_RE}$
+\t@checkpoint path_regexp ^${b}${LOG_CHECKPOINT_RE}$
+\t@partial path_regexp ^${b}${LOG_PARTIAL_RE}$
+\t@tile path_regexp ^${b}${LOG_TILE_RE}$
 \t@preflight {
 \t\tmethod OPTIONS
-\t\tpath_regexp ^${b}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE}|${HISTORY_RE})$
+\t\tpath_regexp ^${b}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE}|${HISTORY_RE}|${LOG_CHECKPOINT_RE}|${LOG_PARTIAL_RE}|${LOG_TILE_RE})$
 \t}
 \t@write not method GET HEAD OPTIONS
 
@@ -136,6 +139,22 @@ ${cors}
 
 \t# the signed roots OUT published and their list, for rotree log (lib/published/history.js)
 \thandle @history {${file(`public, max-age=${maxAge}`, 'application/json')}
+\t}
+
+\t# the log (docs/FORMAT.md §13): the checkpoint is renamed in at every publish, like fsinfo.json
+\thandle @checkpoint {${file(`public, max-age=${maxAge}`, '"text/plain; charset=utf-8"', `
+\t\theader -ETag
+\t\theader -Last-Modified
+\t\trequest_header -If-None-Match
+\t\trequest_header -If-Modified-Since`)}
+\t}
+
+\t# partial tiles and bundles (<tile>.p/<W>): cached as briefly as the checkpoint that names them
+\thandle @partial {${file(`public, max-age=${maxAge}`, 'application/octet-stream')}
+\t}
+
+\t# full tiles and entry bundles: their bytes never change once a checkpoint covers them
+\thandle @tile {${file(`public, max-age=${TILE_MAX_AGE}`, 'application/octet-stream')}
 \t}
 
 \t# nothing else is served (.rotree/, temporary files, listings)

@@ -18,6 +18,19 @@ export const FSINFO_RE = 'fsinfo\\.json'
 export const TRUST_RE = 'trust/[1-9][0-9]{0,15}\\.json'
 /** Every signed root the folder published, and their list (lib/published/history.js): for `rotree log`. */
 export const HISTORY_RE = 'history/(index|0|[1-9][0-9]{0,15})\\.json'
+/**
+ * The log (docs/FORMAT.md §13), in C2SP tlog-tiles paths: tile/<L>/<N> with L
+ * 0–63 or `entries`, N in 3-digit elements all but the last prefixed with x;
+ * a partial tile or bundle adds .p/<W>, W 1–255. The checkpoint and partial
+ * tiles change at every publish (cached as fsinfo.json is); a full tile never.
+ */
+export const TILE_RE = 'tile/(?:entries|[0-9]|[1-5][0-9]|6[0-3])(?:/x[0-9]{3})*/[0-9]{3}'
+export const TILE_WIDTH_RE = '(?:[1-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])'
+export const LOG_CHECKPOINT_RE = 'log/checkpoint'
+export const LOG_TILE_RE = `log/${TILE_RE}`
+export const LOG_PARTIAL_RE = `log/${TILE_RE}\\.p/${TILE_WIDTH_RE}`
+/** Seconds a full tile or entry bundle is cached: its bytes never change once a checkpoint covers them. */
+export const TILE_MAX_AGE = 86400
 
 /** Regex special characters of a base path ('/pub/') escaped (checkBase allows only [A-Za-z0-9._~-/]). */
 export const escapeRegex = s => s.replace(/[.]/g, '\\.')

@@ -3,7 +3,7 @@
 // variant (nginx-web.js), which adds the web app's locations below the
 // tree's own.
 import path from 'node:path'
-import { CORS_EXPOSE, IMMUTABLE, checkListen, checkBase, escapeRegex } from './edge-paths.js'
+import { CORS_EXPOSE, IMMUTABLE, TILE_RE, TILE_WIDTH_RE, TILE_MAX_AGE, checkListen, checkBase, escapeRegex } from './edge-paths.js'
 import { UsageError } from 'rotree-client/errors'
 
 /** A path nginx will read literally inside double quotes. */
@@ -13,10 +13,9 @@ export function q (p, what) {
 }
 
 
-// C2SP tlog-tiles paths (docs/FORMAT.md §13): tile/<L>/<N> with L 0–63 or entries, N in
-// 3-digit elements all but the last prefixed with x; a partial one adds .p/<W>, W 1–255
-const TILE = 'tile/(?:entries|[0-9]|[1-5][0-9]|6[0-3])(?:/x[0-9]{3})*/[0-9]{3}'
-const WIDTH = '(?:[1-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])'
+// C2SP tlog-tiles paths (docs/FORMAT.md §13), as every generated edge serves them (edge-paths.js)
+const TILE = TILE_RE
+const WIDTH = TILE_WIDTH_RE
 
 /** The location blocks of a missing file (error_page) and of paths that are not served: 404, never stored by a cache. */
 const NO_STORE = 'add_header Cache-Control "no-store" always;'
@@ -160,7 +159,7 @@ ${missing}
         types { }
         default_type application/octet-stream;
 ${preflight}
-        add_header Cache-Control "public, max-age=86400";
+        add_header Cache-Control "public, max-age=${TILE_MAX_AGE}";
         add_header X-Content-Type-Options "nosniff" always;
 ${cors}
 ${missing}

@@ -13,8 +13,8 @@ import ts from 'typescript'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const DIRS = ['bin', 'builder', 'cli', 'client-js/src', 'gateway', 'lib', 'mirror', 'server', 'web', 'scripts']
-// the nginx and Varnish configurations are one template each: a function that is mostly the text it writes
-const TEMPLATES = new Set(['server/nginx-block.js serverBlock', 'server/varnish-config.js varnishConfig'])
+// the nginx, Caddy and Varnish configurations are one template each: a function that is mostly the text it writes
+const TEMPLATES = new Set(['server/nginx-block.js serverBlock', 'server/caddy-config.js caddyConfig', 'server/varnish-config.js varnishConfig'])
 const MAX_FILE_LINES = 500
 const MAX_FUNCTION_LINES = 100
 

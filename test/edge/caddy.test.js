@@ -86,7 +86,7 @@ test('fsinfo.json: JSON, short lifetime, and no validators: a root renamed in wi
   }
 })
 
-test('only fsinfo.json, h/<64 hex>, trust/<seq>.json and history/(index|<seq>).json: every other path, and every missing file, is a 404 no cache keeps', { skip }, async () => {
+test('only fsinfo.json, h/<64 hex>, trust/<seq>.json, history/(index|<seq>).json and the log: every other path, and every missing file, is a 404 no cache keeps', { skip }, async () => {
   const trust = await req(fx.caddy.port, '/trust/1.json')
   assert.equal(trust.status, 200)
   assert.equal(trust.headers['content-type'], 'application/json')
@@ -95,7 +95,20 @@ test('only fsinfo.json, h/<64 hex>, trust/<seq>.json and history/(index|<seq>).j
     assert.equal(h.status, 200, p)
     assert.equal(h.headers['content-type'], 'application/json', p)
   }
-  const paths = ['/', '/index.html', '/h/', '/h/.tmp-0123-abcd', `/h/${'0'.repeat(64)}`, `/h/${'A'.repeat(64)}`, `/h/${fx.result.root}/`,
+  // the log (docs/FORMAT.md §13): its checkpoint and tiles
+  const checkpoint = await req(fx.caddy.port, '/log/checkpoint')
+  assert.equal(checkpoint.status, 200)
+  assert.equal(checkpoint.headers['content-type'], 'text/plain; charset=utf-8')
+  assert.deepEqual(checkpoint.body, await fs.readFile(path.join(fx.out, 'log', 'checkpoint')))
+  const tiles = (await fs.readdir(path.join(fx.out, 'log', 'tile'), { recursive: true, withFileTypes: true })).filter(e => e.isFile())
+  assert.ok(tiles.length > 0, 'the build wrote a log')
+  for (const e of tiles) {
+    const rel = path.relative(path.join(fx.out, 'log'), path.join(e.parentPath ?? e.path, e.name))
+    const t = await req(fx.caddy.port, '/log/' + rel)
+    assert.equal(t.status, 200, rel)
+    assert.match(t.headers['cache-control'], rel.includes(".p/") ? /max-age=7\b/ : /max-age=86400/, rel)
+  }
+  const paths = ['/', '/index.html', '/h/', '/h/.tmp-0123-abcd', '/log/', '/log/checkpoint.tmp', '/log/tile/0/1234', '/log/tile/64/000', `/h/${'0'.repeat(64)}`, `/h/${'A'.repeat(64)}`, `/h/${fx.result.root}/`,
     '/history/', `/history/${fx.result.seq + 1}.json`, '/history/01.json', '/.rotree/build-index/CURRENT', '/.rotree-lock', '/unsigned.json',
     '/trust/2.json', '/trust/0.json', '/h/../unsigned.json', '/%2e%2e/unsigned.json', '/h/%2e%2e/unsigned.json']
   // (Caddy matches the decoded path, so /h%2f<hex> is that blob: a spelling of a served path, nothing more)

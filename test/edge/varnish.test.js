@@ -71,7 +71,7 @@ test('a blob asked for before it was published is served right after the publish
   assert.equal(again.headers['content-encoding'], undefined)
 })
 
-test('nothing but fsinfo.json, h/<64 hex>, trust/<seq>.json and history/(index|<seq>).json passes the edge; preflights are answered there', { skip }, async () => {
+test('nothing but fsinfo.json, h/<64 hex>, trust/<seq>.json, history/(index|<seq>).json and the log passes the edge; preflights are answered there', { skip }, async () => {
   const before = (await fs.readFile(path.join(fx.nginx.dir, 'access.log'), 'utf8')).length
   const refused = ['/', '/history/01.json', '/history/x.json', '/history/', '/.rotree/build-index/CURRENT', '/.rotree-lock', '/unsigned.json',
     '/h/', `/h/${'A'.repeat(64)}`, '/h/.tmp-0123-abcd', '/fsinfo.json.tmp-1', '/h/../fsinfo.json', '/%2e%2e/fsinfo.json',
@@ -94,7 +94,27 @@ test('nothing but fsinfo.json, h/<64 hex>, trust/<seq>.json and history/(index|<
   assert.equal(index.status, 200)
   const [seq] = JSON.parse(index.body).seqs
   assert.deepEqual((await req(fx.varnish.port, `/history/${seq}.json`)).body, await fs.readFile(path.join(fx.out, 'fsinfo.json')))
+  // the log passes (docs/FORMAT.md §13): its checkpoint and tiles, nothing else under log/
+  const checkpoint = await req(fx.varnish.port, '/log/checkpoint')
+  assert.equal(checkpoint.status, 200)
+  assert.deepEqual(checkpoint.body, await fs.readFile(path.join(fx.out, 'log', 'checkpoint')))
+  for (const rel of await logTiles(fx.out)) {
+    const t = await req(fx.varnish.port, '/log/' + rel)
+    assert.equal(t.status, 200, rel)
+    assert.deepEqual(t.body, await fs.readFile(path.join(fx.out, 'log', rel)), rel)
+  }
+  for (const p of ['/log/', '/log/checkpoint.tmp', '/log/tile/', '/log/tile/0/1234', '/log/tile/64/000', '/log/tile/0/000.p/0', '/log/../fsinfo.json']) {
+    assert.equal((await req(fx.varnish.port, p)).status, 404, p)
+  }
 })
+
+/** Every tile and entry bundle under OUT/log/, relative to it (full and partial). */
+async function logTiles (out) {
+  const all = await fs.readdir(path.join(out, 'log', 'tile'), { recursive: true, withFileTypes: true })
+  const files = all.filter(e => e.isFile()).map(e => path.relative(path.join(out, 'log'), path.join(e.parentPath ?? e.path, e.name)))
+  assert.ok(files.length > 0, 'the build wrote a log')
+  return files
+}
 
 test('a rebuild reaches readers within fsinfo.json\'s max-age plus the edge\'s grace', { skip, timeout: 60_000 }, async () => {
   const first = await req(fx.varnish.port, '/fsinfo.json')
