@@ -65,6 +65,7 @@ const FIGURES = {
   P15: './p15-private-read.js',
   P16: './p16-private-build.js',
   P17: './p17-keyring.js',
+  P18: './p18-gated.js', // gated trees (FORMAT.md §12.10-12.11): a gated read, the edge's CPU, token requests
   // witnesses (FORMAT.md §13.1): a publish's and a reader's cost, and the proof bundle's log part (§13.2)
   P19: './p19-witness.js'
 }
