@@ -44,17 +44,18 @@ export function spkiHash (certPath) {
  *   web?: { url: string, dir: string }|null, log?: boolean, cpu?: string|null, keepaliveRequests?: number }} o
  *   plain: URL prefix ('/plain/') → folder, served as plain files;
  *   web: a folder served with JavaScript and HTML types (a bench page);
- *   cpu: taskset CPU list for master and worker
+ *   cpu: taskset CPU list for master and worker;
+ *   gated: { secretFile, tokenUpstream } for `nginx-config --gated SECRETFILE --token-upstream HOST:PORT` (FORMAT.md §12.11)
  * @returns {Promise<{ url: string, port: number, tlsUrl?: string, tlsPort?: number, pids: number[],
  *   logMark: () => Promise<number>, logSince: (mark: number) => Promise<{ requests: number, connections: number, protocols: Record<string, number>, bytes: number }>,
  *   stop: () => Promise<void>, name: string }>}
  */
-export async function startNginxTree (out, { tls = null, workers = 1, plain = {}, web = null, log = true, cpu = null, keepaliveRequests = null } = {}) {
+export async function startNginxTree (out, { tls = null, workers = 1, plain = {}, web = null, log = true, cpu = null, keepaliveRequests = null, gated = null } = {}) {
   const port = await freePort()
   const tlsPort = tls ? await freePort() : null
   exposeToNginx([out, ...Object.values(plain), ...(web ? [web.dir] : []), ...(tls ? [path.dirname(tls.cert)] : [])])
   const prefix = await fs.mkdtemp(path.join(os.tmpdir(), 'rotree-nginx-'))
-  let conf = execFileSync(process.execPath, [BIN, 'nginx-config', out, '--listen', `127.0.0.1:${port}`, '--full', '--prefix', prefix, '--workers', String(workers)], { stdio: ['ignore', 'pipe', 'ignore'] }).toString()
+  let conf = execFileSync(process.execPath, [BIN, 'nginx-config', out, '--listen', `127.0.0.1:${port}`, '--full', '--prefix', prefix, '--workers', String(workers), ...(gated ? ['--gated', gated.secretFile, '--token-upstream', gated.tokenUpstream] : [])], { stdio: ['ignore', 'pipe', 'ignore'] }).toString()
   const logPath = path.join(prefix, 'bench.log')
   const q = s => JSON.stringify(s)
   conf = replaceOnce(conf, /^ {4}access_log\s+[^;]+;/m, log

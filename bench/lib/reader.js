@@ -8,8 +8,11 @@
 // /proc/self/status, before the read and its highest, sampled every 50 ms).
 // --lend reads with readRange({ lend: true }) and gives each piece back
 // (release) once counted, where the default reads createReadStream().
+// --grant FILE --grant-key KEYFILE reads a gated tree (FORMAT.md §12.11) as
+// `rotree cat --grant --grant-key` does, through gatedTransport, and adds
+// tokens: the POSTs to /.rotree/token it made.
 //
-//   node bench/lib/reader.js ADDR PATH… [--mirror URL]… [--limit-s N] [--first] [--mem] [--lend] [--client DIR] [--opt JSON]
+//   node bench/lib/reader.js ADDR PATH… [--mirror URL]… [--limit-s N] [--first] [--mem] [--lend] [--client DIR] [--opt JSON] [--grant FILE --grant-key KEYFILE]
 //   PATH…: one file, or several read one after another through the same tree
 //   --client DIR: a checkout whose client-js/src/index.js is used (default: this one)
 //   --opt JSON: more openTree() options, e.g. '{"concurrency":16}'
@@ -19,7 +22,7 @@ import { pathToFileURL } from 'node:url'
 
 const argv = process.argv.slice(2)
 const pos = []; const mirrors = []; let limitS = Infinity; let firstOnly = false; let memory = false; let lend = false
-let client = new URL('../../', import.meta.url).pathname; let extra = {}
+let client = new URL('../../', import.meta.url).pathname; let extra = {}; let grantFile = null; let grantKey = null
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i]
   if (a === '--mirror') mirrors.push(argv[++i])
@@ -29,11 +32,22 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--lend') lend = true
   else if (a === '--client') client = argv[++i]
   else if (a === '--opt') extra = JSON.parse(argv[++i])
+  else if (a === '--grant') grantFile = argv[++i]
+  else if (a === '--grant-key') grantKey = argv[++i]
   else pos.push(a)
 }
 const [addr, ...files] = pos
 const { openTree } = await import(pathToFileURL(path.join(client, 'client-js/src/index.js')).href)
 
+let tokens = null
+if (grantFile) {
+  // as cli/common.js gatedReader: both files read when the first token is asked for
+  const from = p => import(pathToFileURL(path.join(client, p)).href)
+  const [{ gatedTransport }, { decodeGrant }, { readKeyFile }] = await Promise.all([from('client-js/src/net/gated-transport.js'), from('client-js/src/format/grant.js'), from('builder/keys.js')])
+  tokens = 0
+  const counting = (u, init) => { tokens++; return fetch(u, init) }
+  extra.wrapTransport = inner => gatedTransport(inner, { grant: async () => decodeGrant(readFileSync(grantFile)), secretKey: async () => (await readKeyFile(grantKey)).secretKey, fetch: counting })
+}
 const cpu0 = process.cpuUsage()
 const t0 = performance.now()
 const tree = await openTree(addr, { stateDir: null, mirrors, ...extra })
@@ -62,4 +76,4 @@ if (sampler) clearInterval(sampler)
 const cpu = process.cpuUsage(cpu0)
 const requests = tree.transport?.stats?.requests ?? null
 tree.close()
-process.stdout.write(JSON.stringify({ openMs, firstMs, totalMs, bytes, truncated, requests, cpuMs: (cpu.user + cpu.system) / 1000, ...(mem ? { mem } : {}) }) + '\n', () => process.exit(0))
+process.stdout.write(JSON.stringify({ openMs, firstMs, totalMs, bytes, truncated, requests, cpuMs: (cpu.user + cpu.system) / 1000, ...(tokens !== null ? { tokens } : {}), ...(mem ? { mem } : {}) }) + '\n', () => process.exit(0))
