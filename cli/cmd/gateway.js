@@ -3,6 +3,9 @@ import path from 'node:path'
 import { UsageError } from 'rotree-client/errors'
 import { READER_OPTIONS, positiveInt, parseDuration, stateDirOf, treeAddress, readerOptions, untilSignal } from '../common.js'
 import { expiryWarning } from '../expiry.js'
+import fs from 'node:fs'
+import { decodeGrant } from 'rotree-client/grant'
+import { parseAddress } from 'rotree-client/trust'
 
 export default {
   usage: 'gateway [ADDR|NAME:] [--tree NAME=ADDR]… [--port 8081] [--host 127.0.0.1] [--grant FILE --grant-key KEYFILE]',
@@ -55,9 +58,8 @@ export default {
     const cacheSize = v['cache-size'] === undefined ? 1 << 30 : bytes(v['cache-size'], 'cache-size')
     const cacheDir = cacheSize === 0 ? null : path.resolve(v['cache-dir'] ?? path.join(stateDir, `gateway-cache-${port}`))
     let checkExpiry = () => {}
-    // --grant: every tree's mirrors are asked for edge tokens (one that answers the token path with 404 is not
-    // gated and is read as it is); the gateway then serves what the grant admits to whoever reaches it (docs/GATEWAY.md)
-    const transportOptions = () => { const r = readerOptions(v); return { ...(r.ca ? { ca: r.ca } : {}), ...(r.allowRedirectOrigins ? { allowRedirectOrigins: r.allowRedirectOrigins } : {}), ...(r.wrapTransport ? { wrapTransport: r.wrapTransport } : {}) } }
+    const gated = grantedTrees(v, [...(addr === undefined ? [] : [main.address]), ...Object.values(trees)], io)
+    const transportOptions = () => { const r = readerOptions(v); return { ...(r.ca ? { ca: r.ca } : {}), ...(r.allowRedirectOrigins ? { allowRedirectOrigins: r.allowRedirectOrigins } : {}), ...(gated ? { wrapTransport: gated(r.wrapTransport) } : {}) } }
     const opts = {
       tree: main?.address,
       trees,
@@ -102,6 +104,21 @@ export default {
     clearInterval(timer)
     await srv.close({ timeoutMs: 5000 })
   }
+}
+
+/**
+ * --grant (docs/GATEWAY.md): the trees of the grant's family (its anchor)
+ * trade it for edge tokens at their mirrors, renewed before they expire; the
+ * other trees are read without it, so no other tree's edge is shown the
+ * grant. Null without --grant.
+ */
+function grantedTrees (v, addresses, io) {
+  if (!v.grant) return null
+  let anchor
+  try { anchor = decodeGrant(fs.readFileSync(v.grant)).anchor } catch (err) { throw new UsageError(`--grant ${v.grant}: ${err.code === 'ROTREE_BAD_FORMAT' ? err.message : err.code ?? err.message}`) }
+  const anchorOf = a => parseAddress(a).id.split(':')[0]
+  if (!addresses.some(a => anchorOf(a) === anchor)) io.stderr.write(`rotree: warning: --grant is for tree ${anchor}, which this gateway does not serve: it is not used\n`)
+  return wrap => (t, tree) => tree?.id?.split(':')[0] === anchor ? wrap(t) : t
 }
 
 /** A function that warns once per tree and sequence number when the root a tree serves expires soon (cli/expiry.js). */

@@ -92,7 +92,7 @@ export interface TreeOptions {
   now?: () => number
   transport?: Transport
   /** wrap the transport the tree made (or was given): a gated tree's edge tokens, rotree-client/net gatedTransport */
-  wrapTransport?: (t: Transport) => Transport
+  wrapTransport?: (t: Transport, tree: { id: string }) => Transport
   blobCache?: BlobCache
 }
 

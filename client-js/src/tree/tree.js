@@ -67,7 +67,7 @@ export class Tree {
       allowRedirectOrigins: opts.allowRedirectOrigins, crossOriginRedirects: opts.crossOriginRedirects
     })
     // e.g. a gated tree's edge tokens (net/gated-transport.js), kept off the core read path
-    if (opts.wrapTransport) this.transport = opts.wrapTransport(this.transport)
+    if (opts.wrapTransport) this.transport = opts.wrapTransport(this.transport, { id: this.id }) // id: which tree (<anchor>[:<name>]), for a wrapper that serves some trees only
     const urls = [...new Set([url, ...(opts.mirrors ?? []).map(mirrorUrl)])]
     // every mirror is asked for fsinfo.json first: their handshakes run while the rest is set up
     for (const u of urls) this.transport.preconnect?.(u, { timeoutMs: this.opts.timeoutMs })
