@@ -167,7 +167,7 @@ async function hashFile (file) {
  * A get's output (DEST, a file or a directory) and its bundle (readProofBundle's value).
  * @returns {Promise<object>} the report (throws the first verdict that fails)
  */
-export async function verifyDownload (dest, bundle, { fragment, atMs }) {
+export async function verifyDownload (dest, bundle, { fragment, atMs, local = true }) {
   const read = async rel => bundle.files.get(rel) ?? null
   const { tree, transport } = await openOffline(fragment, read, atMs, bundle.log)
   try {
@@ -176,6 +176,10 @@ export async function verifyDownload (dest, bundle, { fragment, atMs }) {
     const check = async (treePath, local) => {
       let s
       try { s = await tree.lstat(treePath) } catch (err) { throw unwrap(err) }
+      if (!local) { // the bundle alone: every page it needs is there (get --proof checks what it writes)
+        if (s.type === 'dir') for await (const e of tree.list(treePath)) await check(treePath.replace(/\/$/, '') + '/' + e.name, null)
+        return
+      }
       let st
       try { st = await fs.lstat(local) } catch (err) {
         if (s.type === 'symlink' && err.code === 'ENOENT') { counts.linksAbsent++; return } // skipped by get (its target leaves DEST)

@@ -9,6 +9,7 @@
 import crypto from 'node:crypto'
 import { BadFormatError, UsageError, HashMismatchError } from 'rotree-client/errors'
 import { proveLogged, logSignersOf } from 'rotree-client/log'
+import { MAX_TRUST_DOC } from 'rotree-client/format'
 
 export const PROOF_TYPE = 'rotree-proof'
 export const PROOF_SUFFIX = '.rotree-proof'
@@ -92,8 +93,12 @@ export async function makeProofBundle (tree, rec, treePath) {
     const absent = err.code === 'ROTREE_ALL_MIRRORS_FAILED' && err.errors?.every(e => e.code === 'ROTREE_MIRROR_HTTP' && / 404 /.test(e.message))
     if (!(absent || err.code === 'ROTREE_SPLIT_VIEW') || tree.roots.trust?.doc?.witnesses) throw err
   }
-  // the chain the reader accepted, from the anchor's document to the newest it trusts
+  // the chain the reader accepted, from the anchor's document to the newest it trusts;
+  // those it had in its state already (a reader that read this tree before) are fetched now
   const known = tree.roots.trust?.doc?.seq ?? 0
+  for (let n = 1; n <= known; n++) {
+    if (!rec.trust.has(n)) rec.trust.set(n, await tree.mirrors.fetch(`trust/${n}.json`, MAX_TRUST_DOC, b => b.slice()))
+  }
   const trust = {}
   for (const n of [...rec.trust.keys()].sort((a, b) => a - b)) if (n <= known) trust[n] = b64(rec.trust.get(n))
   const bundle = {

@@ -9,7 +9,8 @@ import { escapeText } from '../escape.js'
 import { printJson, treeFields } from '../json.js'
 import { unsafeWhy } from '../get-names.js'
 import { extraPaths } from '../get-dry-run.js'
-import { proofRecorder, makeProofBundle, PROOF_SUFFIX } from '../proof-bundle.js'
+import { proofRecorder, makeProofBundle, readProofBundle, PROOF_SUFFIX } from '../proof-bundle.js'
+import { verifyDownload } from '../offline.js'
 
 const SHOWN = 10 // skipped symlinks and deletions named one per line; the rest are counted
 
@@ -65,6 +66,7 @@ export default {
     process.on('SIGINT', stop); process.on('SIGTERM', stop)
     target.reader = { ...MANY_REQUESTS, ...target.reader }
     if (v.proof !== undefined && (v.proof === '' || v.proof === '-')) throw new UsageError('--proof FILE: a file name (e.g. DEST' + PROOF_SUFFIX + ')')
+    if (v.proof !== undefined && target.atSeq !== undefined) throw new UsageError('--proof: a proof bundle is of the current root, not of ADDR@SEQ (an old root has expired for the reader)')
     const recorder = v.proof !== undefined ? proofRecorder() : null
     if (recorder) {
       const outer = target.reader.wrapTransport
@@ -99,6 +101,8 @@ export default {
         io.stderr.write(`got ${escapeText(dest)}: ${r.files} files, ${r.dirs} dirs, ${r.symlinks} symlinks${extra}, ${fmtBytes(r.bytes)} verified; ${st.requests} requests, seq ${tree.info.seq}\n`)
         if (recorder) {
           const text = await makeProofBundle(tree, recorder, p)
+          // what verify --offline will check, but the files: a bundle that does not verify now is not written
+          await verifyDownload(dest, readProofBundle(Buffer.from(text)), { fragment: target.address.slice(target.address.lastIndexOf('#') + 1), atMs: Date.now(), local: false })
           await writeAtomic(v.proof, text)
           io.stderr.write(`rotree get: proof bundle ${escapeText(v.proof)}: ${fmtBytes(Buffer.byteLength(text))}\n`)
         }
