@@ -119,8 +119,11 @@ events {
     worker_connections 1024;
 }
 
-http {
-    access_log ${under('access.log')};
+http {${gate === null ? '' : `
+    # gated: the path without its query (a token is a bearer token: kept out of the log) and the
+    # admitted token's expiry, which names its holder in the exchange's own log (docs/DEPLOY.md "Who fetched")
+    log_format rotree_gated '$remote_addr [$time_local] "$request_method $uri $server_protocol" $status $body_bytes_sent token_expires=$secure_link_expires';`}
+    access_log ${under('access.log')}${gate === null ? '' : ' rotree_gated'};
     client_body_temp_path ${under('client_body_temp')};
     proxy_temp_path ${under('proxy_temp')};
     fastcgi_temp_path ${under('fastcgi_temp')};

@@ -29,6 +29,7 @@ let dir, out, key, tree, holder, delegate, blob, origin, originPort, tokens, tok
 const cleanups = []
 const originLog = []
 const tokenLog = []
+const issued = [] // the exchanges' own lines: token for <tree> to holder <key>, expires <s>
 
 before(async () => {
   dir = await tmpdir('rotree-gated-')
@@ -42,7 +43,7 @@ before(async () => {
   const { url } = await origin.listen({ port: 0, host: '127.0.0.1' })
   originPort = Number(new URL(url).port)
   cleanups.push(() => origin.close({ timeoutMs: 1000 }))
-  tokens = await createTokenServer({ dirs: [out], secret: SECRET, ttlS: 600, accessLog: l => tokenLog.push(l) })
+  tokens = await createTokenServer({ dirs: [out], secret: SECRET, ttlS: 600, accessLog: l => tokenLog.push(l), log: { info: m => issued.push(m) } })
   tokenPort = (await tokens.listen({ port: 0, host: '127.0.0.1' })).port
   cleanups.push(() => tokens.close({ timeoutMs: 1000 }))
 })
@@ -144,6 +145,17 @@ test('rotree token-server behind nginx from nginx-config --gated --token-upstrea
   const n = await startNginx(out, { gate: { secret: SECRET, tree, tokenUpstream: `127.0.0.1:${tokenPort}` } })
   cleanups.push(n.stop)
   await gatedBehaviour(n.port)
+  // nginx's log (--full) keeps no token, and names each admitted token's expiry, which the exchange's log maps to its holder
+  const access = await fs.readFile(path.join(n.dir, 'access.log'), 'utf8')
+  assert.doesNotMatch(access, /rotree_token/)
+  const t = await exchange(n.port, grant(), holder)
+  await req(n.port, `/h/${blob}?rotree_token=${t.json.token}`)
+  const expires = t.json.token.split(',')[1]
+  const line = new RegExp(`"GET /h/${blob} HTTP/1.1" 200 \\d+ token_expires=${expires}\n`)
+  // nginx writes the line as it finalizes the request, which may be a moment after the client has the body
+  for (let i = 0; i < 50 && !line.test(await fs.readFile(path.join(n.dir, 'access.log'), 'utf8')); i++) await new Promise(resolve => setTimeout(resolve, 100))
+  assert.match(await fs.readFile(path.join(n.dir, 'access.log'), 'utf8'), line)
+  assert.ok(issued.includes(`rotree: token for ${tree} to holder ${holder.publicKey}, expires ${expires}`), issued.join('\n'))
   // the token-server serves nothing of the folder
   assert.equal((await req(tokenPort, `/h/${blob}`)).status, 404)
   assert.equal((await req(tokenPort, '/fsinfo.json')).status, 404)
