@@ -82,5 +82,7 @@ test('pull killed at random points always leaves DIR serving a complete tree; th
   assert.equal(report.ok, true)
   assert.deepEqual(report.orphans, [])
   assert.deepEqual(report.stray, [])
-  assert.deepEqual((await fs.readdir(mirror)).sort(), ['fsinfo.json', 'h', 'history'])
+  assert.deepEqual((await fs.readdir(mirror)).sort(), ['fsinfo.json', 'h', 'history', 'log'])
+  // the log came too, up to the checkpoint of the root it serves (docs/FORMAT.md §13)
+  assert.deepEqual(await fs.readFile(path.join(mirror, 'log', 'checkpoint')), await fs.readFile(path.join(out, 'log', 'checkpoint')))
 })
