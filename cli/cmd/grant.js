@@ -147,5 +147,5 @@ async function writeSecret (file, io) {
     if (err.code === 'EEXIST') throw new BadPathError(`${file} exists and is kept (a secret is never overwritten)`, { details: { path: file } })
     throw err
   })
-  io.stdout.write(`wrote an edge token secret to ${file} (mode 0600): give it to rotree serve --grants and rotree nginx-config --gated, nobody else\n`)
+  io.stdout.write(`wrote an edge token secret to ${file} (mode 0600): give it to rotree serve --grants, rotree token-server and rotree nginx-config --gated, nobody else\n`)
 }
