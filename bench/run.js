@@ -111,7 +111,7 @@ for (const id of ids) {
     if (twice && !fig.skipped) {
       process.stderr.write(`${fig.met === true ? 'met' : fig.met === false ? 'not met' : 'done'} idle; under load … `)
       try {
-        const { result, load } = await underLoad(async () => (await import(file))[fn]({ quick }))
+        const { result, load } = await underLoad(async () => (await import(file))[fn]({ quick, loaded: true }))
         fig = withLoaded(fig, result, load)
       } catch (err) {
         // the idle run stands, but a target met only idle is not met: unjudged

@@ -75,7 +75,7 @@ export function figureMarkdown (fig) {
   }
   lines.push(...cpuMarkdown(fig))
   lines.push('', `![${fig.id}](bench/${fig.id}.svg)`, '', `Command: \`${fig.command}\` (${fig.date?.slice(0, 10)}, ${fig.machine})`)
-  if (L) lines.push('', `The loaded columns: the same figure run again right after, with ${L.load.procs} busy processes beside it (bench/lib/cpu-load.js: one per core, SHA-256 in a loop, nice 0), which got ${L.load.cores.toFixed(2)} cores on average over its ${Math.round(L.load.wallS)} s${L.short ? `; short of the target under load: ${L.short}` : ''}. "Idle" is the run without that load, not an idle machine: the load average in the notes below says what else ran (fewer than ${L.load.procs} cores for the load means other work had the rest). The chart shows the idle run.`)
+  if (L) lines.push('', `The loaded columns: the same figure run again right after, with ${L.load.procs} busy processes beside it (bench/lib/cpu-load.js: one per core, SHA-256 in a loop, nice 0), which got ${L.load.cores.toFixed(2)} cores on average over its ${Math.round(L.load.wallS)} s${L.short ? `; short of the target under load: ${L.short}` : ''}. "Idle" is the run without that load, not an idle machine: the load average in the notes below says what else ran (fewer than ${L.load.procs} cores for the load means other work had the rest).${fig.rows.some(r => !L.rows.some(l => l.label === r.label)) ? ' A row with — in the loaded columns is not run under load.' : ''} The chart shows the idle run.`)
   for (const n of [...fig.notes ?? [], ...STANDING_NOTES[fig.id] ?? []]) lines.push('', n)
   return lines.join('\n')
 }
