@@ -8,6 +8,7 @@
 //   node bench/run.js --no-render P3w results only; docs/BENCHMARKS.md untouched
 //   node bench/run.js --results DIR … results into DIR instead (implies --no-render)
 //   node bench/run.js --render-only   docs/BENCHMARKS.md and the charts from bench/results, nothing run
+//   node bench/run.js --render-only --results DIR   the same from the results in DIR
 //   node bench/run.js --no-load P3w   only the idle run of a figure that also runs under load (LOADED)
 //   node bench/run.js --loaded P6     every figure named runs idle and then under load, in LOADED or not
 // ROTREE_BENCH_CLIENT=DIR measures the client of another checkout (bench/lib/clients.js).
@@ -95,7 +96,8 @@ if (bad) { console.error(`bench/run.js: unknown option ${bad}; known: ${FLAGS.jo
 const quick = args.includes('--quick')
 const at = args.indexOf('--results')
 const resultsDir = at >= 0 ? path.resolve(args[at + 1]) : RESULTS
-const renderAfter = !args.includes('--no-render') && at < 0
+// --render-only with --results renders from that folder (e.g. only the committed results and one new run)
+const renderAfter = !args.includes('--no-render') && (at < 0 || args.includes('--render-only'))
 const only = args.filter((a, i) => !a.startsWith('--') && (at < 0 || i !== at + 1)).flatMap(a => GROUPS[a] ?? [a])
 const ids = args.includes('--render-only') ? [] : only.length ? only : Object.keys(FIGURES)
 const t0 = Date.now()
@@ -138,5 +140,5 @@ if (!renderAfter) {
   if (ids.length) console.error(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; results in ${path.relative(process.cwd(), resultsDir) || '.'}, docs/BENCHMARKS.md not rendered`)
   process.exit(process.exitCode ?? 0)
 }
-await render({ intro: INTRO + (quick ? '\n\n**This file was produced by `npm run bench:quick`**: one run per row, short loads, small sizes (P8 uses 16 MB, not 50 MB). Its ratios are indicative; the full `npm run bench` is the measurement of record.' : '') })
+await render({ dir: resultsDir, intro: INTRO + (quick ? '\n\n**This file was produced by `npm run bench:quick`**: one run per row, short loads, small sizes (P8 uses 16 MB, not 50 MB). Its ratios are indicative; the full `npm run bench` is the measurement of record.' : '') })
 console.error(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; see docs/BENCHMARKS.md`)

@@ -122,10 +122,10 @@ export function figureSvg (fig) {
   return out.join('\n')
 }
 
-/** Rebuild docs/BENCHMARKS.md and the charts from every result file. */
-export async function render ({ intro = '' } = {}) {
-  const files = (await fs.readdir(RESULTS).catch(() => [])).filter(f => f.endsWith('.json')).sort(byFigure)
-  const figs = await Promise.all(files.map(async f => JSON.parse(await fs.readFile(path.join(RESULTS, f), 'utf8'))))
+/** Rebuild docs/BENCHMARKS.md and the charts from every result file (of bench/results, or of `dir`). */
+export async function render ({ intro = '', dir = RESULTS } = {}) {
+  const files = (await fs.readdir(dir).catch(() => [])).filter(f => f.endsWith('.json')).sort(byFigure)
+  const figs = await Promise.all(files.map(async f => JSON.parse(await fs.readFile(path.join(dir, f), 'utf8'))))
   await fs.mkdir(path.join(ROOT, 'docs/bench'), { recursive: true })
   for (const fig of figs) await fs.writeFile(path.join(ROOT, 'docs/bench', fig.id + '.svg'), figureSvg(fig) + '\n')
   const summary = ['| figure | target | status |', '|---|---|---|',
