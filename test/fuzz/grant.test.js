@@ -1,13 +1,15 @@
 // Property-based fuzzing of the grant parser and verifier (docs/FORMAT.md
-// §12.10–12.11): random and mutated grants and token requests decode or are
-// refused with a typed format error, never crash; the verifier refuses them
-// with ROTREE_NO_ACCESS and never admits a grant whose signed text changed.
+// §12.10–12.12): random and mutated grants, token requests and revocation
+// lists decode or are refused with a typed format error, never crash; the
+// verifier refuses them with ROTREE_NO_ACCESS (a list: ROTREE_THRESHOLD or
+// ROTREE_WRONG_NAME) and never admits a grant or a list whose signed text
+// changed.
 // FUZZ_RUNS sets the number of cases (npm run fuzz sets it high).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { generateKeyPair } from 'rotree-client/crypto'
-import { decodeGrant, decodeTokenRequest, encodeGrant, unsignedGrant, signGrant, verifyGrant, verifyTokenRequest, tokenRequest } from 'rotree-client/grant'
+import { decodeGrant, decodeTokenRequest, encodeGrant, unsignedGrant, signGrant, verifyGrant, verifyTokenRequest, tokenRequest, decodeRevoked, encodeRevoked, verifyRevoked, grantHash } from 'rotree-client/grant'
 
 const RUNS = Number(process.env.FUZZ_RUNS || 300)
 const FORMAT_CODES = new Set(['ROTREE_BAD_FORMAT', 'ROTREE_UNSUPPORTED_VERSION'])
@@ -75,6 +77,23 @@ test('token requests: mutated bodies are refused as ROTREE_NO_ACCESS unless the 
       assert.equal(v.holder, d.publicKey)
     } catch (err) {
       if (err.code !== 'ROTREE_NO_ACCESS') throw err
+    }
+  }), { numRuns: RUNS })
+})
+
+test('revocation lists: random and mutated lists decode or are refused, and count only with the signed text unchanged', () => {
+  const list = decodeRevoked(JSON.stringify({ type: 'rotree-revoked', version: 2, anchor: tree.publicKey, name: '', issued: new Date(T0).toISOString(), grants: [grantHash(root), grantHash(child)].sort().map(hash => ({ hash, expires: root.expires })), signatures: [] }))
+  const text = encodeRevoked(signGrant(list, [tree.secretKey]))
+  const want = Buffer.from(decodeRevoked(text).message)
+  fc.assert(fc.property(fc.oneof(fc.uint8Array({ maxLength: 512 }), fc.json().map(s => Buffer.from(s))), bytes => { decodesOrRefuses(decodeRevoked, bytes) }), { numRuns: RUNS })
+  fc.assert(fc.property(fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }), edits => {
+    const r = decodesOrRefuses(decodeRevoked, mutate(text, edits))
+    if (r === null) return
+    try {
+      verifyRevoked(r, ctx)
+      assert.deepEqual(Buffer.from(r.message), want)
+    } catch (err) {
+      if (err.code !== 'ROTREE_THRESHOLD' && err.code !== 'ROTREE_WRONG_NAME') throw err
     }
   }), { numRuns: RUNS })
 })
