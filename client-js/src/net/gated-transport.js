@@ -12,9 +12,10 @@
 import { NoAccessError, MirrorHttpError, MirrorNetworkError } from '../errors.js'
 import { tokenRequest } from '../trust/grant.js'
 
-/** Renew a token this long before it expires. */
+/** Renew a token this long before it expires, or a quarter of its lifetime before, whichever is less. */
 export const RENEW_BEFORE_MS = 60e3
 const TOKEN_RE = /^[A-Za-z0-9_-]{22},[0-9]{1,12}$/
+const RETRY_MS = 5000 // a renewal that failed, while the held token is still good
 
 /**
  * @param {{ get: Function, preconnect?: Function, rtt?: Function, close: Function, stats?: object }} inner
@@ -22,7 +23,8 @@ const TOKEN_RE = /^[A-Za-z0-9_-]{22},[0-9]{1,12}$/
  *   grant: decodeGrant()'s value; secretKey: its holder's, hex (either may be a function that reads it when first needed)
  */
 export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl = globalThis.fetch, now = Date.now }) {
-  const tokens = new Map() // mirror base → Promise<{ token: string|null, expiresMs: number }>
+  // mirror base → { token: the newest token, renewAt, pending: the one exchange in flight }
+  const tokens = new Map()
   let held = null
   const credentials = () => (held ??= Promise.all([typeof grant === 'function' ? grant() : grant, typeof secretKey === 'function' ? secretKey() : secretKey]))
 
@@ -30,37 +32,46 @@ export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl = gl
     const [g, sk] = await credentials()
     const url = base + '.rotree/token'
     const origin = new URL(base).origin
+    const asked = now()
     let res
     try {
-      res = await fetchImpl(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: tokenRequest(g, sk, { now: now() }) })
+      res = await fetchImpl(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: tokenRequest(g, sk, { now: asked }) })
     } catch (err) {
       throw new MirrorNetworkError(`${origin}: the token exchange failed (${err.cause?.code ?? err.message})`, { cause: err })
     }
     const text = await res.text()
-    if (res.status === 404) return { token: null, expiresMs: Infinity } // not gated
+    if (res.status === 404) return { token: null, expiresMs: Infinity, renewAt: Infinity } // not gated
     let j = null
     try { j = JSON.parse(text) } catch {}
     if (res.status === 403) throw new NoAccessError(`${origin} refuses this grant: ${typeof j?.message === 'string' ? j.message.slice(0, 300) : 'no reason given'}`)
     if (res.status !== 200 || typeof j?.token !== 'string' || !TOKEN_RE.test(j.token)) {
       throw new MirrorHttpError(`${origin}: the token exchange answered ${res.status}${res.status === 200 ? ' without a token' : ''}`, { details: { status: res.status } })
     }
-    return { token: j.token, expiresMs: Number(j.token.split(',')[1]) * 1000 }
+    const expiresMs = Number(j.token.split(',')[1]) * 1000
+    // a short-lived token (an edge's --token-ttl of seconds) is renewed a
+    // quarter of its life early, not a minute: else every request would renew
+    return { token: j.token, expiresMs, renewAt: expiresMs - Math.min(RENEW_BEFORE_MS, Math.max(0, expiresMs - asked) / 4) }
   }
 
-  function tokenFor (base, { fresh = false } = {}) {
-    let p = tokens.get(base)
-    if (p && !fresh) {
-      // renew ahead of expiry; a failed exchange is asked again next time
-      p = p.then(t => t.expiresMs - RENEW_BEFORE_MS > now() ? t : null, () => null)
+  /**
+   * The token to send to `base`: the one held while it is not due, else the
+   * one exchange in flight, shared by every request that waits for it (one
+   * renewal per mirror, however many requests are in flight). A token due for
+   * renewal but not expired is still sent while its successor is fetched.
+   * `refused`: the token an edge just refused; a newer one is used if there is.
+   */
+  function tokenFor (base, refused = null) {
+    let s = tokens.get(base)
+    if (s === undefined) tokens.set(base, (s = { token: null, pending: null }))
+    const t = s.token
+    const usable = t !== null && t !== refused && t.expiresMs > now()
+    // a renewal that failed while the token still works is tried again after a pause, not by every request
+    if (usable && (t.renewAt > now() || refused !== null || (s.retryAt ?? 0) > now())) return t
+    if (s.pending === null) {
+      s.pending = exchange(base).then(next => { s.token = next; return next })
+      s.pending.then(() => { s.pending = null; s.retryAt = 0 }, () => { s.pending = null; s.retryAt = now() + RETRY_MS })
     }
-    return (async () => {
-      const t = p && !fresh ? await p : null
-      if (t) return t
-      const next = exchange(base)
-      tokens.set(base, next)
-      next.catch(() => tokens.delete(base))
-      return next
-    })()
+    return usable ? t : s.pending
   }
 
   async function get (url, o) {
@@ -74,7 +85,7 @@ export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl = gl
     } catch (err) {
       if (!(err.code === 'ROTREE_MIRROR_HTTP' && err.status === 403 && t.token !== null)) throw err
       // refused: the token expired on the way, or the edge's secret changed; one fresh token, once
-      t = await tokenFor(base, { fresh: true })
+      t = await tokenFor(base, t)
       try {
         return await inner.get(withToken(t), o)
       } catch (e2) {
