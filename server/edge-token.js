@@ -51,7 +51,8 @@ export function checkToken (value, { secret, tree, nowMs = Date.now() }) {
     if (!m) return 'bad'
     const want = digest(m[2], tree, secret)
     const got = Buffer.from(m[1], 'base64url')
-    if (got.length !== 16 || !timingSafeEqual(got, want)) return 'bad'
+    // one spelling per token: the last character's spare bits must be zero (canonical base64url)
+    if (got.length !== 16 || got.toString('base64url') !== m[1] || !timingSafeEqual(got, want)) return 'bad'
     expires = Number(m[2])
     if (passed.size >= PASSED_MAX) passed.delete(passed.keys().next().value)
     passed.set(key, expires)
