@@ -3,7 +3,7 @@
 // only the module of the command being run is loaded.
 export const COMMAND_NAMES = [
   'keygen', 'trust', 'build', 'access', 'grant', 'sign', 'resign', 'gc', 'serve', 'nginx-config',
-  'ls', 'stat', 'cat', 'get', 'log', 'log-audit', 'diff', 'gateway', 'pull', 'fsck', 'push', 'remote', 'caddy-config', 'varnish-config', 'witness'
+  'ls', 'stat', 'cat', 'get', 'log', 'log-audit', 'diff', 'gateway', 'pull', 'fsck', 'push', 'remote', 'caddy-config', 'varnish-config', 'witness', 'token-server', 'verify'
 ]
 
 /** The command's module, or null for an unknown name (or one not built yet). */

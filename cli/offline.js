@@ -64,16 +64,16 @@ function unwrap (err) {
  */
 async function openOffline (fragment, read, atMs, logProof = null) {
   const transport = localTransport(read)
-  const tree = new Tree(`${BASE}#${fragment}`, { transport, stateDir: null, now: () => atMs, fsinfoSettleMs: 0, timeoutMs: 60_000 })
-  // A reader that checks witnesses as it opens (root-store.js) reads them
-  // from log/checkpoint and its tiles; a bundle carries the tlog-proof instead,
-  // which is checked in their place, by the same rule (FORMAT.md §13.2).
-  if (logProof !== null && typeof tree.roots._witnessed === 'function') {
-    tree.roots._witnessed = async (record, trust) => {
-      const r = checkLogProof(logProof, { fsinfoBytes: record.raw, ...logSignersOf(record), witnesses: trust.witnesses, nowMs: atMs, skewMs: tree.opts.skewMs })
-      return { size: r.size, hash: r.hash }
-    }
-  }
+  // A reader that checks witnesses as it opens reads them from log/checkpoint
+  // and its tiles; a bundle carries the tlog-proof instead, checked in their
+  // place by the same rule (FORMAT.md §13.2).
+  const checkProof = logProof === null
+    ? undefined
+    : (record, trust, nowMs, skewMs) => {
+        const r = checkLogProof(logProof, { fsinfoBytes: record.raw, ...logSignersOf(record), witnesses: trust.witnesses, nowMs, skewMs })
+        return { size: r.size, hash: r.hash }
+      }
+  const tree = new Tree(`${BASE}#${fragment}`, { transport, stateDir: null, now: () => atMs, fsinfoSettleMs: 0, timeoutMs: 60_000, logProof: checkProof })
   try {
     await tree.refresh()
     return { tree, transport }

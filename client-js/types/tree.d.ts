@@ -88,6 +88,8 @@ export interface TreeOptions {
   identity?: string | string[]
   /** a reader that copies blobs raw (pull): a private tree's root is not opened, no identity needed */
   keyless?: boolean
+  /** an offline reader: when the trust document names witnesses, this checks the fsinfo.json's log proof (rotree-client/log checkLogProof over a tlog-proof it holds) instead of fetching the mirror's log/, and returns the checkpoint (FORMAT.md §13.2) */
+  logProof?: (record: { raw: Uint8Array }, trust: { witnesses: object }, nowMs: number, skewMs: number) => { size: number, hash: string }
   /** the clock, ms (tests) */
   now?: () => number
   transport?: Transport

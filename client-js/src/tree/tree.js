@@ -87,6 +87,9 @@ export class Tree {
       prefetch: opts.prefetchRoot === false ? undefined : ref => { this.blobs.get(ref, 'dir').catch(() => {}) }, // a failure shows when the page is read
       // a private tree's keyring: a plain blob, checked by hash and size, not kept in the cache
       keyless: opts.keyless === true,
+      // an offline reader (rotree verify --offline): the witnesses' cosignatures come from a
+      // proof it holds, checked by the same rule, instead of the mirror's log/ (FORMAT.md §13.2)
+      logProof: typeof opts.logProof === 'function' ? opts.logProof : null,
       openPrivate: rootOpener({ identities: parseIdentities(opts.identity), fetchKeyring: ref => this.blobs.get({ hash: ref.hash, size: ref.size }, 'data', false) })
     })
     // shared with snapshot() views (they inherit this object, so counts land here)

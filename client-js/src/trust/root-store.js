@@ -51,8 +51,11 @@ export class RootStore {
    *   tree is ROTREE_NO_ACCESS
    * @param {boolean} [o.keyless=false] a reader that copies blobs raw (pull): a private tree's root
    *   is not opened (its record's root stays null), and not being one of its readers is no error
+   * @param {Function|null} [o.logProof=null] an offline reader's check of a log proof it holds, in
+   *   place of fetching log/ when the trust document names witnesses: (record, trust, nowMs, skewMs) => checkpoint
    */
-  constructor ({ publicKey, anchor = { kind: 'key', key: publicKey }, name = '', id = publicKey, mirrors, state, now, skewMs, graceMs, settleMs, prefetch, openPrivate, keyless = false }) {
+  constructor ({ publicKey, anchor = { kind: 'key', key: publicKey }, name = '', id = publicKey, mirrors, state, now, skewMs, graceMs, settleMs, prefetch, openPrivate, keyless = false, logProof = null }) {
+    this.logProof = logProof
     this.publicKey = publicKey
     this.anchor = anchor
     this.name = name
@@ -261,6 +264,7 @@ export class RootStore {
    * @returns {Promise<{ size: number, hash: string }>} the checkpoint to keep
    */
   async _witnessed (record, trust, mirror, now, round) {
+    if (this.logProof !== null) return this.logProof(record, trust, now, this.skewMs)
     round.kept ??= this.state.get(this.id).then(r => r?.v === 2 ? r.log ?? null : null)
     const saved = await round.kept
     const mem = this.record?.log
