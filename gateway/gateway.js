@@ -11,6 +11,8 @@
 //   GET /.well-known/rotree/metrics  the same and the request counters, for Prometheus (metrics.js)
 //   OPTIONS, PROPFIND       read-only WebDAV (webdav.js); other methods 405
 //   /NAME/…                 the tree mounted as NAME (opts.trees)
+//   POST [/NAME]/.rotree/token   a gated gateway (opts.grants): the tree's token exchange;
+//                           its content then only with an edge token for it (edge-gate.js)
 //
 // Before any of it: the Host check (host-check.js, DNS rebinding). Trees do
 // not wait for each other: a request waits only for the disk cache to open
@@ -25,7 +27,8 @@ import { propfind, DAV_HEADERS, DAV_ALLOW } from './webdav.js'
 import { hostGuard } from './host-check.js'
 import { redactDeep, redactingLog, redactText } from './redact.js'
 import { Metrics, metricsText } from './metrics.js'
-import { watchRequest, openAccessLog, noteTree } from './request-log.js'
+import { watchRequest, openAccessLog, noteTree, noteHolder } from './request-log.js'
+import { gatewayGate, isTokenPath } from './edge-gate.js'
 
 const NAME_RE = /^[A-Za-z0-9_~-][A-Za-z0-9._~-]*$/
 const WELL_KNOWN = ['.well-known', 'rotree'] // + 'status' or 'metrics'
@@ -55,6 +58,8 @@ export function isTreeName (name) { return NAME_RE.test(name) && name !== '.well
  * @param {object} [opts.treeOptions] anything else for new Tree() (graceMs, skewMs, readAhead, …)
  * @param {{ info?: Function, error?: Function } | null} [opts.log] root changes, refresh failures and every mirror fault (mirror URL redacted, code, path)
  * @param {string|{ write: Function }|null} [opts.accessLog=null] one line per request (request-log.js): a file path (appended to), '-' for stderr, or a stream
+ * @param {{ secret: string, ttlS?: number } | null} [opts.grants=null] gate every tree served (edge-gate.js, docs/FORMAT.md §12.11):
+ *   its content only with an edge token, traded for a grant at the tree's .rotree/token; secret: the edge secret, 64 hex
  * @returns {((req, res, next?) => void) & { ready: Promise<void>, close: () => Promise<void>, status: () => object, gateway: Gateway }}
  */
 export function gateway (opts) {
@@ -71,7 +76,7 @@ export class Gateway {
   constructor ({
     tree, trees = {}, mirrors = [], stateDir, timeoutMs, mirrorPenaltyMs, concurrency = 64, cacheBytes = 64 << 20,
     cacheDir = null, cacheSize = 1 << 30, refreshSeconds = 60, maxAge, index = true, sandbox = true, allowHosts = null,
-    treeOptions = {}, log = null, accessLog = null, prefetch = true
+    treeOptions = {}, log = null, accessLog = null, prefetch = true, grants = null
   } = {}) {
     if (tree === undefined && Object.keys(trees).length === 0) throw new TypeError('gateway: give a tree (opts.tree) or named trees (opts.trees)')
     this.log = redactingLog(log)
@@ -83,7 +88,8 @@ export class Gateway {
     this.startedAt = new Date()
     this.disk = null
     const tOpts = this._treeOptions({ timeoutMs, mirrorPenaltyMs, concurrency, cacheBytes, stateDir, useDisk: cacheDir !== null, treeOptions })
-    const mountOpts = { treeOptions: tOpts, refreshMs: refreshSeconds * 1000, maxAgeS: Math.max(1, maxAge ?? refreshSeconds), log: this.log, metrics: this.metrics, prefetch }
+    // a gated tree's content is sent Cache-Control: private, so no shared cache in front hands it to a request without a token
+    const mountOpts = { treeOptions: tOpts, refreshMs: refreshSeconds * 1000, maxAgeS: Math.max(1, maxAge ?? refreshSeconds), log: this.log, metrics: this.metrics, prefetch, privateCache: grants !== null }
     this.root = tree === undefined ? null : new Mount('', tree, { ...mountOpts, mirrors })
     this.named = new Map()
     for (const [name, t] of Object.entries(trees)) {
@@ -91,6 +97,7 @@ export class Gateway {
       this.named.set(name, new Mount(name, t, mountOpts))
     }
     this.mounts = [...(this.root ? [this.root] : []), ...this.named.values()]
+    this.gate = grants === null ? null : gatewayGate(this.mounts, { ...grants, log: this.log })
     this._start(cacheDir, cacheSize)
   }
 
@@ -136,9 +143,14 @@ export class Gateway {
         if (s[2] === 'status') return this._status(ctx)
         if (s[2] === 'metrics') return this._metrics(ctx)
       }
+      if (this.gate !== null && !(await this._admit(ctx))) return
       return serveGet(this, ctx)
     }
-    if (method === 'PROPFIND') return propfind(this, ctx)
+    if (method === 'PROPFIND') {
+      if (this.gate !== null && !(await this._admit(ctx))) return
+      return propfind(this, ctx)
+    }
+    if (method === 'POST' && isTokenPath(ctx.rel)) return this._token(ctx)
     if (method === 'OPTIONS') return this._options(res)
     // a read-only tree: refuse, and do not read an upload we will never use
     const hasBody = req.headers['content-length'] > 0 || req.headers['transfer-encoding'] !== undefined
@@ -166,6 +178,34 @@ export class Gateway {
     }
     if (mount !== null) noteTree(res, mount.label)
     return { req, res, head: req.method === 'HEAD', mount, rel, mountSegs, base, slash, query: p.query, segs }
+  }
+
+  /**
+   * A gated gateway: may this request have its tree's content? It must carry
+   * a valid edge token for that tree (X-Rotree-Token, or rotree_token in the
+   * query); otherwise 403 and what to do. The mount list of a gateway with
+   * no tree at / is not content (the status document shows as much).
+   */
+  async _admit ({ req, res, mount, head, mountSegs }) {
+    if (mount === null) return true
+    const { verdict, holder } = await this.gate.admit(req, mount)
+    if (verdict === 'ok') { noteHolder(res, holder); return true }
+    const why = verdict === 'expired' ? 'the edge token sent has expired' : req.headers['x-rotree-token'] === undefined && !req.url.includes('rotree_token=') ? 'no edge token was sent' : 'the edge token sent is not one for this tree'
+    const at = this.href({ base: typeof req.baseUrl === 'string' ? req.baseUrl : '' }, mountSegs, true)
+    sendText(res, 403, `403 Forbidden\nROTREE_NO_ACCESS: this tree is gated and ${why} (docs/FORMAT.md §12.11)\n` +
+      `What to do: trade your grant for a token at this tree's exchange, rotree grant token GRANT --grant-key KEYFILE <this gateway's URL>${at.slice(1)}, ` +
+      'and send it as the header X-Rotree-Token (curl -H, wget --header, rclone --header) or as ?rotree_token= in the URL; a token lives minutes: ask again when it expires.\n',
+    { head, headers: ['X-Rotree-Error', 'ROTREE_NO_ACCESS'] })
+    return false
+  }
+
+  /** POST [/NAME]/.rotree/token: the tree's token exchange (server/gate.js); 404 where nothing is gated, as a mirror that is not gated answers. */
+  _token ({ req, res, mount }) {
+    if (this.gate !== null && mount !== null) return this.gate.token(req, res, mount)
+    req.resume()
+    sendText(res, 404, this.gate === null
+      ? '404 Not Found\nthis gateway is not gated: its trees need no edge token\n'
+      : '404 Not Found\nno tree is served at /: each tree\'s exchange is at /NAME/.rotree/token\n')
   }
 
   _options (res) {

@@ -32,8 +32,9 @@ export class Mount {
    * @param {number} o.refreshMs interval between fsinfo.json checks (0: never)
    * @param {number} o.maxAgeS upper bound of Cache-Control max-age
    * @param {{ info?: Function, error?: Function } | null} [o.log]
+   * @param {boolean} [o.privateCache=false] content is sent Cache-Control: private (a gated gateway: edge-gate.js)
    */
-  constructor (name, tree, { mirrors = [], treeOptions = {}, refreshMs, maxAgeS, log = null, metrics = null, prefetch = true }) {
+  constructor (name, tree, { mirrors = [], treeOptions = {}, refreshMs, maxAgeS, log = null, metrics = null, prefetch = true, privateCache = false }) {
     this.name = name
     this.metrics = metrics
     this.seenFailed = new Map() // mirror url → its `failed` count when last looked at (watchFaults)
@@ -42,6 +43,7 @@ export class Mount {
     // what a client walking the listings asks for next (readahead.js), as much as the tree's caches can keep
     this.readAhead = prefetch ? new ReadAhead({ bytes: listingBudget({ disk: this.tree.blobs.local !== undefined, memoryBytes: this.tree.opts.cacheBytes }) }) : null
     this.maxAgeS = maxAgeS
+    this.privateCache = privateCache
     this.log = log
     this.pin = null
     this.refreshing = null
@@ -96,7 +98,7 @@ export class Mount {
   }
 
   _newPin () {
-    this.pin = new Pin(this.tree, this.maxAgeS)
+    this.pin = new Pin(this.tree, this.maxAgeS, this.privateCache)
     return this.pin
   }
 
@@ -164,7 +166,7 @@ export class Mount {
 
 /** What every response served from one root shares. */
 export class Pin {
-  constructor (tree, maxAgeS) {
+  constructor (tree, maxAgeS, privateCache = false) {
     this.root = rootRecord(tree)
     this.view = tree.snapshot()
     this.info = tree.info
@@ -173,6 +175,7 @@ export class Pin {
     // until fsinfo.json's own expiry: a version-2 release can expire first
     this.expiresMs = this.root.untilMs ?? this.root.expiresMs
     this.maxAgeS = maxAgeS
+    this.scope = privateCache ? 'private' : 'public'
     this.headers = ['X-Rotree-Root', this.info.root, 'X-Rotree-Seq', String(this.info.seq), 'X-Rotree-Expires', this.info.expires]
     this._ccSecond = -1
     this._cc = ''
@@ -192,7 +195,7 @@ export class Pin {
       this._ccSecond = s
       const left = Math.floor(this.expiresMs / 1000) - s
       const age = Math.min(this.maxAgeS, left)
-      this._cc = age > 0 ? `public, max-age=${age}` : 'no-cache'
+      this._cc = age > 0 ? `${this.scope}, max-age=${age}` : 'no-cache'
     }
     return this._cc
   }

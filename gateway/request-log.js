@@ -5,6 +5,10 @@
 //
 //   127.0.0.1 - - [23/Nov/2026:21:03:05 +0000] "GET /docs/a.txt HTTP/1.1" 200 1234 "-" "curl/8.5.0" 0.004 1795468985 -
 //
+// A gated gateway (edge-gate.js) adds a fourth: the holder of the grant whose
+// edge token admitted the request (64 hex; '-' for a request no token
+// admitted, or a token the exchange of this process did not give), and
+// writes an edge token in the query as rotree_token=- (it is a bearer token).
 // A request whose client went away before the status line went out is logged
 // with status 499 (as nginx does). Client-supplied text (the request line,
 // Referer, User-Agent) is written with '"', '\' and every byte outside
@@ -14,15 +18,20 @@ import fs from 'node:fs'
 import { redactText } from './redact.js'
 import { methodLabel } from './metrics.js'
 import { UsageError } from 'rotree-client/errors'
+import { TOKEN_QUERY } from '../server/edge-token.js'
 
 const verified = new WeakMap() // res → file bytes sent that passed verification (bounded-body.js)
 const trees = new WeakMap() // res → the label of the tree it was served from
+const holders = new WeakMap() // res → the grant holder whose token admitted it (a gated gateway)
 
 /** Count `n` verified file bytes written to `res`. */
 export function countVerified (res, n) { verified.set(res, (verified.get(res) ?? 0) + n) }
 
 /** Which tree `res` answers from ('/' or '/NAME/'), for the metrics. */
 export function noteTree (res, label) { trees.set(res, label) }
+
+/** The grant holder whose edge token admitted `res`'s request, for the access log. */
+export function noteHolder (res, holder) { holders.set(res, holder) }
 
 /**
  * An access log destination: null (none), '-' (stderr), a file path (appended
@@ -45,9 +54,10 @@ export function openAccessLog (dest) {
  * Watch one request until it is over.
  * @param {import('node:http').IncomingMessage} req
  * @param {import('node:http').ServerResponse} res
- * @param {{ metrics: import('./metrics.js').Metrics, accessLog: { write: Function } | null }} o
+ * @param {{ metrics: import('./metrics.js').Metrics, accessLog: { write: Function } | null, gate?: object | null }} o
+ *   gate: set when the gateway is gated: each line names the holder
  */
-export function watchRequest (req, res, { metrics, accessLog }) {
+export function watchRequest (req, res, { metrics, accessLog, gate = null }) {
   const t0 = process.hrtime.bigint()
   let body = 0
   let seen = null // the X-Rotree-Seq and X-Rotree-Error that went out (writeHead takes them as an array, not kept by getHeader)
@@ -66,7 +76,8 @@ export function watchRequest (req, res, { metrics, accessLog }) {
     if (v !== undefined) metrics.verifiedBytes.inc({ tree: trees.get(res) ?? '/' }, v)
     if (accessLog === null) return
     const ms = Number(process.hrtime.bigint() - t0) / 1e6
-    accessLog.write(redactText(accessLine(req, status, body, ms, seen)) + '\n')
+    const line = accessLine(req, status, body, ms, seen) + (gate === null ? '' : ` ${holders.get(res) ?? '-'}`)
+    accessLog.write(redactText(line) + '\n')
   })
 }
 
@@ -102,9 +113,16 @@ function rotreeHeaders (h) {
   return out
 }
 
+const TOKEN_IN_QUERY = new RegExp(`([?&]${TOKEN_QUERY}=)[^&#]*`, 'g')
+
+/** A request target with the value of an edge token in its query written as '-': a token is a bearer token (edge-gate.js). */
+export function withoutToken (url) {
+  return typeof url === 'string' && url.includes(TOKEN_QUERY) ? url.replace(TOKEN_IN_QUERY, '$1-') : url
+}
+
 function accessLine (req, status, body, ms, seen) {
   const addr = req.socket?.remoteAddress ?? '-'
-  const request = `${req.method} ${req.url} HTTP/${req.httpVersion}`
+  const request = `${req.method} ${withoutToken(req.url)} HTTP/${req.httpVersion}`
   const seq = seen?.seq ?? '-'
   const code = seen?.code ?? '-'
   return `${addr} - - ${logTime()} "${escapeLogField(request)}" ${status} ${body} "${escapeLogField(req.headers.referer)}" "${escapeLogField(req.headers['user-agent'])}" ${(ms / 1000).toFixed(3)} ${seq} ${code}`

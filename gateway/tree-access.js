@@ -19,6 +19,25 @@ export function rootRecord (tree) { return tree.rootRecord ?? null }
 /** Accepted, and not expired by the tree's own clock and grace (verify.js isExpired, inside the Tree). */
 export function isFresh (tree) { return tree.isFresh() }
 
+/**
+ * The newest trust document the tree's reader trusts (trust-chain.js,
+ * docs/TRUST.md rule 10), walked from the address's anchor; null for a
+ * single-key or version-1 tree. Whose access role issues grants (FORMAT.md
+ * §12.10), for a gated gateway (edge-gate.js). Not in the Tree's public API:
+ * read from its root store here, the one place that does.
+ */
+export function newestTrust (tree) { return tree.roots?.trust?.doc ?? null }
+
+/**
+ * A file beside the tree's signed ones, from every mirror at once, each
+ * answer checked by `check` (which throws for one it refuses: that mirror's
+ * fault); a mirror without it is no fault. Each mirror's result, as
+ * Mirrors.fetchAll gives them.
+ */
+export function fetchFromMirrors (tree, path, cap, check) {
+  return tree.mirrors.fetchAll(path, cap, check, { absentOk: true })
+}
+
 // ---- one pinned view -------------------------------------------------------
 
 /**

@@ -98,11 +98,12 @@ export function createFsinfoRoute ({ dir, maxAge, name = 'fsinfo.json', type = '
   }
 }
 
-const TRUST_PATH = /^\/trust\/([1-9][0-9]{0,15})\.json(?:\?|$)/
+// trust/revoked.json too (FORMAT.md §12.12): a gated gateway reading this tree verifies it and honours it (gateway/edge-gate.js)
+const TRUST_PATH = /^\/trust\/([1-9][0-9]{0,15}|revoked)\.json(?:\?|$)/
 const HISTORY_PATH = /^\/history\/(index|0|[1-9][0-9]{0,15})\.json(?:\?|$)/
 
 /**
- * GET|HEAD /trust/<seq>.json: one fsinfo-style route per trust document asked
+ * GET|HEAD /trust/<seq>.json and /trust/revoked.json: one fsinfo-style route per trust document asked
  * for, at most `max` of them kept (a family has few; a client asking for many
  * numbers only costs a 404 each once the map is full).
  * @returns {((req, res) => void) & { matches: (url: string) => boolean }}

@@ -10,7 +10,9 @@
 // that anchor as a reader walks them (the access role of the newest, or the
 // single key). `rotree serve --grants` gates its one folder; `rotree
 // token-server` exchanges for several and checks tokens for an edge that
-// cannot (GET /.rotree/check, Caddy's forward_auth).
+// cannot (GET /.rotree/check, Caddy's forward_auth). `rotree gateway
+// --grants` gates the trees it serves, each as its reader verified it from
+// the mirrors (gateway/edge-gate.js), with this same exchange.
 import path from 'node:path'
 import { verifyTokenRequest, decodeTokenRequest, accessRoleOf, verifyRevoked, MAX_GRANT, MAX_REVOKED } from 'rotree-client/grant'
 import { anchorText } from 'rotree-client/trust'
@@ -103,25 +105,46 @@ function entryFor (trees, body) {
 }
 
 /**
- * @param {{ dir?: string, dirs?: string[], secret: string, ttlS?: number, log?: { error?: Function, info?: Function } | null,
- *   accessLog?: ((line: string) => void) | null, now?: () => number }} o
- *   dirs: the published folders whose trees this edge gates (dir: one); accessLog: one line per gated request
+ * Where the gate learns a tree's state: a published folder (gatedTree, read
+ * at once: `rotree serve --grants`, `rotree token-server`), or anything that
+ * loads the same state (`rotree gateway --grants`: the tree it verified from
+ * its mirrors, gateway/edge-gate.js), read when a token is first asked for
+ * and again at most a minute after, as a folder's is.
+ * @typedef {{ key: string, label: string, load: () => Promise<object> }} TreeSource
+ *   load: the tree's state as gatedTree gives it ({ anchor, name, id, access, revoked, revokedIssuedMs });
+ *   key: what token(req, res, key) names it by
  */
-export async function createGate ({ dir, dirs = [dir], secret, ttlS = TOKEN_TTL_S, log = null, accessLog = null, now = Date.now }) {
-  const trees = new Map() // id → { dir, tree, checkedAt }
+
+/**
+ * @param {{ dir?: string, dirs?: string[], sources?: TreeSource[], secret: string, ttlS?: number, log?: { error?: Function, info?: Function } | null,
+ *   accessLog?: ((line: string) => void) | null, now?: () => number }} o
+ *   dirs: the published folders whose trees this edge gates (dir: one); sources: other trees (TreeSource);
+ *   accessLog: one line per gated request
+ */
+export async function createGate ({ dir, dirs = dir === undefined ? [] : [dir], sources = [], now = Date.now, ...o }) {
+  const trees = new Map() // a folder's tree id, or a source's key → { label, load, tree, checkedAt, loading }
   for (const d of dirs) {
     const tree = await gatedTree(d)
-    if (trees.has(tree.id)) throw new Error(`${d} publishes ${tree.id}, as ${trees.get(tree.id).dir} does`)
-    trees.set(tree.id, { dir: d, tree, checkedAt: now() })
+    if (trees.has(tree.id)) throw new Error(`${d} publishes ${tree.id}, as ${trees.get(tree.id).label} does`)
+    trees.set(tree.id, { label: d, load: () => gatedTree(d), tree, checkedAt: now(), loading: null })
   }
+  return gateOver(trees, { sources, now, ...o })
+}
+
+/** createGate for sources only (rotree gateway --grants): nothing to read before the first token request. */
+export function createSourceGate (o) { return gateOver(new Map(), o) }
+
+function gateOver (trees, { sources = [], secret, ttlS = TOKEN_TTL_S, log = null, accessLog = null, now = Date.now }) {
+  for (const s of sources) trees.set(s.key, { label: s.label, load: s.load, tree: null, checkedAt: -Infinity, loading: null })
   const first = trees.values().next().value
   const seen = new Map() // nonces of accepted token requests (verifyTokenRequest)
   const holders = holderBook()
   async function current (entry) {
-    if (now() - entry.checkedAt > TREE_RECHECK_MS) {
-      const t = await gatedTree(entry.dir)
+    if (entry.tree === null || now() - entry.checkedAt > TREE_RECHECK_MS) {
+      entry.loading ??= entry.load().finally(() => { entry.loading = null })
+      const t = await entry.loading
       // a revocation list older than one already seen (or gone) would bring revoked grants back: no tokens until fixed
-      if (t.revokedIssuedMs < entry.tree.revokedIssuedMs) throw new Error(`${entry.dir}/trust/revoked.json is older than the one this edge read before (or gone): refusing every token request until it is restored`)
+      if (entry.tree !== null && t.revokedIssuedMs < entry.tree.revokedIssuedMs) throw new Error(`${entry.label}/trust/revoked.json is older than the one this edge read before (or gone): refusing every token request until it is restored`)
       entry.tree = t
       entry.checkedAt = now()
     }
@@ -168,8 +191,24 @@ export async function createGate ({ dir, dirs = [dir], secret, ttlS = TOKEN_TTL_
     res.end()
   }
 
-  /** POST /.rotree/token: a grant and a signed request in, a token out (or 403 ROTREE_NO_ACCESS). */
-  function token (req, res) {
+  /**
+   * Does `req` carry a valid token for tree `id` (`<anchor>:<name>`)? Its
+   * verdict, and when it does, the holder the exchange gave it to ('-' when
+   * unknown: minted elsewhere, or before a restart). For an edge that logs
+   * in its own format (rotree gateway --grants).
+   * @returns {{ verdict: 'ok'|'expired'|'bad', holder: string }}
+   */
+  function admit (req, id) {
+    const token = tokenOf(req)
+    const verdict = checkToken(token, { secret, tree: id, nowMs: now() })
+    return { verdict, holder: verdict === 'ok' ? holders.of(id, tokenExpiry(token)) : '-' }
+  }
+
+  /**
+   * POST /.rotree/token: a grant and a signed request in, a token out (or 403 ROTREE_NO_ACCESS).
+   * `key`: the tree asked (a source's key); without it, the tree the grant names.
+   */
+  function token (req, res, key) {
     const parts = []
     let size = 0
     req.on('data', c => {
@@ -180,7 +219,7 @@ export async function createGate ({ dir, dirs = [dir], secret, ttlS = TOKEN_TTL_
       if (res.headersSent) return
       try {
         const body = Buffer.concat(parts)
-        const entry = entryFor(trees, body)
+        const entry = key === undefined ? entryFor(trees, body) : trees.get(key)
         if (!entry) return sendJson(res, 403, { code: 'ROTREE_NO_ACCESS', message: 'the grant is for a tree this edge does not gate' })
         const t = await current(entry)
         const nowMs = now()
@@ -199,5 +238,5 @@ export async function createGate ({ dir, dirs = [dir], secret, ttlS = TOKEN_TTL_
     req.on('error', () => res.destroy())
   }
 
-  return { blob, check, token, tree: () => first.tree, trees: () => [...trees.values()].map(e => e.tree) }
+  return { blob, check, token, admit, tree: () => first.tree, trees: () => [...trees.values()].map(e => e.tree).filter(t => t !== null) }
 }

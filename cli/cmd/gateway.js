@@ -6,9 +6,10 @@ import { expiryWarning } from '../expiry.js'
 import fs from 'node:fs'
 import { decodeGrant } from 'rotree-client/grant'
 import { parseAddress } from 'rotree-client/trust'
+import { parseDuration as parseTtl } from '../../builder/duration.js'
 
 export default {
-  usage: 'gateway [ADDR|NAME:] [--tree NAME=ADDR]… [--port 8081] [--host 127.0.0.1] [--grant FILE --grant-key KEYFILE]',
+  usage: 'gateway [ADDR|NAME:] [--tree NAME=ADDR]… [--port 8081] [--host 127.0.0.1] [--grant FILE --grant-key KEYFILE] [--grants SECRETFILE [--token-ttl 10m]]',
   summary: 'serve trees, verified, to plain HTTP clients, browsers and WebDAV (read-only)',
   positionals: [0, 1],
   options: {
@@ -26,7 +27,9 @@ export default {
     'no-prefetch': { type: 'boolean', help: 'do not fetch ahead what a client walking the listings (wget -r, rclone, davfs2) asks for next' },
     'allow-host': { type: 'string', multiple: true, arg: 'NAME', help: 'also answer for Host NAME (or NAME:PORT) on a loopback bind; * answers any (docs/GATEWAY.md)' },
     'no-sandbox': { type: 'boolean', help: 'send HTML/SVG/XML without the CSP sandbox: tree pages then run with this host\'s origin' },
-    'access-log': { type: 'string', arg: 'FILE', help: 'one line per request to FILE (- for stderr)' }
+    'access-log': { type: 'string', arg: 'FILE', help: 'one line per request to FILE (- for stderr); with --grants each names the grant holder' },
+    grants: { type: 'string', arg: 'SECRETFILE', help: 'gate every tree served: its content only with an edge token, traded for a grant at the tree\'s .rotree/token (rotree grant token; docs/GATEWAY.md, "A gated gateway")' },
+    'token-ttl': { type: 'string', arg: 'DURATION', help: 'with --grants: how long an edge token lives (default 10m)' }
   },
   async run ([addr], v, io) {
     const { createGatewayServer } = await import('../../gateway/index.js')
@@ -81,6 +84,13 @@ export default {
     if (v.concurrency !== undefined) opts.concurrency = positiveInt(v.concurrency, 'concurrency')
     if (v['mirror-penalty'] !== undefined) opts.mirrorPenaltyMs = positiveInt(v['mirror-penalty'], 'mirror-penalty') * 1000
     if (v['memory-cache'] !== undefined) opts.cacheBytes = bytes(v['memory-cache'], 'memory-cache')
+    if (!v.grants && v['token-ttl']) throw new UsageError('--token-ttl goes with --grants')
+    if (v.grants) {
+      const { readSecret } = await import('../../server/edge-token.js')
+      const ttlMs = parseTtl(v['token-ttl'] ?? '10m')
+      if (!ttlMs || ttlMs < 1000 || ttlMs > 86400e3) throw new UsageError(`--token-ttl ${v['token-ttl']}: a duration from 1s up to 1d, such as 10m`)
+      opts.grants = { secret: await readSecret(v.grants), ttlS: Math.floor(ttlMs / 1000) }
+    }
     const srv = await createGatewayServer(opts)
     let bound
     try {
@@ -95,6 +105,7 @@ export default {
       const where = url + t.mount.slice(1)
       io.stdout.write(t.root ? `${where}  sequence ${t.seq}, root ${t.root}\n` : `${where}  not available yet: ${t.lastRefresh?.code ?? ''} ${t.lastRefresh?.message ?? ''}\n`)
     }
+    if (opts.grants) io.stdout.write(`gated: content only with an edge token; holders of a grant ask POST ${url}.rotree/token (a tree under /NAME/: ${url}NAME/.rotree/token)\n`)
     io.stdout.write(`rotree gateway listening at ${url}${also}\n`)
     checkExpiry = expiryChecker(srv.gateway, io)
     checkExpiry()

@@ -1,8 +1,9 @@
-// rotree grant: issue, delegate and show grants (docs/FORMAT.md §12.10), and
-// write the secret a gated edge mints its tokens with (§12.11).
+// rotree grant: issue, delegate and show grants (docs/FORMAT.md §12.10),
+// write the secret a gated edge mints its tokens with (§12.11), and trade a
+// grant for an edge token for curl, wget and WebDAV clients (grant token).
 import fs from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
-import { UsageError, BadKeyError, BadPathError } from 'rotree-client/errors'
+import { UsageError, BadKeyError, BadPathError, MirrorHttpError } from 'rotree-client/errors'
 import { parseFragment } from 'rotree-client/trust'
 import path from 'node:path'
 import { decodeGrant, encodeGrant, unsignedGrant, signGrant, verifyGrant, accessRoleOf, grantHash, decodeRevoked, encodeRevoked, revokedMessage, verifyRevoked } from 'rotree-client/grant'
@@ -10,25 +11,27 @@ import { readKeyFiles, readPublicKey } from '../../builder/keys.js'
 import { parseDuration } from '../../builder/duration.js'
 import { addressOf } from '../json.js'
 
-const SUBS = ['issue', 'delegate', 'show', 'secret', 'revoke']
+const SUBS = ['issue', 'delegate', 'show', 'secret', 'revoke', 'token']
 
 export default {
-  usage: 'grant issue OUT --to KEY.pub --ttl 30d --key KEYFILE -o GRANT | grant delegate GRANT --grant-key KEYFILE --to KEY.pub --ttl 1d -o GRANT2 | grant show GRANT [--json] | grant secret FILE | grant revoke OUT GRANT --key KEYFILE',
-  summary: 'who may fetch a gated tree: sign a grant with the access key, delegate one, show one, revoke one; write an edge\'s token secret (docs/FORMAT.md §12.10–12.12)',
+  usage: 'grant issue OUT --to KEY.pub --ttl 30d --key KEYFILE -o GRANT | grant delegate GRANT --grant-key KEYFILE --to KEY.pub --ttl 1d -o GRANT2 | grant show GRANT [--json] | grant secret FILE | grant revoke OUT GRANT --key KEYFILE | grant token GRANT --grant-key KEYFILE URL [--json]',
+  summary: 'who may fetch a gated tree: sign a grant with the access key, delegate one, show one, revoke one; write an edge\'s token secret; trade a grant for an edge token (docs/FORMAT.md §12.10–12.12)',
   positionals: [2, 3],
   options: {
     to: { type: 'string', arg: 'KEY.pub', help: 'issue, delegate: the holder\'s public key (64 hex, a file holding it, or its secret key file)' },
     ttl: { type: 'string', arg: 'DURATION', help: 'issue, delegate: how long the grant is valid (issue: default 30d; delegate: default 1d, never past the parent)' },
     key: { type: 'string', multiple: true, arg: 'KEYFILE', help: 'issue, revoke: an access key (repeatable: the access role\'s threshold of them)' },
-    'grant-key': { type: 'string', arg: 'KEYFILE', help: 'delegate: the secret key of the grant\'s holder' },
+    'grant-key': { type: 'string', arg: 'KEYFILE', help: 'delegate, token: the secret key of the grant\'s holder' },
     tree: { type: 'string', arg: 'NAME', help: 'issue: the tree name (default: the one OUT publishes)' },
     output: { type: 'string', short: 'o', arg: 'FILE', help: 'issue, delegate: where to write the grant' },
-    json: { type: 'boolean', help: 'show: print the grant\'s chain as JSON' }
+    json: { type: 'boolean', help: 'show: print the grant\'s chain as JSON; token: the exchange\'s whole answer (token, expires, holder, header, query)' }
   },
   async run ([sub, target, third], v, io) {
     if (!SUBS.includes(sub)) throw new UsageError(`grant ${sub}: expected one of ${SUBS.join(', ')}`)
-    if ((sub === 'revoke') !== (third !== undefined)) throw new UsageError(sub === 'revoke' ? 'grant revoke OUT GRANT: which grant?' : `grant ${sub} takes one argument`)
+    const two = sub === 'revoke' || sub === 'token'
+    if (two !== (third !== undefined)) throw new UsageError(sub === 'revoke' ? 'grant revoke OUT GRANT: which grant?' : sub === 'token' ? 'grant token GRANT URL: where? (a gated mirror, gateway or token exchange)' : `grant ${sub} takes one argument`)
     if (sub === 'revoke') return revoke(target, third, v, io)
+    if (sub === 'token') return token(target, third, v, io)
     if (sub === 'show') return show(target, v, io)
     if (sub === 'secret') return writeSecret(target, io)
     if (!v.to) throw new UsageError(`grant ${sub} needs --to KEY.pub (the holder's public key)`)
@@ -139,6 +142,56 @@ async function revoke (out, file, v, io) {
   await fs.writeFile(tmp, text, { mode: 0o644 })
   await fs.rename(tmp, listFile)
   io.stdout.write(`revoked ${hash} (holder ${g.holder}) in ${listFile}: ${entries.length} grant${entries.length === 1 ? '' : 's'} listed; edges gating ${out} refuse it new tokens within a minute\n`)
+}
+
+/**
+ * Trade GRANT at URL's `.rotree/token` (a gated mirror, `rotree
+ * token-server`, or a gated gateway's tree: FORMAT.md §12.11) and print the
+ * edge token, for `curl -H "X-Rotree-Token: $(rotree grant token …)"`. The
+ * request is made and the answer judged by the reader's own code,
+ * gatedTransport (rotree-client/net), over a transport that only notes the
+ * token it is handed: what a reader of a gated mirror would get, and the
+ * same refusals (ROTREE_NO_ACCESS with the edge's reason).
+ */
+async function token (file, url, v, io) {
+  if (!v['grant-key']) throw new UsageError('grant token needs --grant-key KEYFILE (the secret key of the grant\'s holder)')
+  let base
+  try {
+    const u = new URL(url)
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http')
+    u.hash = ''; u.search = ''
+    if (!u.pathname.endsWith('/')) u.pathname += '/'
+    base = u.href
+  } catch { throw new UsageError(`grant token: ${url} is not an http(s) URL (the mirror or gateway tree URL: its exchange is <URL>.rotree/token)`) }
+  const g = decodeGrant(await fs.readFile(file))
+  const [k] = await readKeyFiles([v['grant-key']], m => io.stderr.write(`rotree: warning: ${m}\n`))
+  if (k.publicKey !== g.holder) throw new BadKeyError(`--grant-key ${v['grant-key']} is not the holder of ${file} (${g.holder})`)
+  const { gatedTransport } = await import('rotree-client/net')
+  let answer = null
+  // the exchange's answer, as gatedTransport reads it, kept for --json
+  const fetchNoting = async (u, init) => {
+    const res = await fetch(u, init)
+    const text = await res.text()
+    if (res.status === 200) { try { answer = JSON.parse(text) } catch {} }
+    return new Response(text, { status: res.status, headers: res.headers })
+  }
+  let sent = null
+  const noting = { get: async u => { sent = u; return new Uint8Array(0) }, close () {} }
+  const t = gatedTransport(noting, { grant: g, secretKey: k.secretKey, fetch: fetchNoting })
+  try {
+    await t.get(`${base}h/${'0'.repeat(64)}`) // a blob path: the one kind of request a token is fetched for
+  } catch (err) {
+    if (err.code === 'ROTREE_NO_ACCESS') err.todo = `The edge refuses this grant: check that ${url} serves the grant's tree (#${g.anchor}${g.name ? ':' + g.name : ''}) and that the grant is current (rotree grant show ${file}); else ask whoever gave it for a new one.`
+    else err.todo ??= `Check the URL: its exchange is ${base}.rotree/token (a gated mirror, rotree token-server, or a gated gateway's tree).`
+    throw err
+  }
+  const tok = new URL(sent).searchParams.get('rotree_token')
+  if (tok === null) {
+    const err = new MirrorHttpError(`${base} is not gated (its .rotree/token answered 404): it needs no edge token`, { details: { status: 404 } })
+    err.todo = 'Fetch without a token, or give the URL of the gated mirror or gateway tree (the one that answered 403).'
+    throw err
+  }
+  io.stdout.write(v.json ? JSON.stringify(answer, null, 2) + '\n' : tok + '\n')
 }
 
 /** 32 random bytes, hex, mode 0600: the secret an edge mints and checks tokens with (FORMAT.md §12.11). */
