@@ -204,11 +204,17 @@ function gateOver (trees, { sources = [], secret, ttlS = TOKEN_TTL_S, log = null
     return { verdict, holder: verdict === 'ok' ? holders.of(id, tokenExpiry(token)) : '-' }
   }
 
-  /**
-   * POST /.rotree/token: a grant and a signed request in, a token out (or 403 ROTREE_NO_ACCESS).
-   * `key`: the tree asked (a source's key); without it, the tree the grant names.
-   */
-  function token (req, res, key) {
+  const token = exchange({ trees, current, seen, holders, secret, ttlS, log, now })
+
+  return { blob, check, token, admit, tree: () => first.tree, trees: () => [...trees.values()].map(e => e.tree).filter(t => t !== null) }
+}
+
+/**
+ * POST /.rotree/token: a grant and a signed request in, a token out (or 403 ROTREE_NO_ACCESS).
+ * `key`: the tree asked (a source's key); without it, the tree the grant names.
+ */
+function exchange ({ trees, current, seen, holders, secret, ttlS, log, now }) {
+  return function token (req, res, key) {
     const parts = []
     let size = 0
     req.on('data', c => {
@@ -237,6 +243,4 @@ function gateOver (trees, { sources = [], secret, ttlS = TOKEN_TTL_S, log = null
     })
     req.on('error', () => res.destroy())
   }
-
-  return { blob, check, token, admit, tree: () => first.tree, trees: () => [...trees.values()].map(e => e.tree).filter(t => t !== null) }
 }
