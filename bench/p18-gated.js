@@ -28,6 +28,7 @@ import autocannon from 'autocannon'
 import { build } from '../builder/build.js'
 import { writeKeyFile } from '../builder/keys.js'
 import { unsignedGrant, signGrant, encodeGrant } from 'rotree-client/grant'
+import { RENEW_BEFORE_MS } from 'rotree-client/net'
 import { missing, skipped } from './lib/need.js'
 import { makeCert, startNginxTree } from './lib/nginx.js'
 import { freePort, waitPort } from './lib/servers.js'
@@ -264,14 +265,15 @@ export async function run ({ quick = false } = {}) {
     const v = median(s.gated.map(r => r.cpuPerReqUs)); const b = median(s.plain.map(r => r.cpuPerReqUs))
     rows.push({ label: `rotree serve, CPU per request (${raw.serve.blobs.toLocaleString('en-US')} blobs of ~100 bytes, autocannon, 8 connections)`, value: v, baseline: b, baselineLabel: 'rotree serve without --grants', unit: 'µs' })
     judged.push({ label: 'rotree serve CPU per request', ratio: v / b, target: CPU_TARGET, higher: false })
-    // part 3: the default lifetime (10 min), then a short one (80 s: renewed 60 s before expiry, so every ~20 s), then 20 s
+    // part 3: the default lifetime (10 min), then a short one (80 s: renewed 20 s before expiry, every ~60 s), then 20 s (renewed every 15 s)
     const counts = raw.tokens = []
     counts.push(await tokenCount({ t, ttlS: 600, limitS: quick ? 120 : 300 }))
     counts.push(await tokenCount({ t, ttlS: 80, limitS: quick ? 120 : 300 }))
     counts.push(await tokenCount({ t, ttlS: 20, limitS: quick ? 15 : 30 }))
     for (const c of counts) {
-      const every = Math.max(1, c.ttlS - 60) // gatedTransport renews RENEW_BEFORE_MS (60 s) before expiry
-      const want = c.ttlS > 60 ? Math.floor(c.s / every) + 1 : c.blobs
+      // gatedTransport renews min(RENEW_BEFORE_MS, a quarter of the lifetime) before expiry
+      const every = c.ttlS - Math.min(RENEW_BEFORE_MS / 1000, c.ttlS / 4)
+      const want = Math.floor(c.s / every) + 1
       const expect = c.ttlS >= 600 ? 1 : Math.floor(c.s / c.ttlS) + 1
       rows.push({ label: `POSTs to /.rotree/token, rotree get of ${c.blobs.toLocaleString('en-US')} blobs in ${c.s.toFixed(1)} s${c.truncated ? ' (stopped at the limit)' : ''}, token lifetime ${c.ttlS} s`, value: c.posts, baseline: expect, baselineLabel: c.ttlS >= 600 ? 'one per reader' : 'read time / lifetime + 1', unit: 'POSTs' })
       c.renewModel = want
@@ -312,7 +314,7 @@ function notes ({ raw, quick, relay }) {
     `The read rows: ${raw.size >> 20} MiB of pseudo-random bytes in one file, one published folder (builder/build.js, format 2, a single-key tree) served by two nginx (1 worker each): \`rotree nginx-config OUT --full\` and \`rotree nginx-config OUT --full --gated SECRETFILE --token-upstream\` with \`rotree token-server --grants SECRETFILE --tree OUT\` behind it (secure_link checks each h/ request's token; the first POST /.rotree/token goes through nginx to the token-server). Each read is its own process: \`rotree cat ADDR /big.bin [--grant GRANT --grant-key KEYFILE] > /dev/null\`, and bench/lib/reader.js (openTree(), createReadStream(); with --grant it wraps the transport with gatedTransport as the CLI does); times include Node's start-up for the CLI and openTree() for both, and for the gated reads the token exchange. Median of ${quick ? 1 : 3} rounds on loopback and ${quick ? 1 : 5} through the link, each reading both edges with each reader, the order swapped each round; loopback rows are shown, not judged. The library's gated reads asked for ${[...new Set(Object.values(raw.link ?? {}).flatMap(p => p['library, createReadStream'].gated.map(r => r.tokens)))].join(' or ')} token(s) each.`,
     `The link rows: bench/lib/link.js in front of each nginx (${LINK.mbit} Mbit/s, RTT ${LINK.rttMs} ms, TCP windows as in P3w and P15), over HTTP/1.1 and HTTPS + HTTP/2 (TLS 1.3, a certificate made at bench time). ${relayNote(relay)}`,
     `The CPU row: a folder of ${m.files.toLocaleString('en-US')} files of 17,000 bytes (each above INLINE_MAX_V2, so one blob, deflated to ~100 bytes; ${m.blobs.toLocaleString('en-US')} blobs with the directory pages, built in ${m.buildS.toFixed(0)} s) served by \`rotree serve OUT\` and by \`rotree serve OUT --grants SECRETFILE --access-log off\`, each started fresh per round; autocannon (in the bench process) with 8 connections cycles GET /h/<hash> over ${s.blobs.toLocaleString('en-US')} blobs, every request with the same valid X-Rotree-Token header (the ungated server ignores it), a 1 s warm-up and then ${s.durationS} s measured; the server's CPU from /proc/<pid>/stat over that window, over the requests answered (all 200). Median of ${s.runs.gated.length} rounds of each, alternated: ${med('plain', 'rps').toFixed(0)} req/s ungated, ${med('gated', 'rps').toFixed(0)} gated, the server using ${med('plain', 'share').toFixed(2)} and ${med('gated', 'share').toFixed(2)} of a core (below ~0.85 autocannon, sharing 2 cores with it, was the limit, not the server).`,
-    `The token rows: \`rotree get ADDR / -o DEST --grant GRANT --grant-key KEYFILE\` of the whole ${m.files.toLocaleString('en-US')}-file tree into /dev/shm, from \`rotree serve\`'s gate (createRotreeServer with gate: { secret, ttlS }) in the bench process, which counts its POST /.rotree/token answers (its log line per token minted) and its 200s to GET /h/…. Lifetimes: the default 10 min (${quick ? '' : 'the whole read inside one token: '}target 1), 80 s and 20 s (target: read time / lifetime + 1). The client renews a token RENEW_BEFORE_MS = 60 s before it expires (client-js/src/net/gated-transport.js), so with an 80 s lifetime it renews every ~20 s (${raw.tokens.map(c => c.ttlS === 80 ? `that model says ${c.renewModel} for this read` : '').filter(Boolean).join('')}), and with a lifetime of 60 s or less every blob request finds its token "about to expire" and asks again; the 20 s read is stopped at ${quick ? 15 : 30} s.`,
+    `The token rows: \`rotree get ADDR / -o DEST --grant GRANT --grant-key KEYFILE\` of the whole ${m.files.toLocaleString('en-US')}-file tree into /dev/shm, from \`rotree serve\`'s gate (createRotreeServer with gate: { secret, ttlS }) in the bench process, which counts its POST /.rotree/token answers (its log line per token minted) and its 200s to GET /h/…. Lifetimes: the default 10 min (${quick ? '' : 'the whole read inside one token: '}target 1), 80 s and 20 s (target: read time / lifetime + 1). The client renews a token min(60 s, a quarter of its lifetime) before it expires, one exchange per mirror however many requests wait (client-js/src/net/gated-transport.js): with an 80 s lifetime every ~60 s, with 20 s every ~15 s (${raw.tokens.map(c => c.ttlS < 600 ? `${c.ttlS} s: that model says ${c.renewModel} for this read` : '').filter(Boolean).join(', ')}); the 20 s read is stopped at ${quick ? 15 : 30} s.`,
     runContext()
   ]
 }
@@ -320,9 +322,9 @@ function notes ({ raw, quick, relay }) {
 function whyShort (short, raw) {
   const out = []
   const t20 = raw.tokens?.find(c => c.ttlS === 20)
-  if (short.some(j => j.label.includes('lifetime 20 s')) && t20) out.push(`With a 20 s token the reader asked for ${t20.posts.toLocaleString('en-US')} tokens for ${t20.blobs.toLocaleString('en-US')} blobs: gatedTransport renews a token when it is within RENEW_BEFORE_MS = 60 s of expiring, a fixed margin longer than the whole lifetime, so every blob request renews; and the renewals of concurrent requests are not shared (each request that finds the held token stale starts its own exchange). What would meet it: a margin of min(60 s, a quarter of the token's lifetime as given), and one exchange in flight per mirror that every request waiting for a token shares.`)
+  if (short.some(j => j.label.includes('lifetime 20 s')) && t20) out.push(`With a 20 s token the reader asked for ${t20.posts.toLocaleString('en-US')} tokens in ${t20.s.toFixed(0)} s (${t20.blobs.toLocaleString('en-US')} blobs): the model of a renewal every 15 s says ${t20.renewModel}; the excess is exchanges that a renewal's round trip leaves outstanding when a read of many requests in flight crosses it.`)
   const t80 = raw.tokens?.find(c => c.ttlS === 80)
-  if (short.some(j => j.label.includes('lifetime 80 s')) && t80) out.push(`With an 80 s token the reader asked ${t80.posts} times in ${t80.s.toFixed(0)} s, where a renewal every lifetime would be ${Math.floor(t80.s / 80) + 1}: it renews 60 s before expiry (every ~20 s, ${t80.renewModel} by that model)${t80.posts > t80.renewModel ? ', and more than that because several requests in flight find the token stale at once and each starts an exchange of its own' : ''}.`)
+  if (short.some(j => j.label.includes('lifetime 80 s')) && t80) out.push(`With an 80 s token the reader asked ${t80.posts} times in ${t80.s.toFixed(0)} s, where a renewal every lifetime would be ${Math.floor(t80.s / 80) + 1}: it renews a quarter of a short token's life early (every ~60 s, ${t80.renewModel} by that model), so a read that ends just past a renewal asks once more than read time / lifetime + 1.`)
   const spread = runs => { const xs = runs.map(r => r.rate).filter(Number.isFinite); return `${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)}` }
   const reads = short.filter(j => j.label.includes('RTT'))
   if (reads.length) {
