@@ -49,6 +49,7 @@ export interface NodeTransport extends Transport {
   }): Promise<Uint8Array>
   preconnect (url: string, o: { timeoutMs: number }): void
   rtt (url: string): Promise<number | null>
+  post (url: string, body: Uint8Array | string, o: { cap: number, timeoutMs: number, contentType?: string }): Promise<{ status: number, body: Uint8Array }>
   stats: {
     requests: number
     bytes: number

@@ -22,6 +22,8 @@ export interface Transport {
   preconnect? (url: string, o: { timeoutMs: number }): void
   /** The round trip to `url`'s origin as its first handshake measured it, ms; null when unknown. */
   rtt? (url: string): Promise<number | null>
+  /** POST `body` (a gated edge's token exchange); the answer of any status, at most `cap` bytes; no redirect followed. Node's transport has it, with the mirrors' TLS trust. */
+  post? (url: string, body: Uint8Array | string, o: { cap: number, timeoutMs: number, contentType?: string }): Promise<{ status: number, body: Uint8Array }>
 }
 
 /** A local store of blobs tried before the mirrors; what it returns is verified again. */

@@ -12,7 +12,9 @@
 // request's hops and talk to it through one contract, request-handler.js.
 //
 //   createTransport({ maxSockets, ca, http2, allowRedirectOrigins, crossOriginRedirects, pipelineDepth })
-//     -> { get(url, { cap, timeoutMs, signal, onTiming, into }) -> Promise<Uint8Array>, preconnect(url, { timeoutMs }), rtt(url) -> Promise<ms|null>, close(), stats }
+//     -> { get(url, { cap, timeoutMs, signal, onTiming, into }) -> Promise<Uint8Array>, preconnect(url, { timeoutMs }), rtt(url) -> Promise<ms|null>,
+//          post(url, body, { cap, timeoutMs, contentType }) -> Promise<{ status, body }>, close(), stats }
+import http from 'node:http'
 import https from 'node:https'
 import tls from 'node:tls'
 import { readFileSync } from 'node:fs'
@@ -109,13 +111,57 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
     return handshakes.rtt(u.origin)
   }
 
+  /**
+   * One POST (a gated edge's token exchange, FORMAT.md §12.11) with the
+   * mirrors' TLS trust (`ca`), one deadline, and a capped answer of any
+   * status; no redirect is followed and no credential sent. Not on the read
+   * path: a plain node:http(s) request, no pooling beyond Node's agents.
+   * @param {string} url @param {Uint8Array|string} body
+   * @param {{ cap: number, timeoutMs: number, contentType?: string }} o
+   * @returns {Promise<{ status: number, body: Uint8Array }>}
+   */
+  function post (url, body, { cap, timeoutMs, contentType = 'application/json' }) {
+    return new Promise((resolve, reject) => {
+      let u
+      try { u = parseTarget(url) } catch (err) { return reject(err) }
+      const mod = u.protocol === 'https:' ? https : http
+      const parts = []
+      let n = 0
+      const req = mod.request({
+        method: 'POST',
+        host: u.hostname.charCodeAt(0) === 91 /* [ */ ? u.hostname.slice(1, -1) : u.hostname,
+        port: Number(u.port) || (u.protocol === 'https:' ? 443 : 80),
+        path: u.pathname + u.search,
+        ...(u.protocol === 'https:' ? { agent: agents['https:'] } : {}),
+        headers: { 'content-type': contentType, 'accept-encoding': 'identity' }
+      }, res => {
+        res.on('data', c => {
+          n += c.length
+          if (n > cap) { req.destroy(); done(new TooLargeError(`${u.origin} sent more than ${cap} bytes for POST ${u.pathname}`)) } else parts.push(c)
+        })
+        res.on('end', () => done(null, { status: res.statusCode, body: new Uint8Array(Buffer.concat(parts)) }))
+        res.on('error', err => done(networkFault(u.origin, err)))
+      })
+      const timer = setTimeout(() => { req.destroy(); done(new TimeoutError(`no complete answer from ${u.origin} within ${timeoutMs} ms`)) }, timeoutMs)
+      let settled = false
+      function done (err, v) {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        if (err) reject(err); else resolve(v)
+      }
+      req.on('error', err => done(networkFault(u.origin, err)))
+      req.end(body)
+    })
+  }
+
   function close () {
     handshakes.close()
     h2?.close()
     ctx.h1.close()
     if (Object.getOwnPropertyDescriptor(agents, 'https:').value) agents['https:'].destroy()
   }
-  return { get, preconnect, rtt, close, stats }
+  return { get, post, preconnect, rtt, close, stats }
 }
 
 /**
