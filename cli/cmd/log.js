@@ -2,18 +2,22 @@
 import { treeHistory } from 'rotree-client/tree'
 import { READER_OPTIONS, positiveInt, treeAddress, withTree } from '../common.js'
 import { escapeText } from '../escape.js'
+import { UsageError } from 'rotree-client/errors'
 import { printJson, treeFields } from '../json.js'
 
 export default {
-  usage: 'log ADDR [--limit N] [--json]',
-  summary: 'list the roots the tree published, newest first, each checked against its key',
-  positionals: [1, 1],
+  usage: 'log ADDR [--limit N] [--json] | log audit ADDR',
+  summary: 'list the roots the tree published, newest first, each checked against its key; `log audit ADDR` is rotree log-audit',
+  positionals: [1, 2],
   options: {
     ...READER_OPTIONS,
     limit: { type: 'string', arg: 'N', help: 'the newest N entries (default 20)' },
     json: { type: 'boolean', help: 'print one JSON object: the tree and its entries (docs/JSON.md)' }
   },
-  async run ([addr], v, io) {
+  async run ([addr, more], v, io) {
+    // `rotree log audit ADDR`: the log's audit (log-audit.js); "audit" is never an address (no # and no NAME:)
+    if (addr === 'audit' && more !== undefined) return (await import('./log-audit.js')).default.run([more], v, io)
+    if (more !== undefined) throw new UsageError(`log takes one ADDR (or: rotree log audit ADDR), not ${JSON.stringify(more)}`)
     const limit = v.limit === undefined ? 20 : positiveInt(v.limit, 'limit')
     const target = await treeAddress(addr, v)
     const faults = []
