@@ -13,11 +13,14 @@ import { keyOfHost } from '../web/origins.js'
 
 const BLOB_PATH = /^\/h\/[0-9a-f]{64}$/
 const ALLOW = 'GET, HEAD, OPTIONS'
+// a gated tree's token exchange (FORMAT.md §12.11): a browser's JSON POST from another origin is preflighted
+const TOKEN_PATH = '/.rotree/token'
+const TOKEN_ALLOW = 'POST, OPTIONS'
 // What a site's own origin <key label>.<host> is served (docs/WEB.md "One
 // origin per site"): its bootstrap and the Service Worker with its imports.
 // Not the app, not site.html: nothing there may act on another key's behalf.
 const SITE_ORIGIN_FILES = new Set(['/site-boot.html', '/site-boot.js', '/register.js', '/sw.js', '/rotree-client.js',
-  '/origins.js', '/mime.js', '/explain.js', '/redirects.js', '/style.css', '/site.css', '/favicon.svg'])
+  '/origins.js', '/mime.js', '/explain.js', '/redirects.js', '/grant.js', '/style.css', '/site.css', '/favicon.svg'])
 
 /**
  * @param {{ webRoot?: string | null, log?: { error?: Function } | null }} [opts]
@@ -31,12 +34,15 @@ export function createApp ({ webRoot = null, log = null } = {}) {
   app.use((req, res, next) => {
     res.setHeader('Access-Control-Allow-Origin', '*')
     if (req.method !== 'OPTIONS') return next()
-    // Preflight for cross-origin Range / conditional reads of any path.
+    // Preflight for cross-origin Range / conditional reads of any path, and
+    // for the token exchange's POST of a JSON body (answered here whether or
+    // not this server gates its tree: without --grants the POST is a 404)
+    const token = req.path === TOKEN_PATH
     res.set({
-      'Access-Control-Allow-Methods': ALLOW,
-      'Access-Control-Allow-Headers': 'Range, If-None-Match, X-Rotree-Token', // the edge token of a gated tree (FORMAT.md §12.11)
+      'Access-Control-Allow-Methods': token ? TOKEN_ALLOW : ALLOW,
+      'Access-Control-Allow-Headers': token ? 'Content-Type' : 'Range, If-None-Match, X-Rotree-Token', // the edge token of a gated tree (FORMAT.md §12.11)
       'Access-Control-Max-Age': '86400',
-      Allow: ALLOW
+      Allow: token ? TOKEN_ALLOW : ALLOW
     })
     res.status(204).end()
   })

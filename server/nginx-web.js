@@ -23,7 +23,7 @@ import { checkListen } from './edge-paths.js'
  * every file of web/).
  */
 export const KEY_HOST_FILES = ['/site-boot.html', '/site-boot.js', '/register.js', '/sw.js', '/rotree-client.js',
-  '/origins.js', '/mime.js', '/explain.js', '/redirects.js', '/style.css', '/site.css', '/favicon.svg']
+  '/origins.js', '/mime.js', '/explain.js', '/redirects.js', '/grant.js', '/style.css', '/site.css', '/favicon.svg']
 
 // a key's label: 52 letters of base32, the last holding one bit (web/origins.js keyLabel)
 const LABEL_RE = '[a-z2-7]{51}[aq]'

@@ -4,7 +4,8 @@
 // origin out of the mirror list. All verification is rotree-client's; this
 // file only shows what it verified, and nothing when it refuses. A private
 // tree (FORMAT.md §12.8) is read with an identity file the user picks, kept
-// in this page's memory only (docs/WEB.md "Private trees in the browser").
+// in this page's memory only (docs/WEB.md "Private trees in the browser"); a
+// gated tree's grant likewise (gated-card.js, "Gated trees in the browser").
 import { Tree, mirrorUrl, ABSENT_CODES, UsageError } from './rotree-client.js'
 import { explain, mirrorErrors, identityRefusal } from './explain.js'
 import { readIdentityFile } from './register.js'
@@ -17,6 +18,8 @@ import { canStreamToDisk } from './save.js'
 import { parseFragment, parseKeyInput } from './address.js'
 import { nameNode, proseNode } from './names.js'
 import { renderPanel, setVerdict, wirePanel } from './panel.js'
+import { wireGrant, showGated, gatedFailure, gateOptions, showGrant } from './gated-card.js'
+import { edgeRefused } from './grant.js'
 
 const PREVIEW_TEXT_MAX = 2 << 20
 const PREVIEW_IMAGE_MAX = 32 << 20
@@ -78,6 +81,7 @@ function clearContent () {
   $('file').hidden = true
   $('absent').hidden = true
   $('private').hidden = true
+  $('gated').hidden = true
   $('preview').replaceChildren()
   $('file-meta').replaceChildren()
   $('more').hidden = true
@@ -86,6 +90,7 @@ function clearContent () {
 
 /** An error hides every piece of tree content (the page shows no unverified or half-verified data). */
 function showError (err) {
+  if (edgeRefused(err)) return showGated(err)
   if (err?.code === 'ROTREE_NO_ACCESS' || (reader.refused && reader.refused.err === err)) return showPrivate(err)
   clearContent()
   const { code, title, text, todo } = explain(err)
@@ -322,7 +327,7 @@ async function openTree (key, mirrors) {
   try {
     // new Tree() + refresh() rather than openTree(): when refresh fails the Tree
     // still holds each mirror's fault for the panel. A public tree never uses the identity.
-    state.tree = new Tree(`${first}#${key}`, { mirrors: rest, fsinfoSettleMs: 1000, ...(identity ? { identity: identity.text } : {}) })
+    state.tree = new Tree(`${first}#${key}`, { mirrors: rest, fsinfoSettleMs: 1000, ...(identity ? { identity: identity.text } : {}), ...gateOptions() })
     state.treeId = id
     await state.tree.refresh()
   } catch (err) {
@@ -421,9 +426,11 @@ async function route () {
     setVerdict('ok', '✓ Verified: signature, expiry, version and every byte shown')
     document.body.dataset.state = 'ok'
     showIdentity()
+    showGrant()
     renderPanel(state.tree)
   } catch (err) {
-    if (nav === state.nav) showError(err)
+    // a gated edge that wants a grant is asked for one (gated-card.js), not blamed
+    if (nav === state.nav && !(await gatedFailure(err, () => nav === state.nav))) showError(err)
   } finally {
     if (nav === state.nav) {
       $('busy').hidden = true
@@ -437,6 +444,7 @@ async function route () {
 $('own-origin').textContent = location.origin
 wirePanel()
 wireDownloads({ state, showError, fmtSize })
+wireGrant({ clearContent, tree: () => state.tree, reopen: () => { reader.gen++; route() } })
 $('more').addEventListener('click', () => showMore(state.nav).catch(showError))
 $('refresh').addEventListener('click', async () => {
   if (!state.tree) return route()

@@ -110,6 +110,31 @@ export function identityRefusal (name, err) {
     : `${name} cannot be used here (${err?.code ?? 'ERROR'}): ${err?.message ?? err}`
 }
 
+/** What the gated-tree card and bar say (FORMAT.md §12.10–12.11, docs/WEB.md "Gated trees in the browser"). */
+export const GATED_TEXT = 'This tree is gated: its mirrors send its files only to holders of a grant. Choose your grant file (rotree grant issue or delegate) and the key file it was given to (rotree keygen).'
+export const GATED_TODO = 'Choose both files; if you have no grant, ask the tree\'s publisher for one to your public key.'
+
+/**
+ * What to tell the reader about a grant and key file that do not open a gated
+ * tree: checked in the browser (another tree's grant, an expired one, a key
+ * that is not its holder's, a file of the wrong kind or sealed with a
+ * passphrase; web/grant.js sets `reason`), or refused by a mirror's token
+ * exchange (ROTREE_NO_ACCESS with the edge's reason). Never a mirror's fault.
+ * @param {{ grant?: string, key?: string }} names the files' names @param {any} err
+ */
+export function grantRefusal ({ grant = 'the grant file', key = 'the key file' }, err) {
+  switch (err?.reason) {
+    case 'tree': return `${grant} is a grant for another tree (${err.tree}), not this one: ask for a grant to this tree.`
+    case 'expired': return `${grant} expired at ${err.expires}: ask whoever gave it to you for a new one.`
+    case 'holder': return `${key} is not the key ${grant} was given to (its holder is ${err.holder}): choose that key's file.`
+    case 'sealed': return `${key} is sealed with a passphrase, which this browser cannot open: use a key file without one (for example a key made for this browser, with a grant delegated to it by rotree grant delegate).`
+    case 'not-grant': return `${grant} is not a rotree grant (${err.message}).`
+    case 'not-key': return `${key} is not a rotree key file (${err.message}).`
+  }
+  if (err?.code === 'ROTREE_NO_ACCESS') return `The tree's mirror refuses ${grant} (ROTREE_NO_ACCESS): ${err.message}`
+  return `${grant} cannot be used here (${err?.code ?? 'ERROR'}): ${err?.message ?? err}`
+}
+
 /** Per-mirror failures carried by an error (trust rule 4), or []. */
 export function mirrorErrors (err) {
   return Array.isArray(err?.errors) ? err.errors.map(e => ({ mirror: e.mirror, code: e.code, message: e.message })) : []

@@ -64,7 +64,24 @@ export async function readIdentityFile (file) {
  * @param {string} key 64 hex digits @param {string} text
  * @returns {Promise<{ ok: boolean, code?: string, message?: string }>}
  */
-export async function sendIdentity (key, text, { timeoutMs = 60_000 } = {}) {
+export function sendIdentity (key, text, o) {
+  return toVerifier(key, { source: 'rotree-identity', key, identity: text }, o)
+}
+
+/**
+ * Hand the verifier of `key` a gated tree's grant and its holder's key file
+ * (FORMAT.md §12.10–12.11, docs/WEB.md "Gated trees in the browser"), as
+ * sendIdentity does an identity: from the picker's page only, kept in sw.js's
+ * memory only. Resolves to { ok: true, holder, expires }, or { ok: false,
+ * code, message, reason? } (web/grant.js checkGrant's reason, or the edge's
+ * ROTREE_NO_ACCESS), never with the key in it.
+ * @param {string} key 64 hex digits @param {string} grantText @param {string} keyText
+ */
+export function sendGrant (key, grantText, keyText, o) {
+  return toVerifier(key, { source: 'rotree-grant', key, grant: grantText, grantKey: keyText }, o)
+}
+
+async function toVerifier (key, message, { timeoutMs = 60_000 } = {}) {
   const scope = new URL(`site/${key}/`, location.href)
   const worker = ('serviceWorker' in navigator) ? (await navigator.serviceWorker.getRegistration(scope.href))?.active : null
   if (!worker) throw new UsageError(`the verifier of this site is not installed on ${location.origin}: open the site first`)
@@ -72,7 +89,7 @@ export async function sendIdentity (key, text, { timeoutMs = 60_000 } = {}) {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => { port1.close(); reject(new UsageError('the verifier did not answer')) }, timeoutMs)
     port1.onmessage = ev => { clearTimeout(timer); port1.close(); resolve(ev.data) }
-    worker.postMessage({ source: 'rotree-identity', key, identity: text }, [port2])
+    worker.postMessage(message, [port2])
   })
 }
 

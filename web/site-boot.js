@@ -18,7 +18,8 @@
 import { explain, identityRefusal } from './explain.js'
 import { BadAddressError, UsageError } from './rotree-client.js'
 import { keyOfHost, appOriginOf } from './origins.js'
-import { installVerifier, sendIdentity, keepVerifierAlive, readIdentityFile } from './register.js'
+import { installVerifier, sendIdentity, sendGrant, keepVerifierAlive, readIdentityFile } from './register.js'
+import { wireGrantInputs } from './grant.js'
 
 const $ = id => document.getElementById(id)
 const key = keyOfHost(location.hostname)
@@ -115,6 +116,7 @@ async function identityPage () {
   if (window.parent !== window || window.opener !== null || from !== app) {
     throw new UsageError('the identity of a private site is picked only in the window the bar\'s "Choose identity file" button opens, not in a frame or a window another page opened')
   }
+  if (location.hash === '#grant') return grantPage()
   $('identity-key').textContent = key
   $('identity-origin').textContent = location.origin
   $('identity').hidden = false
@@ -148,5 +150,23 @@ async function identityPage () {
   })
 }
 
-if (location.hash === '#identity') identityPage().catch(fail)
+/** site-boot.html#grant (checked as #identity is, above): a gated site's grant and key go from here to sw.js. */
+function grantPage () {
+  document.body.className = 'site-identity'
+  $('grant-key').textContent = key
+  $('grant-page').hidden = false
+  document.body.dataset.state = 'grant'
+  const problem = text => {
+    $('grant-problem').textContent = text
+    $('grant-problem').hidden = !text
+  }
+  wireGrantInputs($('grant-file'), $('grant-key-file'), (g, k) => sendGrant(key, g, k), problem, () => {
+    $('grant-done').textContent = '✓ Grant accepted: the site opens in the window of its bar. This window closes.'
+    $('grant-done').hidden = false
+    document.body.dataset.state = 'accepted'
+    setTimeout(() => window.close(), 1500)
+  })
+}
+
+if (location.hash === '#identity' || location.hash === '#grant') identityPage().catch(fail)
 else main().catch(fail)

@@ -24,7 +24,8 @@
 import { explain, identityRefusal } from './explain.js'
 import { BadAddressError, UsageError, mirrorUrl } from './rotree-client.js'
 import { KEY_RE, keyOfHost, siteOrigin } from './origins.js'
-import { installVerifier, sendIdentity, keepVerifierAlive, readIdentityFile } from './register.js'
+import { installVerifier, sendIdentity, sendGrant, keepVerifierAlive, readIdentityFile } from './register.js'
+import { wireGrantInputs } from './grant.js'
 import { expiry, agoText } from './dates.js'
 
 const $ = id => document.getElementById(id)
@@ -103,12 +104,18 @@ function onVerifier (m) {
     $('site-status').title = `refresh failed: ${m.code}: ${m.message}`
   } else if (m.type === 'locked') {
     locked()
+  } else if (m.type === 'gated') {
+    // a gated site whose verifier holds no grant its mirrors take (docs/WEB.md "Gated trees in the browser")
+    $('site-gated').hidden = false
+    status('gated: grant needed')
+    document.body.dataset.state = 'gated'
   } else if (m.type === 'unlocked') {
     $('site-private').hidden = true
+    $('site-gated').hidden = true
     status('identity accepted')
     reloadSite()
   }
-  if (m.type === 'info') $('site-private').hidden = true
+  if (m.type === 'info') { $('site-private').hidden = true; $('site-gated').hidden = true }
 }
 
 /** sw.js holds no identity that reads this private site: ask for the reader's identity file. */
@@ -198,6 +205,11 @@ function perKeyOrigin () {
   $('s-identity').addEventListener('click', () => {
     window.open(new URL(boot.pathname + '#identity', origin).href, '_blank', 'noopener,popup,width=640,height=520')
   })
+  // a gated site's grant and key likewise (site-boot.html#grant)
+  $('s-grant').hidden = false
+  $('s-grant').addEventListener('click', () => {
+    window.open(new URL(boot.pathname + '#grant', origin).href, '_blank', 'noopener,popup,width=640,height=560')
+  })
 }
 
 /** sw.js on this very origin, serving every page sandboxed. */
@@ -241,6 +253,12 @@ async function sharedOrigin (start) {
     }
     if (r?.ok !== true) privateProblem(identityRefusal(file.name, r))
     // else sw.js tells this page 'unlocked', and the site reloads
+  })
+  // a gated site: the bar takes the grant and key files itself, and sw.js tells 'unlocked' when they read
+  $('s-grant-pick').hidden = false
+  wireGrantInputs($('s-grant-file'), $('s-grant-key-file'), (g, k) => sendGrant(key, g, k), text => {
+    $('site-gated-problem').textContent = text
+    $('site-gated-problem').hidden = !text
   })
 }
 

@@ -28,13 +28,21 @@
 // A worker the browser stopped and started again has none: the tree answers
 // ROTREE_NO_ACCESS, and the bar asks for the file again.
 //
+// A gated tree (FORMAT.md §12.10–12.11) is read with a grant and its holder's
+// key, which arrive and are kept the same way (docs/WEB.md "Gated trees in
+// the browser"): the tree's transport is wrapped with gatedTransport, which
+// trades the grant for edge tokens at the mirrors and renews them before they
+// expire, here in the worker, however long the site stays open. Without a
+// grant, a gated mirror's refusal is not blamed on it: the bar asks for one.
+//
 // A module worker (Chromium 91+, Safari 15+, Firefox 147+): static imports only.
 import { openTree, BadAddressError, BadPathError, ABSENT_CODES, parseRange, statusOf } from './rotree-client.js'
 import { contentType } from './mime.js'
-import { explain } from './explain.js'
+import { explain, GATED_TEXT, GATED_TODO } from './explain.js'
 import { KEY_RE, keyOfHost, appOriginOf } from './origins.js'
 import { REDIRECTS_PATH, MAX_BYTES as REDIRECTS_MAX, parseRedirects, matchRedirect } from './redirects.js'
 import { IDENTITY_MAX } from './register.js'
+import { GRANT_FILE_MAX, KEY_FILE_MAX, checkGrant, gatedOptions, edgeRefused, needsGrant } from './grant.js'
 
 const HERE = new URL(self.location.href)
 const conf = HERE.searchParams
@@ -103,12 +111,14 @@ self.addEventListener('fetch', ev => {
 let treeP = null
 // the text of the reader's identity file, or undefined: memory only (above)
 let identity
+// a gated tree's grant and key (grant.js checkGrant), or null: memory only (above)
+let gate = null
 
 function treeOptions () {
   const opts = { mirrors: MIRRORS.slice(1), fsinfoSettleMs: 500 }
   if (TIMEOUT_MS !== undefined) opts.timeoutMs = TIMEOUT_MS
   if (identity !== undefined) opts.identity = identity
-  return opts
+  return { ...opts, ...gatedOptions(gate) }
 }
 
 /**
@@ -176,15 +186,15 @@ function redirectsOf (view) {
 
 self.addEventListener('message', ev => {
   const m = ev.data
-  if (MISFIT || m?.source !== 'rotree-identity' || m.key !== KEY || !ev.ports[0]) return
+  if (MISFIT || (m?.source !== 'rotree-identity' && m?.source !== 'rotree-grant') || m.key !== KEY || !ev.ports[0]) return
   const reply = ev.ports[0]
   // nothing but the picker's own window hands this worker an identity
   const from = ev.source
   if (from?.type !== 'window' || from.frameType !== 'top-level' || new URL(from.url).pathname !== PICKER_PATH) {
-    reply.postMessage({ ok: false, code: 'ROTREE_USAGE', message: `an identity is taken from ${PICKER_PATH} in a window of its own only` })
+    reply.postMessage({ ok: false, code: 'ROTREE_USAGE', message: `an identity or a grant is taken from ${PICKER_PATH} in a window of its own only` })
     return
   }
-  ev.waitUntil(takeIdentity(m.identity).then(r => reply.postMessage(r)))
+  ev.waitUntil((m.source === 'rotree-grant' ? takeGrant(m.grant, m.grantKey) : takeIdentity(m.identity)).then(r => reply.postMessage(r)))
 })
 
 /**
@@ -206,6 +216,32 @@ async function takeIdentity (text) {
   // every window of this origin: the bootstrap reloads the site, and tells the bar
   tell({ type: 'unlocked' })
   return { ok: true }
+}
+
+/**
+ * Check a grant and its holder's key against this tree, and keep them only
+ * when a mirror's edge trades the grant for a token (the root's listing is
+ * read through it); the grant held before, if any, stays otherwise. The
+ * answer says why not (grant.js's reason, or the edge's ROTREE_NO_ACCESS),
+ * and never holds the key.
+ */
+async function takeGrant (grantText, keyText) {
+  if (typeof grantText !== 'string' || typeof keyText !== 'string' || grantText.length > GRANT_FILE_MAX || keyText.length > KEY_FILE_MAX) {
+    return { ok: false, code: 'ROTREE_USAGE', message: 'not the text of a grant file and a key file' }
+  }
+  let held, tree
+  try {
+    held = checkGrant({ grantText, keyText }, { anchor: KEY, name: '' })
+    tree = await openTree(`${MIRRORS[0]}#${KEY}`, { ...treeOptions(), ...gatedOptions(held) })
+    await tree.stat('/')
+  } catch (err) {
+    tree?.close()
+    return { ok: false, code: err?.code ?? 'ERROR', message: err?.message ?? String(err), reason: err?.reason, tree: err?.tree, expires: err?.expires, holder: err?.holder }
+  }
+  gate = held
+  treeP = Promise.resolve(tree)
+  tell({ type: 'unlocked' })
+  return { ok: true, holder: held.holder, expires: held.expires }
 }
 
 /** Post to every window of this origin: the bar shows it above the site (site-boot.html relays it there). */
@@ -345,8 +381,11 @@ async function failure (err, path, req, navigate) {
   }
   // a private tree without an identity that reads it is the reader's to
   // unlock, not an attack: the bar asks for the identity file
-  const locked = err?.code === 'ROTREE_NO_ACCESS'
-  if (locked) tell({ type: 'locked', message: err.message })
+  // a gated edge that refuses this worker (no grant, or the grant held): the bar asks for a grant
+  const gated = edgeRefused(err) || (gate === null && await needsGrant(err))
+  const locked = err?.code === 'ROTREE_NO_ACCESS' && !gated
+  if (gated) tell({ type: 'gated', message: err?.message ?? String(err) })
+  else if (locked) tell({ type: 'locked', message: err.message })
   // a missing path is proven absent by the signed tree: a plain 404, not an attack
   else if (!absent) blocked(err, path, req)
   const headers = { 'x-rotree-error': code, 'cache-control': 'no-store' }
@@ -358,10 +397,10 @@ async function failure (err, path, req, navigate) {
 <style>body{font:16px/1.5 system-ui,sans-serif;margin:3rem auto;max-width:42rem;padding:0 1rem;color:#1d2330}
 h1{color:#b3261e;font-size:1.4rem}code,.m{font-family:ui-monospace,monospace;font-size:.9em;overflow-wrap:anywhere}
 .box{background:#fdecea;border:1px solid #f0b4ae;border-radius:8px;padding:1rem 1.2rem}</style>
-<div class="box" id="rotree-error" data-code="${esc(code)}">
-<h1>${absent || locked ? '' : '✗ Blocked: '}${esc(title)}</h1>
-<p>${esc(text)}</p>
-<p id="rotree-todo"><strong>What to do:</strong> ${esc(todo)}${locked ? ' The bar above this site asks for your identity file.' : ''}</p>
+<div class="box" id="rotree-error" data-code="${esc(code)}"${gated ? ' data-gated="true"' : ''}>
+<h1>${absent || locked || gated ? '' : '✗ Blocked: '}${esc(gated ? 'Gated site' : title)}</h1>
+<p>${esc(gated ? GATED_TEXT : text)}</p>
+<p id="rotree-todo"><strong>What to do:</strong> ${esc(gated ? GATED_TODO : todo)}${locked ? ' The bar above this site asks for your identity file.' : gated ? ' The bar above this site asks for them.' : ''}</p>
 <p class="m">${esc(code)}: ${esc(err?.message ?? String(err))}</p>
 <p class="m">path: ${esc(path)}</p>
 ${(err?.errors ?? []).map(e => `<p class="m">${esc(e.mirror)}: ${esc(e.code)}: ${esc(e.message)}</p>`).join('\n')}

@@ -10,6 +10,9 @@ export {
   VerifyFsinfoOptions, VerifiedFsinfo, SeenRecord, SeenRecordV2, PagePlacement
 } from './verify.js'
 export type { Ref, Entry, DirPage, ChunkIndex } from './format.js'
+// a gated tree's reader (docs/FORMAT.md §12.11): the grant decoded, the Tree's transport wrapped (TreeOptions.wrapTransport)
+export { gatedTransport } from './net.js'
+export { decodeGrant, Grant } from './grant.js'
 
 /** A verified view of one tree. */
 export declare class Tree {

@@ -8,7 +8,11 @@
 // they are.
 //
 // Not on the core read path: a caller that holds a grant wraps its transport
-// (openTree's `wrapTransport`), so the browser bundle carries none of this.
+// (openTree's `wrapTransport`). The browser bundle exports it for the web app
+// and its Service Worker (docs/WEB.md "Gated trees in the browser"), which
+// wrap a Tree only once the reader has picked a grant. An edge's refusal
+// carries `edge` (the edge's origin): a reader tells it apart from a private
+// tree's ROTREE_NO_ACCESS by that.
 import { NoAccessError, MirrorHttpError, MirrorNetworkError } from '../errors.js'
 import { tokenRequest } from '../trust/grant.js'
 
@@ -43,7 +47,7 @@ export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl = gl
     if (res.status === 404) return { token: null, expiresMs: Infinity, renewAt: Infinity } // not gated
     let j = null
     try { j = JSON.parse(text) } catch {}
-    if (res.status === 403) throw new NoAccessError(`${origin} refuses this grant: ${typeof j?.message === 'string' ? j.message.slice(0, 300) : 'no reason given'}`)
+    if (res.status === 403) throw new NoAccessError(`${origin} refuses this grant: ${typeof j?.message === 'string' ? j.message.slice(0, 300) : 'no reason given'}`, { details: { edge: origin } })
     if (res.status !== 200 || typeof j?.token !== 'string' || !TOKEN_RE.test(j.token)) {
       throw new MirrorHttpError(`${origin}: the token exchange answered ${res.status}${res.status === 200 ? ' without a token' : ''}`, { details: { status: res.status } })
     }
@@ -89,7 +93,7 @@ export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl = gl
       try {
         return await inner.get(withToken(t), o)
       } catch (e2) {
-        if (e2.code === 'ROTREE_MIRROR_HTTP' && e2.status === 403) throw new NoAccessError(`${new URL(base).origin} refuses the edge token it just gave for this grant`, { cause: e2 })
+        if (e2.code === 'ROTREE_MIRROR_HTTP' && e2.status === 403) throw new NoAccessError(`${new URL(base).origin} refuses the edge token it just gave for this grant`, { cause: e2, details: { edge: new URL(base).origin } })
         throw e2
       }
     }
