@@ -57,10 +57,14 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // gated-transport.js itself is not bundled); then to 209,100 / 74,000
 // (measured 208,392 / 73,731, from 195,071 / 68,274) for the witnesses a
 // trust document names, required when a tree is opened (trust/witnessed.js
-// and the log code of tlog/ it needs, ~11.7 KB minified).
+// and the log code of tlog/ it needs, ~11.7 KB minified); then to 214,300 /
+// 76,400 (measured 213,709 / 75,788, from 208,578 / 73,801) for gated trees
+// in the web app and its Service Worker: gatedTransport and decodeGrant
+// exported by the entry (the grant format, the token request and its
+// signing, +5,131 / +1,987).
 // Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 209_100
-const BUDGET_GZIP_BYTES = 74_000
+const BUDGET_BYTES = 214_300
+const BUDGET_GZIP_BYTES = 76_400
 
 before(ensureBundle)
 
