@@ -15,9 +15,11 @@
 //      documents before the fsinfo.json that names one, so a reader that
 //      fetches the new fsinfo.json finds the chain (FORMAT.md §12.9 step 4);
 //   4. the log (FORMAT.md §13), before the fsinfo.json it holds: its tiles
-//      and entry bundles, then log/checkpoint, so a reader of a witnessed
+//      and entry bundles, then log/checkpoint, then log/fsinfo.proof (the
+//      tlog-proof of the new fsinfo.json), so a reader of a witnessed
 //      tree (docs/TRUST.md rule 21) finds the new fsinfo.json in the
-//      cosigned log; the old one is still among its latest leaves meanwhile;
+//      cosigned log; the old one is still among its latest leaves meanwhile
+//      (a proof for the other fsinfo.json is set aside by readers);
 //   5. fsinfo.json last and short-lived: uploaded under a temporary name
 //      (the exact bytes read in step 1), then moved over fsinfo.json on the
 //      remote, so a reader never sees a half-written one, nor one whose blobs
@@ -71,7 +73,9 @@ export async function push (out, dest, { rclone = 'rclone', rcloneArgs = [], onP
   // step 4: the log, tiles before the checkpoint that covers them. No --size-only: a
   // tile a killed publish wrote past its checkpoint is rewritten with other bytes of the same size
   if (await exists(path.join(local, 'log', 'tile'))) await run('copy', [path.join(local, 'log', 'tile'), base + 'log/tile'], ['--checksum', '--exclude', '.*', ...headers(TILE_HEADERS)], 'log')
-  if (await exists(path.join(local, 'log', 'checkpoint'))) await run('copyto', [path.join(local, 'log', 'checkpoint'), base + 'log/checkpoint'], ['--ignore-times', ...headers(CHECKPOINT_HEADERS)], 'log')
+  for (const f of ['checkpoint', 'fsinfo.proof']) {
+    if (await exists(path.join(local, 'log', f))) await run('copyto', [path.join(local, 'log', f), base + 'log/' + f], ['--ignore-times', ...headers(CHECKPOINT_HEADERS)], 'log')
+  }
   // step 5: the new root, last, by a rename
   await publishFsinfo(base, bytes, run)
   return { seq: info.seq, root: info.root.hash, key: info.anchor, version: info.version, name: info.name, blobs: { transferred: blobs.transfers, bytes: blobs.bytes } }

@@ -13,7 +13,7 @@
 // endpoint, no automatic HTTPS for a bare port); without it the site block
 // goes into the operator's Caddyfile, where TLS is theirs to add.
 import path from 'node:path'
-import { BLOB_RE, FSINFO_RE, TRUST_RE, HISTORY_RE, LOG_CHECKPOINT_RE, LOG_TILE_RE, LOG_PARTIAL_RE, TILE_MAX_AGE, IMMUTABLE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex, maxAgeOf } from './edge-paths.js'
+import { BLOB_RE, FSINFO_RE, TRUST_RE, HISTORY_RE, LOG_CHECKPOINT_RE, LOG_PROOF_RE, LOG_TILE_RE, LOG_PARTIAL_RE, TILE_MAX_AGE, IMMUTABLE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex, maxAgeOf } from './edge-paths.js'
 import { UsageError } from 'rotree-client/errors'
 
 /** A Caddyfile token in double quotes; refuses what would need escaping in a path. */
@@ -93,12 +93,12 @@ ${global}http://:${port} {${host === null ? '' : `\n\tbind ${host}`}
 \t@fsinfo path_regexp ^${b}${FSINFO_RE}$
 \t@trust path_regexp ^${b}${TRUST_RE}$
 \t@history path_regexp ^${b}${HISTORY_RE}$
-\t@checkpoint path_regexp ^${b}${LOG_CHECKPOINT_RE}$
+\t@checkpoint path_regexp ^${b}(${LOG_CHECKPOINT_RE}|${LOG_PROOF_RE})$
 \t@partial path_regexp ^${b}${LOG_PARTIAL_RE}$
 \t@tile path_regexp ^${b}${LOG_TILE_RE}$
 \t@preflight {
 \t\tmethod OPTIONS
-\t\tpath_regexp ^${b}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE}|${HISTORY_RE}|${LOG_CHECKPOINT_RE}|${LOG_PARTIAL_RE}|${LOG_TILE_RE})$
+\t\tpath_regexp ^${b}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE}|${HISTORY_RE}|${LOG_CHECKPOINT_RE}|${LOG_PROOF_RE}|${LOG_PARTIAL_RE}|${LOG_TILE_RE})$
 \t}
 \t@write not method GET HEAD OPTIONS
 
@@ -141,7 +141,7 @@ ${cors}
 \thandle @history {${file(`public, max-age=${maxAge}`, 'application/json')}
 \t}
 
-\t# the log (docs/FORMAT.md §13): the checkpoint is renamed in at every publish, like fsinfo.json
+\t# the log (docs/FORMAT.md §13): the checkpoint and fsinfo.proof are renamed in at every publish, like fsinfo.json
 \thandle @checkpoint {${file(`public, max-age=${maxAge}`, '"text/plain; charset=utf-8"', `
 \t\theader -ETag
 \t\theader -Last-Modified

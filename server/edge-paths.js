@@ -21,12 +21,14 @@ export const HISTORY_RE = 'history/(index|0|[1-9][0-9]{0,15})\\.json'
 /**
  * The log (docs/FORMAT.md §13), in C2SP tlog-tiles paths: tile/<L>/<N> with L
  * 0–63 or `entries`, N in 3-digit elements all but the last prefixed with x;
- * a partial tile or bundle adds .p/<W>, W 1–255. The checkpoint and partial
- * tiles change at every publish (cached as fsinfo.json is); a full tile never.
+ * a partial tile or bundle adds .p/<W>, W 1–255. The checkpoint, fsinfo.proof
+ * and partial tiles change at every publish (cached as fsinfo.json is); a full tile never.
  */
 export const TILE_RE = 'tile/(?:entries|[0-9]|[1-5][0-9]|6[0-3])(?:/x[0-9]{3})*/[0-9]{3}'
 export const TILE_WIDTH_RE = '(?:[1-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])'
 export const LOG_CHECKPOINT_RE = 'log/checkpoint'
+/** The tlog-proof of the current fsinfo.json (FORMAT.md §13): renamed in at every publish, cached as the checkpoint. */
+export const LOG_PROOF_RE = 'log/fsinfo\\.proof'
 export const LOG_TILE_RE = `log/${TILE_RE}`
 export const LOG_PARTIAL_RE = `log/${TILE_RE}\\.p/${TILE_WIDTH_RE}`
 /** Seconds a full tile or entry bundle is cached: its bytes never change once a checkpoint covers them. */

@@ -3,7 +3,7 @@
 //
 // One node:http listener dispatches on the URL before any framework runs:
 // GET/HEAD /h/…, /fsinfo.json, /trust/<seq>.json, /history/(index|<seq>).json and the log
-// (/log/checkpoint, /log/tile/…: docs/FORMAT.md §13) go to the hot handlers,
+// (/log/checkpoint, /log/fsinfo.proof, /log/tile/…: docs/FORMAT.md §13) go to the hot handlers,
 // the rest to Express.
 
 import http from 'node:http'

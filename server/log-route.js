@@ -1,11 +1,13 @@
-// GET|HEAD /log/checkpoint and /log/tile/…: the tree's transparency log
+// GET|HEAD /log/checkpoint, /log/fsinfo.proof and /log/tile/…: the tree's transparency log
 // (docs/FORMAT.md §13, lib/published/log.js), each file served as
 // fsinfo-route.js serves fsinfo.json: a regular file only (no symlink at its
 // name), re-read when it is renamed over. Only the exact C2SP tlog-tiles
 // paths are served (parseTilePath accepts the one spelling the publisher
 // writes), and a tile under a folder that is a symlink (log/, log/tile/…
 // pointing out of OUT) is answered as missing. The checkpoint changes at
-// every publish and is cached as briefly as fsinfo.json, and so is a
+// every publish and is cached as briefly as fsinfo.json, and so are
+// log/fsinfo.proof (the tlog-proof of the current fsinfo.json, renamed in
+// after the checkpoint) and a
 // partial tile or bundle (…/<N>.p/<W>: one a killed publish wrote past the
 // checkpoint is written again by the next); a full tile or bundle never
 // changes its bytes once a checkpoint covers it and is cached for a day.
@@ -15,14 +17,16 @@ import { parseTilePath } from 'rotree-client/tlog'
 import { createFsinfoRoute } from './fsinfo-route.js'
 import { sendStatus } from './blob-route.js'
 
-const LOG_PATH = /^\/log\/(checkpoint|tile\/[0-9a-z./]{5,80})(?:\?|$)/
+const LOG_PATH = /^\/log\/(checkpoint|fsinfo\.proof|tile\/[0-9a-z./]{5,80})(?:\?|$)/
+/** The files under log/ renamed in at every publish (FORMAT.md §13), served as the checkpoint is. */
+const RENAMED = new Set(['checkpoint', 'fsinfo.proof'])
 const TILE_MAX_AGE = 86400
 
-/** The path under log/ that `url` names, or null: log/checkpoint or a C2SP tile or bundle path. */
+/** The path under log/ that `url` names, or null: log/checkpoint, log/fsinfo.proof or a C2SP tile or bundle path. */
 export function logPathOf (url) {
   const m = LOG_PATH.exec(url)
   if (!m) return null
-  if (m[1] === 'checkpoint') return m[1]
+  if (RENAMED.has(m[1])) return m[1]
   try { parseTilePath(m[1]) } catch { return null }
   return m[1]
 }
@@ -50,7 +54,7 @@ export function createLogRoute ({ dir, maxAge, log = null, max = 256 }) {
     let r = routes.get(rel)
     if (!r) {
       if (routes.size >= max) routes.delete(routes.keys().next().value)
-      const checkpoint = rel === 'checkpoint'
+      const checkpoint = RENAMED.has(rel)
       r = createFsinfoRoute({
         dir,
         name: `log/${rel}`,

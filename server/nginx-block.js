@@ -54,7 +54,7 @@ ${cors}
     server_name ${serverName};`}
     # the published folder: ${root}
     # readers request only ${base}fsinfo.json, ${base}h/<64 hex> (docs/FORMAT.md §1.1), ${base}trust/<seq>.json (§12.2),
-    # ${base}history/<seq>.json and the log, ${base}log/checkpoint and ${base}log/tile/… (§13)
+    # ${base}history/<seq>.json and the log, ${base}log/checkpoint, ${base}log/fsinfo.proof and ${base}log/tile/… (§13)
     autoindex off;
     etag on;
     gzip off;                 # blobs are served byte for byte: readers cap them at their exact size
@@ -136,9 +136,9 @@ ${cors}
 ${missing}
     }
 
-    # the log (docs/FORMAT.md §13): log/checkpoint is replaced by rename at every publish, like fsinfo.json
-    location = ${base}log/checkpoint {
-        alias ${q(root + '/log/checkpoint', 'OUT')};
+    # the log (docs/FORMAT.md §13): log/checkpoint and log/fsinfo.proof are replaced by rename at every publish, like fsinfo.json
+${['checkpoint', 'fsinfo.proof'].map(f => `    location = ${base}log/${f} {
+        alias ${q(root + '/log/' + f, 'OUT')};
         disable_symlinks on "from=${q(root, 'OUT').slice(1, -1)}";
         types { }
         default_type "text/plain; charset=utf-8";
@@ -150,7 +150,7 @@ ${cors}
         etag off;
         if_modified_since off;
 ${missing}
-    }
+    }`).join('\n\n')}
 
     # full tiles and entry bundles (C2SP tlog-tiles paths): their bytes never change once a checkpoint covers them
     location ~ "^${escapeRegex(base)}log/(${TILE})$" {

@@ -18,7 +18,7 @@
 //     its exact size), and the query string is not part of the cache key.
 //
 // The edge does no cryptography: readers verify everything it serves.
-import { BLOB_RE, FSINFO_RE, TRUST_RE, HISTORY_RE, LOG_CHECKPOINT_RE, LOG_TILE_RE, LOG_PARTIAL_RE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex } from './edge-paths.js'
+import { BLOB_RE, FSINFO_RE, TRUST_RE, HISTORY_RE, LOG_CHECKPOINT_RE, LOG_PROOF_RE, LOG_TILE_RE, LOG_PARTIAL_RE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex } from './edge-paths.js'
 import { UsageError } from 'rotree-client/errors'
 
 /** A VCL string literal; the values here are checked names and numbers, but never trust that. */
@@ -43,9 +43,9 @@ export function varnishConfig ({ backend, base = '/', grace = 10, hostHeader, ga
   if (host === null) throw new UsageError(`--backend ${backend}: expected HOST:PORT`)
   base = checkBase(base)
   if (!Number.isInteger(grace) || grace < 0) throw new UsageError('--grace must be a whole number of seconds')
-  const served = `^${escapeRegex(base)}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE}|${HISTORY_RE}|${LOG_CHECKPOINT_RE}|${LOG_PARTIAL_RE}|${LOG_TILE_RE})(\\?.*)?$`
+  const served = `^${escapeRegex(base)}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE}|${HISTORY_RE}|${LOG_CHECKPOINT_RE}|${LOG_PROOF_RE}|${LOG_PARTIAL_RE}|${LOG_TILE_RE})(\\?.*)?$`
   // the files replaced by a rename at every publish: fetched whole, served stale only briefly
-  const renamed = `(${FSINFO_RE}|${LOG_CHECKPOINT_RE})$`
+  const renamed = `(${FSINFO_RE}|${LOG_CHECKPOINT_RE}|${LOG_PROOF_RE})$`
   const blob = `^${escapeRegex(base)}${BLOB_RE}(\\?.*)?$`
   return `vcl 4.1;${gated ? '\nimport std;' : ''}
 # A Varnish edge for a rotree tree, from \`rotree varnish-config\` (docs/DEPLOY.md "A CDN in front").
@@ -105,7 +105,7 @@ sub vcl_hash {
 
 sub vcl_backend_fetch {
     if (bereq.url ~ ${lit(renamed)}) {
-        # always fetch fsinfo.json (and log/checkpoint) whole: an origin whose validators are mtime and size (nginx)
+        # always fetch fsinfo.json (and log/checkpoint, log/fsinfo.proof) whole: an origin whose validators are mtime and size (nginx)
         # would answer 304 for a new root renamed in within the same second at the same length
         unset bereq.http.If-None-Match;
         unset bereq.http.If-Modified-Since;
@@ -133,7 +133,7 @@ sub vcl_backend_response {
         set beresp.keep = 0s;
     }`}
     if (bereq.url ~ ${lit(renamed)}) {
-        # the files that change (fsinfo.json, log/checkpoint): the origin's max-age, then at most ${grace} s stale while refetching
+        # the files that change (fsinfo.json, log/checkpoint, log/fsinfo.proof): the origin's max-age, then at most ${grace} s stale while refetching
         set beresp.grace = ${grace}s;
         set beresp.keep = 0s;
     }

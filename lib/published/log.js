@@ -5,8 +5,11 @@
 //
 //   log/tile/entries/<N>[.p/<W>]   entry bundles, then
 //   log/tile/<L>/<N>[.p/<W>]       tiles, then
-//   log/checkpoint                 the signed checkpoint of the new size, last,
-//                                  with the witnesses' cosignatures (witness-client.js)
+//   log/checkpoint                 the signed checkpoint of the new size,
+//                                  with the witnesses' cosignatures (witness-client.js), then
+//   log/fsinfo.proof               the C2SP tlog-proof of the new fsinfo.json in that
+//                                  checkpoint (its cosignatures verbatim), last: what a
+//                                  reader of a witnessed tree asks first (FORMAT.md §13)
 //
 // each file written under a temporary name and renamed into place. Only
 // what the checkpoint covers is the log: a killed run's tiles beyond it are
@@ -19,7 +22,8 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import {
   leafHash, storedHashesForLeafHash, arrayHashReader, treeHash, newTiles, tilesForSize, readTileData, tilePath,
-  bundleOf, encodeBundle, decodeBundle, formatCheckpoint, parseCheckpoint, signNote, signerOf, equalHash, TILE_HEIGHT
+  bundleOf, encodeBundle, decodeBundle, formatCheckpoint, parseCheckpoint, signNote, signerOf, equalHash, inclusionProof,
+  formatTlogProof, TILE_HEIGHT
 } from 'rotree-client/tlog'
 import { LOG_DIR, logOrigin } from 'rotree-client/log'
 import { SplitViewError, BadFormatError } from 'rotree-client/errors'
@@ -29,6 +33,8 @@ import { pidAlive } from './lock.js'
 import { collectCosignatures } from './witness-client.js'
 
 const CHECKPOINT = 'checkpoint'
+/** log/fsinfo.proof (FORMAT.md §13): the tlog-proof of the current fsinfo.json in log/checkpoint. */
+export const PROOF = 'fsinfo.proof'
 const TMP = /^\.tmp-(\d+)-/
 
 /** The checkpoint origin of the tree a decoded fsinfo.json belongs to. */
@@ -43,7 +49,7 @@ async function readOptional (file) {
 
 /**
  * The log in dir as its checkpoint covers it: { size, origin, entries,
- * stored } (stored: every stored hash), checked against the checkpoint's
+ * stored, note } (stored: every stored hash; note: the checkpoint's bytes), checked against the checkpoint's
  * tree hash; size 0 when there is no checkpoint yet. Its signature is not
  * checked: this is the publisher's own folder.
  */
@@ -51,7 +57,7 @@ export async function readLocalLog (dir) {
   const ldir = path.join(dir, LOG_DIR)
   const note = await readOptional(path.join(ldir, CHECKPOINT))
   const stored = []
-  if (note === null) return { size: 0, origin: null, entries: [], stored }
+  if (note === null) return { size: 0, origin: null, entries: [], stored, note }
   const text = Buffer.from(note).toString('utf8')
   let cp
   try { cp = parseCheckpoint(text.slice(0, text.lastIndexOf('\n\n') + 1)) } catch (err) {
@@ -67,7 +73,43 @@ export async function readLocalLog (dir) {
   const read = arrayHashReader(stored)
   entries.forEach((e, i) => { stored.push(...storedHashesForLeafHash(i, leafHash(e), read)) })
   if (!equalHash(treeHash(cp.size, read), cp.hash)) throw new BadFormatError(`the entries in ${ldir} do not hash to its checkpoint: the log is damaged`)
-  return { size: cp.size, origin: cp.origin, entries, stored }
+  return { size: cp.size, origin: cp.origin, entries, stored, note }
+}
+
+/** Write rel under dir/log/ under a temporary name, durable, then renamed into place; returns the file's folder. */
+async function putLogFile (ldir, rel, bytes, fsync) {
+  const file = path.join(ldir, rel)
+  await fs.mkdir(path.dirname(file), { recursive: true })
+  const tmp = path.join(path.dirname(file), `.tmp-${process.pid}-${path.basename(file)}`)
+  await writeDurable(tmp, bytes, fsync)
+  await fs.rename(tmp, file)
+  return path.dirname(file)
+}
+
+/** The tlog-proof of leaf `index` of a log of `size` leaves (its stored hashes) in the checkpoint `note`. */
+const proofOf = (size, index, stored, note) => formatTlogProof({ index, proof: inclusionProof(size, index, arrayHashReader(stored)), checkpoint: note })
+
+/**
+ * log/fsinfo.proof for `fsinfoBytes` from the log in dir (FORMAT.md §13),
+ * written atomically, when the log's latest 256 leaves (those a reader looks
+ * among) hold those bytes; else any proof there is removed (it is for
+ * another fsinfo.json). `log`: readLocalLog(dir), when the caller has it.
+ * @returns {Promise<boolean>} whether a proof was written
+ */
+export async function writeFsinfoProof (dir, fsinfoBytes, { fsync = true, log = null } = {}) {
+  const ldir = path.join(dir, LOG_DIR)
+  log ??= await readLocalLog(dir)
+  const bytes = Buffer.from(fsinfoBytes)
+  const first = Math.floor((log.size - 1) / 256) * 256
+  let index = -1
+  for (let i = log.size - 1; i >= Math.max(0, first) && index < 0; i--) if (bytes.equals(Buffer.from(log.entries[i]))) index = i
+  if (index < 0) {
+    await fs.rm(path.join(ldir, PROOF), { force: true })
+    return false
+  }
+  await putLogFile(ldir, PROOF, proofOf(log.size, index, log.stored, log.note), fsync)
+  if (fsync) await syncDir(ldir)
+  return true
 }
 
 /**
@@ -104,14 +146,7 @@ async function append (dir, log, add, { origin, keys, fsync, witnesses }) {
   }
   const size = entries.length
   const dirs = new Set()
-  const put = async (rel, bytes) => {
-    const file = path.join(ldir, rel)
-    await fs.mkdir(path.dirname(file), { recursive: true })
-    const tmp = path.join(path.dirname(file), `.tmp-${process.pid}-${path.basename(file)}`)
-    await writeDurable(tmp, bytes, fsync)
-    await fs.rename(tmp, file)
-    dirs.add(path.dirname(file))
-  }
+  const put = async (rel, bytes) => { dirs.add(await putLogFile(ldir, rel, bytes, fsync)) }
   for (const t of newTiles(TILE_HEIGHT, log.size, size)) {
     if (t.L === 0) await put(tilePath(bundleOf(t)), encodeBundle(entries.slice(t.N * 256, t.N * 256 + t.W)))
     await put(tilePath(t), readTileData(t, read))
@@ -122,6 +157,9 @@ async function append (dir, log, add, { origin, keys, fsync, witnesses }) {
   // FORMAT.md §13.1: the witnesses cosign before the checkpoint is written (too few: nothing is)
   if (witnesses) note += (await collectCosignatures(witnesses, { note, text, size, oldSize: log.size, read, origin })).lines.join('')
   await put(CHECKPOINT, note)
+  // the proof of the new fsinfo.json (the last leaf) in that checkpoint, after it: a proof left from the
+  // publish before is for the fsinfo.json still current until the rename, which a reader still checks with it
+  await put(PROOF, proofOf(size, size - 1, stored, note))
   if (fsync) await syncDir(ldir)
   return size
 }
@@ -147,7 +185,11 @@ export async function logFsinfo (dir, text, { keys, fsync = true, witnesses = nu
   const seqs = log.entries.map(e => decodeAny(e).seq)
   const at = seqs.lastIndexOf(info.seq)
   if (at >= 0) {
-    if (Buffer.from(log.entries[at]).equals(Buffer.from(bytes))) return { size: log.size, added: 0 }
+    if (Buffer.from(log.entries[at]).equals(Buffer.from(bytes))) {
+      // a re-run of a publish that died after the checkpoint: its proof (again)
+      await writeFsinfoProof(dir, bytes, { fsync, log })
+      return { size: log.size, added: 0 }
+    }
     throw new SplitViewError(`${dir}/${LOG_DIR} already holds another fsinfo.json with sequence ${info.seq} (leaf ${at}); refusing to log a second`, { details: { seq: info.seq, leaf: at } })
   }
   const last = seqs.length ? seqs[seqs.length - 1] : -1
@@ -178,7 +220,11 @@ export async function cleanLogTemps (dir) {
   await walk(path.join(dir, LOG_DIR))
 }
 
-/** Write a log fetched from a mirror (rotree-client/log fetchLog) into dir: tiles and bundles, the checkpoint last. */
+/**
+ * Write a log fetched from a mirror (rotree-client/log fetchLog) into dir:
+ * tiles and bundles, the checkpoint last. The source's log/fsinfo.proof is
+ * not copied: the puller makes its own from this log (writeFsinfoProof).
+ */
 export async function writeFetchedLog (dir, { checkpoint, tiles, bundles }, fsync = true) {
   const ldir = path.join(dir, LOG_DIR)
   const dirs = new Set()

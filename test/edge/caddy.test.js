@@ -100,6 +100,11 @@ test('only fsinfo.json, h/<64 hex>, trust/<seq>.json, history/(index|<seq>).json
   assert.equal(checkpoint.status, 200)
   assert.equal(checkpoint.headers['content-type'], 'text/plain; charset=utf-8')
   assert.deepEqual(checkpoint.body, await fs.readFile(path.join(fx.out, 'log', 'checkpoint')))
+  const proof = await req(fx.caddy.port, '/log/fsinfo.proof') // the tlog-proof of the current fsinfo.json, as the checkpoint
+  assert.equal(proof.status, 200)
+  assert.equal(proof.headers['content-type'], 'text/plain; charset=utf-8')
+  assert.equal(proof.headers['cache-control'], checkpoint.headers['cache-control'])
+  assert.deepEqual(proof.body, await fs.readFile(path.join(fx.out, 'log', 'fsinfo.proof')))
   const tiles = (await fs.readdir(path.join(fx.out, 'log', 'tile'), { recursive: true, withFileTypes: true })).filter(e => e.isFile())
   assert.ok(tiles.length > 0, 'the build wrote a log')
   for (const e of tiles) {
@@ -108,7 +113,7 @@ test('only fsinfo.json, h/<64 hex>, trust/<seq>.json, history/(index|<seq>).json
     assert.equal(t.status, 200, rel)
     assert.match(t.headers['cache-control'], rel.includes(".p/") ? /max-age=7\b/ : /max-age=86400/, rel)
   }
-  const paths = ['/', '/index.html', '/h/', '/h/.tmp-0123-abcd', '/log/', '/log/checkpoint.tmp', '/log/tile/0/1234', '/log/tile/64/000', `/h/${'0'.repeat(64)}`, `/h/${'A'.repeat(64)}`, `/h/${fx.result.root}/`,
+  const paths = ['/', '/index.html', '/h/', '/h/.tmp-0123-abcd', '/log/', '/log/checkpoint.tmp', '/log/fsinfo.proof.tmp', '/log/fsinfo-proof', '/log/tile/0/1234', '/log/tile/64/000', `/h/${'0'.repeat(64)}`, `/h/${'A'.repeat(64)}`, `/h/${fx.result.root}/`,
     '/history/', `/history/${fx.result.seq + 1}.json`, '/history/01.json', '/.rotree/build-index/CURRENT', '/.rotree-lock', '/unsigned.json',
     '/trust/2.json', '/trust/0.json', '/h/../unsigned.json', '/%2e%2e/unsigned.json', '/h/%2e%2e/unsigned.json']
   // (Caddy matches the decoded path, so /h%2f<hex> is that blob: a spelling of a served path, nothing more)

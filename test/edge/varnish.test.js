@@ -98,12 +98,15 @@ test('nothing but fsinfo.json, h/<64 hex>, trust/<seq>.json, history/(index|<seq
   const checkpoint = await req(fx.varnish.port, '/log/checkpoint')
   assert.equal(checkpoint.status, 200)
   assert.deepEqual(checkpoint.body, await fs.readFile(path.join(fx.out, 'log', 'checkpoint')))
+  const proof = await req(fx.varnish.port, '/log/fsinfo.proof') // the tlog-proof of the current fsinfo.json, as the checkpoint
+  assert.equal(proof.status, 200)
+  assert.deepEqual(proof.body, await fs.readFile(path.join(fx.out, 'log', 'fsinfo.proof')))
   for (const rel of await logTiles(fx.out)) {
     const t = await req(fx.varnish.port, '/log/' + rel)
     assert.equal(t.status, 200, rel)
     assert.deepEqual(t.body, await fs.readFile(path.join(fx.out, 'log', rel)), rel)
   }
-  for (const p of ['/log/', '/log/checkpoint.tmp', '/log/tile/', '/log/tile/0/1234', '/log/tile/64/000', '/log/tile/0/000.p/0', '/log/../fsinfo.json']) {
+  for (const p of ['/log/', '/log/checkpoint.tmp', '/log/fsinfo.proof.tmp', '/log/fsinfo-proof', '/log/tile/', '/log/tile/0/1234', '/log/tile/64/000', '/log/tile/0/000.p/0', '/log/../fsinfo.json']) {
     assert.equal((await req(fx.varnish.port, p)).status, 404, p)
   }
 })

@@ -11,7 +11,7 @@
 //
 // `trust` answers trust/<seq>.json (format version 2, FORMAT.md §12.2); `bytes`
 // is null when the folder has no such document, and then 'honest' is a 404.
-// `log` answers log/checkpoint and log/tile/… (FORMAT.md §13), called with
+// `log` answers log/checkpoint, log/fsinfo.proof and log/tile/… (FORMAT.md §13), called with
 // the path under log/ and the bytes (null: absent, and 'honest' is a 404).
 // An action is one of:
 //   'honest' (or undefined/null)   the true bytes, with Content-Length
@@ -55,8 +55,8 @@ export const STALL_MAX_MS = 20_000
 const MAX_REQUESTS = 100_000
 const HEX64 = /^[0-9a-f]{64}$/
 const TRUST_PATH = /^\/trust\/([1-9][0-9]{0,8})\.json$/
-// the tree's log (FORMAT.md §13): log/checkpoint and C2SP tile paths
-const LOG_PATH = /^\/log\/(checkpoint|tile\/(entries|[0-9]{1,2})(\/x[0-9]{3})*\/[0-9]{3}(\.p\/[0-9]{1,3})?)$/
+// the tree's log (FORMAT.md §13): log/checkpoint, log/fsinfo.proof and C2SP tile paths
+const LOG_PATH = /^\/log\/(checkpoint|fsinfo\.proof|tile\/(entries|[0-9]{1,2})(\/x[0-9]{3})*\/[0-9]{3}(\.p\/[0-9]{1,3})?)$/
 
 // as server/blob-route.js CORS (and nginx-config's `always` headers)
 const CORS_HEADERS = [

@@ -183,10 +183,10 @@ test('every rclone call ends its options with -- before its paths; OUT named -ou
   await push(f.out, `:local:${mirror}`, { rclone: wrapper, env: { ...process.env, RCLONE_LOG: log } })
   await checkPublished(mirror, f.key.publicKey)
   const calls = (await fs.readFile(log, 'utf8')).trim().split('\n').map(l => l.replace(/\t$/, '').split('\t'))
-  // blobs, history/, the log's tiles then its checkpoint (FORMAT.md §13), fsinfo.json last
-  assert.deepEqual(calls.map(c => c[0]), ['copy', 'copy', 'copy', 'copyto', 'rcat', 'moveto'])
-  assert.deepEqual(calls.slice(2, 4).map(c => c.at(-1)), [`:local:${mirror}/log/tile`, `:local:${mirror}/log/checkpoint`])
-  assert.deepEqual(await fs.readFile(path.join(mirror, 'log', 'checkpoint')), await fs.readFile(path.join(f.out, 'log', 'checkpoint')))
+  // blobs, history/, the log's tiles then its checkpoint then fsinfo.proof (FORMAT.md §13), fsinfo.json last
+  assert.deepEqual(calls.map(c => c[0]), ['copy', 'copy', 'copy', 'copyto', 'copyto', 'rcat', 'moveto'])
+  assert.deepEqual(calls.slice(2, 5).map(c => c.at(-1)), [`:local:${mirror}/log/tile`, `:local:${mirror}/log/checkpoint`, `:local:${mirror}/log/fsinfo.proof`])
+  for (const f2 of ['checkpoint', 'fsinfo.proof']) assert.deepEqual(await fs.readFile(path.join(mirror, 'log', f2)), await fs.readFile(path.join(f.out, 'log', f2)))
   for (const c of calls) {
     const end = c.indexOf('--')
     assert.ok(end > 0, `rclone ${c[0]}: options end with --`)

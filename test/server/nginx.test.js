@@ -232,13 +232,21 @@ test('only fsinfo.json, h/<64 hex>, trust/<seq>.json, history/(index|<seq>).json
   } finally { await fs.rename(path.join(out, 'fsinfo.json.away'), path.join(out, 'fsinfo.json')) }
 })
 
-test('the log (FORMAT.md §13): log/checkpoint and partial tiles briefly cached, full tiles for a day; nothing else under log/, no symlink followed', { skip }, async () => {
+test('the log (FORMAT.md §13): log/checkpoint, log/fsinfo.proof and partial tiles briefly cached, full tiles for a day; nothing else under log/, no symlink followed', { skip }, async () => {
   const cp = await req(nginx.port, '/log/checkpoint')
   assert.equal(cp.status, 200)
   assert.deepEqual(cp.body, await fs.readFile(path.join(out, 'log', 'checkpoint')))
   assert.equal(cp.headers['content-type'], 'text/plain; charset=utf-8')
   assert.equal(cp.headers['cache-control'], 'public, max-age=30')
   assert.equal(cp.headers['access-control-allow-origin'], '*')
+  // the tlog-proof of the current fsinfo.json the publisher wrote beside the checkpoint: served as the checkpoint is
+  const proof = await req(nginx.port, '/log/fsinfo.proof')
+  assert.equal(proof.status, 200)
+  assert.deepEqual(proof.body, await fs.readFile(path.join(out, 'log', 'fsinfo.proof')))
+  assert.match(String(proof.body), /^c2sp\.org\/tlog-proof@v1\n/)
+  assert.equal(proof.headers['content-type'], 'text/plain; charset=utf-8')
+  assert.equal(proof.headers['cache-control'], 'public, max-age=30')
+  assert.equal(proof.headers['access-control-allow-origin'], '*')
   const partial = await req(nginx.port, '/log/tile/0/000.p/1') // the one-leaf log's level-0 tile
   assert.equal(partial.status, 200)
   assert.equal(partial.headers['content-type'], 'application/octet-stream')
@@ -253,7 +261,7 @@ test('the log (FORMAT.md §13): log/checkpoint and partial tiles briefly cached,
     const f = await req(nginx.port, '/log/tile/1/x001/000')
     assert.equal(f.status, 200)
     assert.equal(f.headers['cache-control'], 'public, max-age=86400')
-    for (const p of ['/log/', '/log/checkpoint.tmp-1', '/log/other', '/log/tile/0/000.p/256', '/log/tile/0/000.p/0', '/log/tile/64/000', '/log/tile/0/0000', '/log/tile/2/000']) {
+    for (const p of ['/log/', '/log/checkpoint.tmp-1', '/log/fsinfo.proof.tmp-1', '/log/fsinfo-proof', '/log/other', '/log/tile/0/000.p/256', '/log/tile/0/000.p/0', '/log/tile/64/000', '/log/tile/0/0000', '/log/tile/2/000']) {
       const r = await req(nginx.port, p)
       assert.equal(r.status, 404, p)
       assert.equal(r.headers['cache-control'], 'no-store', p)

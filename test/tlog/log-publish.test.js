@@ -3,7 +3,9 @@
 // (rotree-client/log): three releases make three leaves whose tiles and
 // checkpoint an independent RFC 6962 computation agrees with; a re-run logs
 // nothing twice; a planted second root for one sequence is a split view; a
-// flipped byte in a tile or the checkpoint is refused.
+// flipped byte in a tile or the checkpoint is refused. Each publish writes
+// log/fsinfo.proof, the tlog-proof of its fsinfo.json in its checkpoint, and
+// a pull makes its own from the log it copied.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
@@ -12,7 +14,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { createHash } from 'node:crypto'
 import { openTree } from 'rotree-client'
-import { auditLog, logOrigin } from 'rotree-client/log'
+import { auditLog, logOrigin, checkLogProof } from 'rotree-client/log'
 import {
   openNote, parseVerifierKey, encodeVerifierKey, parseCheckpoint, encodeBase64, signNote, signerOf, formatCheckpoint,
   encodeBundle, tilesForSize, tilePath, bundleOf, readTileData, arrayHashReader, storedHashes, treeHash, TILE_HEIGHT
@@ -96,6 +98,31 @@ test('three releases: three leaves, the tiles and checkpoint an independent comp
   assert.deepEqual(a.leaves.map(l => l.ok), [true, true, true])
   assert.deepEqual(a.current, { seq: JSON.parse(current).seq, logged: true })
   assert.equal(a.root, encodeBase64(mth(entries)))
+})
+
+test('each publish writes log/fsinfo.proof: the tlog-proof of its fsinfo.json in its checkpoint, verbatim, replacing the one before', async () => {
+  const src = await dir('rotree-log-src-'); const key = makeKey()
+  const out = path.join(await dir('rotree-log-out-'), 'out')
+  const signers = { origin: logOrigin(key.publicKey), keys: [key.publicKey], nowMs: Date.now() }
+  const proofs = []; const roots = []
+  for (const s of ['one', 'two', 'three']) {
+    await writeTree(src, { 'a.txt': s }); await buildTree(src, { key, out, version: 1 })
+    const text = await fs.readFile(path.join(out, 'log', 'fsinfo.proof'), 'utf8')
+    const fsinfoBytes = new Uint8Array(await fs.readFile(path.join(out, 'fsinfo.json')))
+    const r = checkLogProof(text, { fsinfoBytes, ...signers })
+    assert.deepEqual([r.index, r.size], [proofs.length, proofs.length + 1])
+    // the checkpoint in it is log/checkpoint byte for byte
+    assert.equal(text.slice(text.indexOf('\n\n') + 2), await fs.readFile(path.join(out, 'log', 'checkpoint'), 'utf8'))
+    proofs.push(text); roots.push(fsinfoBytes)
+  }
+  assert.equal(new Set(proofs).size, 3)
+  // the proof is of the current fsinfo.json only: an older one is not the leaf it names
+  assert.throws(() => checkLogProof(proofs[2], { fsinfoBytes: roots[1], ...signers }), { code: 'ROTREE_SPLIT_VIEW' })
+  assert.deepEqual((await fs.readdir(path.join(out, 'log'))).filter(n => n.startsWith('.')), [], 'no temporary file left')
+  // a publish killed after the checkpoint, before the proof: the re-run writes it (the same bytes)
+  await fs.rm(path.join(out, 'log', 'fsinfo.proof'))
+  assert.deepEqual(await logFsinfo(out, roots[2], { keys: [key], fsync: false }), { size: 3, added: 0 })
+  assert.equal(await fs.readFile(path.join(out, 'log', 'fsinfo.proof'), 'utf8'), proofs[2])
 })
 
 test('a re-run logs each fsinfo.json once; a root published without keys joins at the next publish; a second text for one seq is refused', async () => {
@@ -193,10 +220,17 @@ test('pull copies log/ and gc keeps it; the mirror\'s copy audits as the source'
   const mirror = path.join(await dir('rotree-log-mirror-'), 'dir')
   const srv = await serve(out)
   try {
-    const r = await pull({ address: `${srv.url}#${key.publicKey}`, dir: mirror, reader: { stateDir: await dir('rotree-log-state-') }, fsync: false })
-    assert.deepEqual(r.log, { size: 3, copied: true })
+    const again = async () => pull({ address: `${srv.url}#${key.publicKey}`, dir: mirror, reader: { stateDir: await dir('rotree-log-state-') }, fsync: false })
+    assert.deepEqual((await again()).log, { size: 3, copied: true, proof: true })
+    // nothing new: the proof DIR holds still proves the fsinfo.json in the checkpoint, and is kept; a lost one is made again
+    const before = await fs.stat(path.join(mirror, 'log', 'fsinfo.proof'))
+    assert.deepEqual((await again()).log, { size: 3, copied: false, proof: true })
+    assert.equal((await fs.stat(path.join(mirror, 'log', 'fsinfo.proof'))).ino, before.ino)
+    await fs.writeFile(path.join(mirror, 'log', 'fsinfo.proof'), 'c2sp.org/tlog-proof@v1\nindex 0\n\nnot the checkpoint\n')
+    assert.deepEqual((await again()).log, { size: 3, copied: false, proof: true })
   } finally { await srv.close() }
-  for (const rel of ['log/checkpoint', 'log/tile/0/000.p/3', 'log/tile/entries/000.p/3']) assert.deepEqual(await fs.readFile(path.join(mirror, rel)), await fs.readFile(path.join(out, rel)))
+  // log/fsinfo.proof made again from the log the pull checked (not copied): byte for byte the source's
+  for (const rel of ['log/checkpoint', 'log/fsinfo.proof', 'log/tile/0/000.p/3', 'log/tile/entries/000.p/3']) assert.deepEqual(await fs.readFile(path.join(mirror, rel)), await fs.readFile(path.join(out, rel)))
   await gc(out, { keep: 1, graceMs: 0, fsync: false })
   assert.equal((await readLocalLog(out)).size, 3)
   assert.deepEqual((await audit(mirror, key)).problems, [])
