@@ -2,9 +2,12 @@
 // docs/TRUST.md rule 21), against the tree of fixture-witnessed.js: what a
 // mirror (or a publisher's key thief with K witness keys whose memory is
 // gone) can serve of log/ beside a validly signed fsinfo.json. Every reader
-// fetches log/checkpoint and one or two tiles from the mirror that gave it
-// fsinfo.json, and refuses that mirror's answer; with an honest mirror
-// beside, it reads the honest tree.
+// fetches log/fsinfo.proof from the mirror that gave it fsinfo.json (and,
+// when that proof does not decide, log/checkpoint and one or two tiles), and
+// refuses that mirror's answer; with an honest mirror beside, it reads the
+// honest tree. A liar who edits the checkpoint edits it in both files: the
+// same edit in the proof alone is set aside by the reader (the honest
+// checkpoint then decides), which test/tlog/witnessed-open.test.js shows.
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 
@@ -15,7 +18,13 @@ export const WITNESS_THREAT = {
 const fromDir = dir => rel => {
   try { return { body: readFileSync(path.join(dir, 'log', rel)) } } catch { return { status: 404 } }
 }
-const checkpoint = edit => (rel, bytes) => rel === 'checkpoint' ? { body: edit(bytes) } : 'honest'
+const checkpoint = edit => (rel, bytes) => {
+  if (rel === 'checkpoint') return { body: edit(bytes) }
+  if (rel !== 'fsinfo.proof') return 'honest'
+  // the checkpoint inside the tlog-proof (after its first empty line), edited alike
+  const at = Buffer.from(bytes).indexOf('\n\n') + 2
+  return { body: Buffer.concat([Buffer.from(bytes).subarray(0, at), Buffer.from(edit(Buffer.from(bytes).subarray(at)))]) }
+}
 
 /** { id, threat, what, lie(fixture) → lying-server options, because, codes, seenNewer? } (lies-v2.js) */
 export const LIES_WITNESSED = [

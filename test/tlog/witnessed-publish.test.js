@@ -140,24 +140,75 @@ test('reader rule (client-js/src/trust/witnessed.js): 2-of-3 cosigned reads, too
   await ok('trust', 'update', f.out, ...ws.flatMap(w => ['--add-witness', `${w.o.name}=${w.url}=${w.vkey}`]), '--witness-threshold', '2')
   await ok('trust', 'sign', f.out, '--key', f.A)
   const doc = decodeTrustDoc(await fs.readFile(path.join(f.out, 'trust', '2.json')))
-  for (const s of ['one', 'two', 'three']) { await writeTree(src, { 'a.txt': s }); await ok('build', src, f.out, '--key', f.A, '--no-fsync') }
-  const fetched = []
+  let fetched = []
   const fetchFrom = dir => async (p, cap, check) => { fetched.push(p); const b = new Uint8Array(await fs.readFile(path.join(dir, p))); assert.ok(b.length <= cap); return check(b) }
-  const fsinfoBytes = new Uint8Array(await fs.readFile(path.join(f.out, 'fsinfo.json')))
-  const o = { fsinfoBytes, origin: f.origin, logKeys: [f.hex], witnesses: doc.witnesses, nowMs: Date.now() }
+  const fsinfoOf = async dir => new Uint8Array(await fs.readFile(path.join(dir, 'fsinfo.json')))
+  const o = { origin: f.origin, logKeys: [f.hex], witnesses: doc.witnesses, nowMs: Date.now() }
+  // the checkpoint a reader kept one publish in (size 1), the log as it was then
+  await ok('build', src, f.out, '--key', f.A, '--no-fsync')
+  const first = await requireWitnessed(fetchFrom(f.out), { ...o, fsinfoBytes: await fsinfoOf(f.out) })
+  const logAt1 = path.join(base, 'log-at-1'); await fs.cp(f.out, logAt1, { recursive: true })
+  for (const s of ['two', 'three']) { await writeTree(src, { 'a.txt': s }); await ok('build', src, f.out, '--key', f.A, '--no-fsync') }
+  const fsinfoBytes = await fsinfoOf(f.out)
+  Object.assign(o, { fsinfoBytes })
+  fetched = []
   const r = await requireWitnessed(fetchFrom(f.out), o)
-  assert.equal(r.cosigned.length, 3); assert.equal(r.leaf, r.size - 1)
-  assert.ok(fetched.length <= 3, fetched.join(', ')) // the checkpoint and one tile (two past 256 leaves)
-  // stale: a day and a bit later
+  assert.equal(r.cosigned.length, 3); assert.equal(r.leaf, r.size - 1); assert.equal(r.size, first.size + 2)
+  assert.deepEqual(fetched, ['log/fsinfo.proof']) // one request: the proof of this fsinfo.json in the cosigned checkpoint
+  // a kept checkpoint of the same size and hash: nothing more; a smaller one: the consistency tiles, never log/checkpoint
+  fetched = []
+  assert.deepEqual(await requireWitnessed(fetchFrom(f.out), { ...o, kept: { size: r.size, hash: r.hash } }), r)
+  assert.deepEqual(fetched, ['log/fsinfo.proof'])
+  fetched = []
+  assert.deepEqual(await requireWitnessed(fetchFrom(f.out), { ...o, kept: { size: first.size, hash: first.hash } }), r)
+  assert.equal(fetched[0], 'log/fsinfo.proof'); assert.ok(fetched.length >= 2 && fetched.slice(1).every(p => p.startsWith('log/tile/')), fetched.join(', '))
+  // a kept checkpoint this log does not extend (another root hash at that size): a fork
+  const other = { size: first.size, hash: first.hash.replace(/^./, c => c === '0' ? '1' : '0') }
+  await assert.rejects(requireWitnessed(fetchFrom(f.out), { ...o, kept: other }), e => e.code === 'ROTREE_SPLIT_VIEW' && /does not extend the checkpoint of size 1/.test(e.message))
+  await assert.rejects(requireWitnessed(fetchFrom(f.out), { ...o, kept: { size: r.size, hash: other.hash } }), e => e.code === 'ROTREE_SPLIT_VIEW' && /does not extend/.test(e.message))
+  // a kept checkpoint larger than the proof's: log/checkpoint decides, and it is behind as well
+  fetched = []
+  await assert.rejects(requireWitnessed(fetchFrom(f.out), { ...o, kept: { size: r.size + 5, hash: r.hash } }), e => e.code === 'ROTREE_ROLLBACK')
+  assert.deepEqual(fetched, ['log/fsinfo.proof', 'log/checkpoint'])
+  // stale: a day and a bit later (the proof's cosignatures, then the checkpoint's: the same)
   await assert.rejects(requireWitnessed(fetchFrom(f.out), { ...o, nowMs: Date.now() + (MAX_COSIGNATURE_AGE_S + 120) * 1000 }), e => e.code === 'ROTREE_THRESHOLD')
-  // too few: a 3-of-3 policy when one witness's line is taken out
-  const cp = await fs.readFile(path.join(f.out, 'log', 'checkpoint'), 'utf8')
-  const one = path.join(base, 'one'); await fs.cp(path.join(f.out, 'log'), path.join(one, 'log'), { recursive: true })
-  await fs.writeFile(path.join(one, 'log', 'checkpoint'), cp.split('\n').filter(l => !l.startsWith(`— ${ws[0].o.name} `) && !l.startsWith(`— ${ws[1].o.name} `)).join('\n'))
+
+  // the proof set aside, the checkpoint and tiles decide as before it existed
+  const copy = async (name, edit) => {
+    const d = path.join(base, name); await fs.cp(path.join(f.out, 'log'), path.join(d, 'log'), { recursive: true })
+    if (edit) await edit(d)
+    return d
+  }
+  const proofText = await fs.readFile(path.join(f.out, 'log', 'fsinfo.proof'), 'utf8')
+  const cpText = await fs.readFile(path.join(f.out, 'log', 'checkpoint'), 'utf8')
+  const drop = (text, names) => text.split('\n').filter(l => !names.some(n => l.startsWith(`— ${n} `))).join('\n')
+  const flipCosignature = text => text.replace(new RegExp(`(— ${ws[0].o.name} )(.)`), (m, a, c) => a + (c === 'A' ? 'B' : 'A'))
+  const honestFallbacks = {
+    absent: d => fs.rm(path.join(d, 'log', 'fsinfo.proof')),
+    truncated: d => fs.writeFile(path.join(d, 'log', 'fsinfo.proof'), proofText.slice(0, proofText.indexOf('\n\n') + 40)),
+    'for another fsinfo.json': d => fs.copyFile(path.join(logAt1, 'log', 'fsinfo.proof'), path.join(d, 'log', 'fsinfo.proof')),
+    'a bad cosignature, too few left': d => fs.writeFile(path.join(d, 'log', 'fsinfo.proof'), flipCosignature(drop(proofText, [ws[1].o.name]))),
+    'not a tlog-proof': d => fs.writeFile(path.join(d, 'log', 'fsinfo.proof'), 'hello\n')
+  }
+  for (const [name, edit] of Object.entries(honestFallbacks)) {
+    const d = await copy(name.replace(/\W+/g, '-'), edit)
+    fetched = []
+    const got = await requireWitnessed(fetchFrom(d), o)
+    assert.deepEqual({ size: got.size, hash: got.hash, leaf: got.leaf }, { size: r.size, hash: r.hash, leaf: r.leaf }, name)
+    assert.deepEqual(fetched.slice(0, 2), ['log/fsinfo.proof', 'log/checkpoint'], name)
+    // and with the checkpoint lying alike, the checkpoint's verdict
+    const few = await copy(name.replace(/\W+/g, '-') + '-few', async d2 => { await edit(d2); await fs.writeFile(path.join(d2, 'log', 'checkpoint'), drop(cpText, [ws[0].o.name, ws[1].o.name])) })
+    await assert.rejects(requireWitnessed(fetchFrom(few), o), e => e.code === 'ROTREE_THRESHOLD' && /^log\/checkpoint: 1 fresh cosignature from/.test(e.message), name)
+  }
+  // too few: a liar drops two witnesses' lines from the checkpoint and from the proof
+  const one = await copy('one', async d => {
+    await fs.writeFile(path.join(d, 'log', 'checkpoint'), drop(cpText, [ws[0].o.name, ws[1].o.name]))
+    await fs.writeFile(path.join(d, 'log', 'fsinfo.proof'), drop(proofText, [ws[0].o.name, ws[1].o.name]))
+  })
   await assert.rejects(requireWitnessed(fetchFrom(one), o), e => e.code === 'ROTREE_THRESHOLD' && /1 fresh cosignature from/.test(e.message))
   // an fsinfo.json the log does not hold (another view signed by the same key): a split view
-  const other = new Uint8Array(await fs.readFile(path.join(f.out, 'history', (await fs.readdir(path.join(f.out, 'history'))).find(n => /^\d+\.json$/.test(n)))))
-  await requireWitnessed(fetchFrom(f.out), { ...o, fsinfoBytes: other }) // an older root of the log is in it
+  const older = new Uint8Array(await fs.readFile(path.join(f.out, 'history', (await fs.readdir(path.join(f.out, 'history'))).find(n => /^\d+\.json$/.test(n)))))
+  await requireWitnessed(fetchFrom(f.out), { ...o, fsinfoBytes: older }) // an older root of the log is in it
   const forged = new TextEncoder().encode(new TextDecoder().decode(fsinfoBytes).replace('"seq": ', '"seq": 1'))
-  await assert.rejects(requireWitnessed(fetchFrom(f.out), { ...o, fsinfoBytes: forged }), e => e.code === 'ROTREE_SPLIT_VIEW')
+  await assert.rejects(requireWitnessed(fetchFrom(f.out), { ...o, fsinfoBytes: forged }), e => e.code === 'ROTREE_SPLIT_VIEW' && /not in the log/.test(e.message))
 })
