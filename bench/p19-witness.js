@@ -8,7 +8,9 @@
 //   - a reader's open (openTree over a local transport answering from the
 //     published folder: requests counted, CPU by process.cpuUsage around each
 //     open, many opens) of the witnessed tree against the tree without
-//     (targets: ≤ 1 request and ≤ 5 ms CPU added), and requireWitnessed
+//     (targets: ≤ 1 request and ≤ 5 ms CPU added), the same open from a
+//     mirror without log/fsinfo.proof (an older publisher's folder: the
+//     reader's fallback to log/checkpoint and tiles), and requireWitnessed
 //     (client-js/src/trust/witnessed.js) called directly on the same bytes;
 //   - the proof bundle's log part, a C2SP tlog-proof (target ≤ 2 KiB), and the
 //     whole bundle of `rotree get --proof` of one file, and of /usr/share/doc.
@@ -141,7 +143,12 @@ export async function run ({ quick = false } = {}) {
     await opens(wFiles, W.fragment, 5); await opens(pFiles, P.fragment, 5) // warm: the code compiled
     const ow = await opens(wFiles, W.fragment, openReps)
     const op = await opens(pFiles, P.fragment, openReps)
-    const wired = ow.paths.includes('log/checkpoint')
+    // a mirror without log/fsinfo.proof (FORMAT.md §13: an older publisher's folder): log/checkpoint and the tiles
+    const oldFiles = new Map(wFiles); oldFiles.delete('log/fsinfo.proof')
+    await opens(oldFiles, W.fragment, 5)
+    const oo = await opens(oldFiles, W.fragment, openReps)
+    const oldLogPaths = oo.paths.filter(p => p.startsWith('log/'))
+    const wired = ow.paths.some(p => p.startsWith('log/'))
     const fsinfoBytes = wFiles.get('fsinfo.json')
     const fsinfo = JSON.parse(Buffer.from(fsinfoBytes).toString('utf8'))
     const trust = decodeTrustDoc(wFiles.get(`trust/${fsinfo.trust.seq}.json`))
@@ -197,6 +204,7 @@ export async function run ({ quick = false } = {}) {
       wired
         ? { label: `a reader's open, 2-of-3 policy: CPU per open, median of ${openReps}`, value: median(ow.cpu), baseline: median(op.cpu), baselineLabel: 'the open of the tree without witnesses', unit: 'ms', higherIsBetter: false, note: `(${extraCpu.toFixed(2)} ms added)` }
         : { label: `requireWitnessed called directly: CPU per call, median of ${openReps}`, value: median(rw.cpu), baseline: median(op.cpu), baselineLabel: 'the CPU of an open without witnesses', unit: 'ms', higherIsBetter: false },
+      { label: 'the same open from a mirror without log/fsinfo.proof (an older publisher\'s folder): requests to log/', value: oldLogPaths.length, baseline: wired ? logPaths.length : rw.requests, baselineLabel: 'with it', unit: 'requests', higherIsBetter: false, note: `(${oldLogPaths.join(', ')}; CPU per open ${median(oo.cpu).toFixed(2)} ms, median of ${openReps})` },
       { label: 'proof bundle, log part: the C2SP tlog-proof (checkpoint, 3 cosignatures, index, inclusion proof)', value: logPart, baseline: checkpointBytes, baselineLabel: 'log/checkpoint alone (with its cosignatures)', unit: 'bytes', higherIsBetter: false, note: `(a log of ${proof.size} leaves: ${proof.text.split('\n').filter(l => /^[A-Za-z0-9+/]{43}=$/.test(l)).length} proof hashes)` },
       { label: 'whole proof bundle of rotree get --proof of one file', value: oneBundle, baseline: logPart, baselineLabel: 'its log part', unit: 'bytes', higherIsBetter: false }
     ]
@@ -210,15 +218,15 @@ export async function run ({ quick = false } = {}) {
       rows,
       gap: met ? undefined : [
         added > PUBLISH_MAX_MS ? `The publish adds ${added.toFixed(0)} ms, over ${PUBLISH_MAX_MS} ms.` : '',
-        extraRequests > EXTRA_REQUESTS_MAX ? `The open asks the log ${extraRequests} times, not ${EXTRA_REQUESTS_MAX}: log/checkpoint, then the tiles that bind the fsinfo.json's leaf to the cosigned root (FORMAT.md §13.1: the last level-0 tile, and from 256 leaves on the level-1 tile as well). Both are needed with the files the log has now (tlog-tiles); one request would take a file that holds both, e.g. the tlog-proof of the current fsinfo.json (FORMAT.md §13.2) published beside log/checkpoint at each publish, which the reader could ask for instead, with the tiles still there for audits.` : '',
+        extraRequests > EXTRA_REQUESTS_MAX ? `The open asks the log ${extraRequests} times, not ${EXTRA_REQUESTS_MAX}: ${(wired ? logPaths : ['log/checkpoint', 'its tiles']).join(', ')}. A fresh reader asks for log/fsinfo.proof alone when the folder has it (FORMAT.md §13); here it ${wired && logPaths.includes('log/fsinfo.proof') ? 'did not decide' : 'was not asked for or not there'}.` : '',
         extraCpu > EXTRA_CPU_MAX_MS ? `The open spends ${extraCpu.toFixed(2)} ms more CPU, over ${EXTRA_CPU_MAX_MS} ms.` : '',
         logPart > LOG_PART_MAX ? `The log part is ${logPart} bytes, over ${LOG_PART_MAX}.` : ''
       ].filter(Boolean).join(' '),
-      raw: { publish: pub, open: { witnessed: ow.cpu, plain: op.cpu, wiredIntoOpen: wired, witnessedPaths: ow.paths, plainPaths: op.paths }, requireWitnessed: rw, logPart, checkpointBytes, oneBundle, docs },
+      raw: { publish: pub, open: { witnessed: ow.cpu, plain: op.cpu, withoutProof: oo.cpu, wiredIntoOpen: wired, witnessedPaths: ow.paths, plainPaths: op.paths, withoutProofPaths: oo.paths }, requireWitnessed: rw, logPart, checkpointBytes, oneBundle, docs },
       notes: [
         `Publishes: \`rotree build SRC OUT --key K --no-fsync\` of a 51-file tree after one file changed, in a new process each (Node's start-up included), alternated between the two trees, median of ${reps} after a first publish of each; the witnesses are three \`rotree witness\` servers (lib/witness/witness.js, state not fsynced) in one other process on loopback, so the time added is the publisher's add-checkpoint round trips (all three asked at once) and the witnesses' checks and cosignatures, without a network's latency: add one round trip to the slowest of the K fastest witnesses on a real link.`,
         wired
-          ? `Opens: new Tree(…).refresh() with no reader state (so no consistency proof from a kept checkpoint), over a transport that answers from the published folder's bytes in memory (cli/offline.js localTransport), ${openReps} opens after 5 to warm up, CPU by process.cpuUsage around each open (the event loop's other work included). The witnessed open asks ${logPaths.join(' and ')} besides what the plain one asks (and trust/<n+1>.json one number higher: that family has two trust documents, the plain one one). requireWitnessed called directly on the same bytes: ${rw.requests} fetches, CPU median ${median(rw.cpu).toFixed(2)} ms per call.`
+          ? `Opens: new Tree(…).refresh() with no reader state (so no consistency proof from a kept checkpoint), over a transport that answers from the published folder's bytes in memory (cli/offline.js localTransport), ${openReps} opens after 5 to warm up, CPU by process.cpuUsage around each open (the event loop's other work included). The witnessed open asks ${logPaths.join(' and ')} besides what the plain one asks (and trust/<n+1>.json one number higher: that family has two trust documents, the plain one one); the same folder without log/fsinfo.proof (what a publisher before it wrote, or a mirror that does not serve it) asks ${oldLogPaths.join(' and ')}: the reader checks as it did before the proof existed (FORMAT.md §13.1). requireWitnessed called directly on the same bytes: ${rw.requests} fetches, CPU median ${median(rw.cpu).toFixed(2)} ms per call.`
           : `The reader's open does not check witnesses yet at this commit (requireWitnessed, client-js/src/trust/witnessed.js, is not called by openTree): the rows measure requireWitnessed called directly on the published folder's bytes in memory (log/checkpoint and the tiles it asks for: ${rw.requests} fetches), ${openReps} calls after 5 to warm up, CPU by process.cpuUsage around each call; the baseline is a whole open of the tree without witnesses, for scale.`,
         `The log part of a proof bundle is the C2SP tlog-proof of FORMAT.md §13.2: \`c2sp.org/tlog-proof@v1\`, the index, one base64 line per inclusion proof hash (⌈log2 size⌉ at most), an empty line, and log/checkpoint verbatim with its cosignature lines (~${Math.round((checkpointBytes - 150) / 3)} bytes each, its witness name included). It grows by 45 bytes per doubling of the log.`,
         docs ? `${DOCS}: ${docs.bytes.toLocaleString('en-US')} bytes of bundle for ${docs.downloaded.toLocaleString('en-US')} bytes downloaded. The bundle is mostly directory pages (${docs.pages}, ${docs.pageBytes.toLocaleString('en-US')} bytes before base64): files of at most 16 KiB are stored inside their directory's pages (FORMAT.md §4.3, §12.6), so the pages of a folder of small files carry most of its bytes; they are kept whole because a page is checked by its hash.` : `No ${DOCS} row${quick ? ' in a quick run' : `: ${DOCS} not found`}.`
