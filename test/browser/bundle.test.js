@@ -57,13 +57,17 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // gated-transport.js itself is not bundled); then to 209,100 / 74,000
 // (measured 208,392 / 73,731, from 195,071 / 68,274) for the witnesses a
 // trust document names, required when a tree is opened (trust/witnessed.js
-// and the log code of tlog/ it needs, ~11.7 KB minified); then to 212,000 /
-// 75,300 (measured 211,402 / 74,791, from 208,578 / 73,878) for one request
-// to the log per open (log/fsinfo.proof, FORMAT.md §13): tlog/'s tlog-proof
-// parser and inclusion check (+1,460) and witnessed.js's proof path (+1,364).
+// and the log code of tlog/ it needs, ~11.7 KB minified); then to 214,300 /
+// 76,400 (measured 213,709 / 75,788, from 208,578 / 73,801) for gated trees
+// in the web app and its Service Worker: gatedTransport and decodeGrant
+// exported by the entry (the grant format, the token request and its
+// signing, +5,131 / +1,987); then to 217,100 / 77,300 (measured 216,535 /
+// 76,769, from 213,709 / 75,788) for one request to the log per open
+// (log/fsinfo.proof, FORMAT.md §13): tlog/'s tlog-proof parser and inclusion
+// check (+1,460) and witnessed.js's proof path (+1,364).
 // Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 212_000
-const BUDGET_GZIP_BYTES = 75_300
+const BUDGET_BYTES = 217_100
+const BUDGET_GZIP_BYTES = 77_300
 
 before(ensureBundle)
 
