@@ -64,10 +64,12 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // signing, +5,131 / +1,987); then to 217,100 / 77,300 (measured 216,535 /
 // 76,769, from 213,709 / 75,788) for one request to the log per open
 // (log/fsinfo.proof, FORMAT.md §13): tlog/'s tlog-proof parser and inclusion
-// check (+1,460) and witnessed.js's proof path (+1,364).
+// check (+1,460) and witnessed.js's proof path (+1,364); then to 218,100 /
+// 77,600 (measured 217,548 / 77,048) for the token exchange's deadline and
+// capped answer (gated-transport.js, +1,013).
 // Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 217_100
-const BUDGET_GZIP_BYTES = 77_300
+const BUDGET_BYTES = 218_100
+const BUDGET_GZIP_BYTES = 77_600
 
 before(ensureBundle)
 

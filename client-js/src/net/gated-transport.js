@@ -13,37 +13,56 @@
 // wrap a Tree only once the reader has picked a grant. An edge's refusal
 // carries `edge` (the edge's origin): a reader tells it apart from a private
 // tree's ROTREE_NO_ACCESS by that.
-import { NoAccessError, MirrorHttpError, MirrorNetworkError } from '../errors.js'
+import { NoAccessError, MirrorHttpError, MirrorNetworkError, TimeoutError, TooLargeError } from '../errors.js'
 import { tokenRequest } from '../trust/grant.js'
 
 /** Renew a token this long before it expires, or a quarter of its lifetime before, whichever is less. */
 export const RENEW_BEFORE_MS = 60e3
 const TOKEN_RE = /^[A-Za-z0-9_-]{22},[0-9]{1,12}$/
 const RETRY_MS = 5000 // a renewal that failed, while the held token is still good
+const MAX_ANSWER = 16 * 1024 // bytes of a token exchange's answer read
+const EXCHANGE_TIMEOUT_MS = 30_000 // when the request that needs a token names no deadline
 
 /**
  * @param {{ get: Function, preconnect?: Function, rtt?: Function, close: Function, stats?: object }} inner
  * @param {{ grant: object | (() => Promise<object>), secretKey: string | (() => Promise<string>), fetch?: typeof fetch, now?: () => number }} o
  *   grant: decodeGrant()'s value; secretKey: its holder's, hex (either may be a function that reads it when first needed)
  */
-export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl = globalThis.fetch, now = Date.now }) {
+export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl, now = Date.now }) {
   // mirror base → { token: the newest token, renewAt, pending: the one exchange in flight }
   const tokens = new Map()
   let held = null
   const credentials = () => (held ??= Promise.all([typeof grant === 'function' ? grant() : grant, typeof secretKey === 'function' ? secretKey() : secretKey]))
 
-  async function exchange (base) {
+  /**
+   * POST the token request: through the wrapped transport where it can (Node's:
+   * the mirrors' TLS trust, `ca`, and its deadline), else fetch() with the same
+   * deadline. `fetch` given to gatedTransport always wins (tests, counters).
+   * @returns {Promise<{ status: number, text: string }>}
+   */
+  async function post (url, body, timeoutMs) {
+    if (fetchImpl === undefined && typeof inner.post === 'function') {
+      const r = await inner.post(url, body, { cap: MAX_ANSWER, timeoutMs, contentType: 'application/json' })
+      return { status: r.status, text: new TextDecoder().decode(r.body) }
+    }
+    const res = await (fetchImpl ?? globalThis.fetch)(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(timeoutMs) })
+    return { status: res.status, text: await cappedText(res, url) }
+  }
+
+  async function exchange (base, timeoutMs) {
     const [g, sk] = await credentials()
     const url = base + '.rotree/token'
     const origin = new URL(base).origin
     const asked = now()
     let res
     try {
-      res = await fetchImpl(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: tokenRequest(g, sk, { now: asked }) })
+      res = await post(url, tokenRequest(g, sk, { now: asked }), timeoutMs)
     } catch (err) {
+      if (err.code === 'ROTREE_TIMEOUT' || err.code === 'ROTREE_TOO_LARGE' || err.code === 'ROTREE_MIRROR_HTTP') throw err
+      if (err.name === 'TimeoutError') throw new TimeoutError(`${origin}: no answer from the token exchange within ${timeoutMs} ms`, { cause: err })
       throw new MirrorNetworkError(`${origin}: the token exchange failed (${err.cause?.code ?? err.message})`, { cause: err })
     }
-    const text = await res.text()
+    const text = res.text
     if (res.status === 404) return { token: null, expiresMs: Infinity, renewAt: Infinity } // not gated
     let j = null
     try { j = JSON.parse(text) } catch {}
@@ -64,7 +83,7 @@ export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl = gl
    * renewal but not expired is still sent while its successor is fetched.
    * `refused`: the token an edge just refused; a newer one is used if there is.
    */
-  function tokenFor (base, refused = null) {
+  function tokenFor (base, timeoutMs, refused = null) {
     let s = tokens.get(base)
     if (s === undefined) tokens.set(base, (s = { token: null, pending: null }))
     const t = s.token
@@ -72,7 +91,7 @@ export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl = gl
     // a renewal that failed while the token still works is tried again after a pause, not by every request
     if (usable && (t.renewAt > now() || refused !== null || (s.retryAt ?? 0) > now())) return t
     if (s.pending === null) {
-      s.pending = exchange(base).then(next => { s.token = next; return next })
+      s.pending = exchange(base, timeoutMs).then(next => { s.token = next; return next })
       s.pending.then(() => { s.pending = null; s.retryAt = 0 }, () => { s.pending = null; s.retryAt = now() + RETRY_MS })
     }
     return usable ? t : s.pending
@@ -83,13 +102,14 @@ export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl = gl
     if (at < 0) return inner.get(url, o)
     const base = url.slice(0, at + 1)
     const withToken = t => t.token === null ? url : `${url}${url.includes('?') ? '&' : '?'}rotree_token=${t.token}`
-    let t = await tokenFor(base)
+    const timeoutMs = o?.timeoutMs ?? EXCHANGE_TIMEOUT_MS
+    let t = await tokenFor(base, timeoutMs)
     try {
       return await inner.get(withToken(t), o)
     } catch (err) {
       if (!(err.code === 'ROTREE_MIRROR_HTTP' && err.status === 403 && t.token !== null)) throw err
       // refused: the token expired on the way, or the edge's secret changed; one fresh token, once
-      t = await tokenFor(base, t)
+      t = await tokenFor(base, timeoutMs, t)
       try {
         return await inner.get(withToken(t), o)
       } catch (e2) {
@@ -103,7 +123,29 @@ export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl = gl
     get,
     preconnect: inner.preconnect?.bind(inner),
     rtt: inner.rtt?.bind(inner),
+    post: inner.post?.bind(inner),
     close: () => inner.close(),
     get stats () { return inner.stats }
   }
+}
+
+/** A fetch() answer's text, read no further than MAX_ANSWER bytes (an exchange that streams without end is cut off). */
+async function cappedText (res, url) {
+  const tooLarge = () => new TooLargeError(`${new URL(url).origin}: the token exchange answered more than ${MAX_ANSWER} bytes`)
+  if (Number(res.headers?.get?.('content-length')) > MAX_ANSWER) throw tooLarge()
+  if (!res.body?.getReader) return res.text()
+  const reader = res.body.getReader()
+  const parts = []
+  let n = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    n += value.length
+    if (n > MAX_ANSWER) { reader.cancel().catch(() => {}); throw tooLarge() }
+    parts.push(value)
+  }
+  const all = new Uint8Array(n)
+  let at = 0
+  for (const p of parts) { all.set(p, at); at += p.length }
+  return new TextDecoder().decode(all)
 }

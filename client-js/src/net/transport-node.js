@@ -111,49 +111,8 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
     return handshakes.rtt(u.origin)
   }
 
-  /**
-   * One POST (a gated edge's token exchange, FORMAT.md §12.11) with the
-   * mirrors' TLS trust (`ca`), one deadline, and a capped answer of any
-   * status; no redirect is followed and no credential sent. Not on the read
-   * path: a plain node:http(s) request, no pooling beyond Node's agents.
-   * @param {string} url @param {Uint8Array|string} body
-   * @param {{ cap: number, timeoutMs: number, contentType?: string }} o
-   * @returns {Promise<{ status: number, body: Uint8Array }>}
-   */
-  function post (url, body, { cap, timeoutMs, contentType = 'application/json' }) {
-    return new Promise((resolve, reject) => {
-      let u
-      try { u = parseTarget(url) } catch (err) { return reject(err) }
-      const mod = u.protocol === 'https:' ? https : http
-      const parts = []
-      let n = 0
-      const req = mod.request({
-        method: 'POST',
-        host: u.hostname.charCodeAt(0) === 91 /* [ */ ? u.hostname.slice(1, -1) : u.hostname,
-        port: Number(u.port) || (u.protocol === 'https:' ? 443 : 80),
-        path: u.pathname + u.search,
-        ...(u.protocol === 'https:' ? { agent: agents['https:'] } : {}),
-        headers: { 'content-type': contentType, 'accept-encoding': 'identity' }
-      }, res => {
-        res.on('data', c => {
-          n += c.length
-          if (n > cap) { req.destroy(); done(new TooLargeError(`${u.origin} sent more than ${cap} bytes for POST ${u.pathname}`)) } else parts.push(c)
-        })
-        res.on('end', () => done(null, { status: res.statusCode, body: new Uint8Array(Buffer.concat(parts)) }))
-        res.on('error', err => done(networkFault(u.origin, err)))
-      })
-      const timer = setTimeout(() => { req.destroy(); done(new TimeoutError(`no complete answer from ${u.origin} within ${timeoutMs} ms`)) }, timeoutMs)
-      let settled = false
-      function done (err, v) {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        if (err) reject(err); else resolve(v)
-      }
-      req.on('error', err => done(networkFault(u.origin, err)))
-      req.end(body)
-    })
-  }
+  /** One POST, with the mirrors' TLS trust (postOnce below). */
+  const post = (url, body, o) => postOnce(agents, url, body, o)
 
   function close () {
     handshakes.close()
@@ -162,6 +121,51 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
     if (Object.getOwnPropertyDescriptor(agents, 'https:').value) agents['https:'].destroy()
   }
   return { get, post, preconnect, rtt, close, stats }
+}
+
+/**
+ * One POST (a gated edge's token exchange, FORMAT.md §12.11) with the
+ * mirrors' TLS trust (`ca`), one deadline, and a capped answer of any
+ * status; no redirect is followed and no credential sent. Not on the read
+ * path: a plain node:http(s) request, no pooling beyond Node's agents.
+ * @param {object} agents createTransport's (its https: agent holds the TLS context)
+ * @param {string} url @param {Uint8Array|string} body
+ * @param {{ cap: number, timeoutMs: number, contentType?: string }} o
+ * @returns {Promise<{ status: number, body: Uint8Array }>}
+ */
+function postOnce (agents, url, body, { cap, timeoutMs, contentType = 'application/json' }) {
+  return new Promise((resolve, reject) => {
+    let u
+    try { u = parseTarget(url) } catch (err) { return reject(err) }
+    const mod = u.protocol === 'https:' ? https : http
+    const parts = []
+    let n = 0
+    const req = mod.request({
+      method: 'POST',
+      host: u.hostname.charCodeAt(0) === 91 /* [ */ ? u.hostname.slice(1, -1) : u.hostname,
+      port: Number(u.port) || (u.protocol === 'https:' ? 443 : 80),
+      path: u.pathname + u.search,
+      ...(u.protocol === 'https:' ? { agent: agents['https:'] } : {}),
+      headers: { 'content-type': contentType, 'accept-encoding': 'identity' }
+    }, res => {
+      res.on('data', c => {
+        n += c.length
+        if (n > cap) { req.destroy(); done(new TooLargeError(`${u.origin} sent more than ${cap} bytes for POST ${u.pathname}`)) } else parts.push(c)
+      })
+      res.on('end', () => done(null, { status: res.statusCode, body: new Uint8Array(Buffer.concat(parts)) }))
+      res.on('error', err => done(networkFault(u.origin, err)))
+    })
+    const timer = setTimeout(() => { req.destroy(); done(new TimeoutError(`no complete answer from ${u.origin} within ${timeoutMs} ms`)) }, timeoutMs)
+    let settled = false
+    function done (err, v) {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      if (err) reject(err); else resolve(v)
+    }
+    req.on('error', err => done(networkFault(u.origin, err)))
+    req.end(body)
+  })
 }
 
 /**
