@@ -116,8 +116,12 @@ export async function main (argv, io = { stdout: process.stdout, stderr: process
   }
   try {
     return (await cmd.run(args.positionals, args.values, io)) ?? 0
-  } catch (err) {
-    if (err instanceof UsageError) return usageError(err.message)
+  } catch (e) {
+    if (e instanceof UsageError) return usageError(e.message)
+    // a reader without --grant refused by a gated edge: told so, the mirror not blamed (gated-edge.js)
+    const err = e?.code === 'ROTREE_MIRROR_HTTP' || e?.code === 'ROTREE_ALL_MIRRORS_FAILED'
+      ? await (await import('./gated-edge.js')).noGrantRefusal(e, cmd, args.values)
+      : e
     const code = err.code && String(err.code).startsWith('ROTREE_') ? err.code : err.code ? `ROTREE_SYSTEM_${err.code}` : 'ROTREE_INTERNAL'
     io.stderr.write(`rotree: ${code}: ${escapeText(oneLine(err.message))}\n`)
     // the last line: what a person can do about it (what-to-do.js; web/explain.js says it for a browser)

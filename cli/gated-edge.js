@@ -1,0 +1,71 @@
+// A reader without a grant at a gated edge (docs/FORMAT.md §12.10–12.11):
+// the edge answers 403 for every blob, which the reader's transport reports
+// as the mirror's HTTP error. Before the CLI blames the mirror, it asks that
+// mirror's token exchange once, as the web app does (web/grant.js
+// needsGrant): an edge whose `.rotree/token` refuses an empty request with
+// 403 ROTREE_NO_ACCESS is gated, and the reader is told it needs a grant.
+import fs from 'node:fs'
+import http from 'node:http'
+import https from 'node:https'
+import { NoAccessError } from 'rotree-client/errors'
+
+const PROBE_TIMEOUT_MS = 5000
+const PROBE_CAP = 16 * 1024
+
+/** The mirror bases (`<origin><path>/`) that answered 403 for a blob in `err` (one mirror's error, or every mirror's). */
+export function refusingBases (err) {
+  const all = Array.isArray(err?.errors) ? err.errors : [err]
+  const bases = new Set()
+  for (const e of all) {
+    // transport-node's words: "<origin> answered 403 for <base path>h/<hash>"
+    const m = e?.code === 'ROTREE_MIRROR_HTTP' && /^(\S+) answered 403 for ((?:\/[^/\s]+)*\/)h\/[0-9a-f]{64}$/.exec(e.message ?? '')
+    if (m) bases.add(m[1] + m[2])
+  }
+  return [...bases]
+}
+
+/** Does `base`'s token exchange answer as a gated edge does: 403 ROTREE_NO_ACCESS to a request without a grant? */
+function probe (base, { ca } = {}) {
+  return new Promise(resolve => {
+    let u
+    try { u = new URL('.rotree/token', base) } catch { return resolve(false) }
+    const lib = u.protocol === 'https:' ? https : u.protocol === 'http:' ? http : null
+    if (lib === null) return resolve(false)
+    const body = '{}'
+    const req = lib.request(u, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length }, agent: false, ...(ca ? { ca } : {}), timeout: PROBE_TIMEOUT_MS }, res => {
+      if (res.statusCode !== 403) { res.resume(); return resolve(false) }
+      const parts = []; let n = 0
+      res.on('data', c => { n += c.length; if (n > PROBE_CAP) { req.destroy(); resolve(false) } else parts.push(c) })
+      res.on('end', () => { try { resolve(JSON.parse(Buffer.concat(parts).toString()).code === 'ROTREE_NO_ACCESS') } catch { resolve(false) } })
+      res.on('error', () => resolve(false))
+    })
+    req.on('timeout', () => req.destroy())
+    req.on('error', () => resolve(false))
+    req.end(body)
+  })
+}
+
+/**
+ * `err`, or, when a mirror refused its blobs with 403 and that mirror's
+ * exchange answers as a gated edge, ROTREE_NO_ACCESS naming the edge (`edge`:
+ * its origin, as gatedTransport's refusals carry) and what to do: a grant.
+ * @param {any} err @param {{ ca?: Buffer }} [o] the reader's --ca
+ */
+export async function gatedRefusal (err, o = {}) {
+  for (const base of refusingBases(err)) {
+    if (!(await probe(base, o))) continue
+    const origin = new URL(base).origin
+    const e = new NoAccessError(`${base} is a gated edge: it serves this tree's blobs only with an edge token, given for a grant (docs/FORMAT.md §12.10–12.11), and none was given`, { cause: err, details: { edge: origin } })
+    e.todo = 'Give a grant for this tree and its holder\'s key: --grant FILE --grant-key KEYFILE (the publisher issues one: rotree grant issue OUT --to KEY.pub).'
+    return e
+  }
+  return err
+}
+
+/** gatedRefusal for a reading command run without --grant (one that takes it); any other error as it is. */
+export async function noGrantRefusal (err, cmd, v) {
+  if (!Object.hasOwn(cmd.options ?? {}, 'grant') || v.grant !== undefined) return err
+  let ca
+  if (v.ca !== undefined) { try { ca = fs.readFileSync(v.ca) } catch { return err } }
+  return gatedRefusal(err, { ca })
+}
