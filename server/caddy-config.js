@@ -1,10 +1,11 @@
 // `rotree caddy-config`: a Caddyfile serving a published folder as
 // `rotree nginx-config` does (docs/DEPLOY.md): BASE/fsinfo.json, BASE/h/<64
-// hex> and BASE/trust/<seq>.json with the headers readers and caches need,
-// and a 404 that no cache keeps for everything else (.rotree/,
-// unsigned.json, temporary files, listings). Blobs are octet-stream with
+// hex> and BASE/trust/<seq>.json (and a gated tree's BASE/trust/revoked.json,
+// FORMAT.md §12.12) with the headers readers and caches need, and a 404 that
+// no cache keeps for everything else (.rotree/, unsigned.json, temporary
+// files, listings). Blobs are octet-stream with
 // nosniff (Caddy would otherwise guess a type from the bytes), never
-// compressed, cached for a year; fsinfo.json is cached briefly and sent
+// compressed, cached for a year; fsinfo.json (and trust/revoked.json) is cached briefly and sent
 // without validators, since Caddy's ETag, like nginx's, is made of mtime and
 // size and a new root renamed in within the same second at the same length
 // would look unchanged.
@@ -13,7 +14,7 @@
 // endpoint, no automatic HTTPS for a bare port); without it the site block
 // goes into the operator's Caddyfile, where TLS is theirs to add.
 import path from 'node:path'
-import { BLOB_RE, FSINFO_RE, TRUST_RE, HISTORY_RE, LOG_CHECKPOINT_RE, LOG_PROOF_RE, LOG_TILE_RE, LOG_PARTIAL_RE, TILE_MAX_AGE, IMMUTABLE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex, maxAgeOf } from './edge-paths.js'
+import { BLOB_RE, FSINFO_RE, TRUST_RE, REVOKED_RE, HISTORY_RE, LOG_CHECKPOINT_RE, LOG_PROOF_RE, LOG_TILE_RE, LOG_PARTIAL_RE, TILE_MAX_AGE, IMMUTABLE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex, maxAgeOf } from './edge-paths.js'
 import { UsageError } from 'rotree-client/errors'
 
 /** A Caddyfile token in double quotes; refuses what would need escaping in a path. */
@@ -84,7 +85,8 @@ ${cors}${extra}
 `
     : ''
   return `# Caddyfile for the rotree tree in ${path.resolve(out)}, from \`rotree caddy-config\` (docs/DEPLOY.md).
-# Readers ask for ${base}fsinfo.json, ${base}h/<64 hex>, ${base}trust/<seq>.json, ${base}history/… and ${base}log/…; everything else is a 404.
+# Readers ask for ${base}fsinfo.json, ${base}h/<64 hex>, ${base}trust/<seq>.json, ${base}history/… and ${base}log/…,
+# a gated gateway for ${base}trust/revoked.json; everything else is a 404.
 #   caddy run --config <this file> --adapter caddyfile
 ${global}http://:${port} {${host === null ? '' : `\n\tbind ${host}`}
 \troot * ${root}
@@ -92,13 +94,14 @@ ${global}http://:${port} {${host === null ? '' : `\n\tbind ${host}`}
 \t@blob path_regexp ^${b}${BLOB_RE}$
 \t@fsinfo path_regexp ^${b}${FSINFO_RE}$
 \t@trust path_regexp ^${b}${TRUST_RE}$
+\t@revoked path_regexp ^${b}${REVOKED_RE}$
 \t@history path_regexp ^${b}${HISTORY_RE}$
 \t@checkpoint path_regexp ^${b}(${LOG_CHECKPOINT_RE}|${LOG_PROOF_RE})$
 \t@partial path_regexp ^${b}${LOG_PARTIAL_RE}$
 \t@tile path_regexp ^${b}${LOG_TILE_RE}$
 \t@preflight {
 \t\tmethod OPTIONS
-\t\tpath_regexp ^${b}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE}|${HISTORY_RE}|${LOG_CHECKPOINT_RE}|${LOG_PROOF_RE}|${LOG_PARTIAL_RE}|${LOG_TILE_RE})$
+\t\tpath_regexp ^${b}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE}|${REVOKED_RE}|${HISTORY_RE}|${LOG_CHECKPOINT_RE}|${LOG_PROOF_RE}|${LOG_PARTIAL_RE}|${LOG_TILE_RE})$
 \t}
 \t@write not method GET HEAD OPTIONS
 
@@ -135,6 +138,15 @@ ${cors}
 
 \t# format version 2: trust documents, trust/<seq>.json (docs/FORMAT.md §12.2)
 \thandle @trust {${file(`public, max-age=${maxAge}`, 'application/json')}
+\t}
+
+\t# a gated tree's revocation list (docs/FORMAT.md §12.12), for a gated gateway: replaced at every
+\t# revocation, so cached and sent as fsinfo.json is (short lifetime, no validators)
+\thandle @revoked {${file(`public, max-age=${maxAge}`, 'application/json', `
+\t\theader -ETag
+\t\theader -Last-Modified
+\t\trequest_header -If-None-Match
+\t\trequest_header -If-Modified-Since`)}
 \t}
 
 \t# the signed roots OUT published and their list, for rotree log (lib/published/history.js)

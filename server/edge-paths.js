@@ -1,7 +1,7 @@
 // What of a published folder an edge in front of an origin may serve, for
 // the generated nginx, Caddy and Varnish configurations alike: the paths
-// readers ask for (docs/FORMAT.md §1.1, §12.2, and history/ for `rotree log`)
-// and their caching. Everything else (.rotree/, .rotree-lock, unsigned.json,
+// readers ask for (docs/FORMAT.md §1.1, §12.2, and history/ for `rotree log`),
+// trust/revoked.json for a gated gateway (§12.12), and their caching. Everything else (.rotree/, .rotree-lock, unsigned.json,
 // temporary files, directory listings) stays behind the edge as a 404 that no
 // cache keeps.
 import { UsageError } from 'rotree-client/errors'
@@ -16,6 +16,12 @@ export const CORS_ALLOW_HEADERS = 'Range, If-None-Match, If-Modified-Since'
 export const BLOB_RE = 'h/[0-9a-f]{64}'
 export const FSINFO_RE = 'fsinfo\\.json'
 export const TRUST_RE = 'trust/[1-9][0-9]{0,15}\\.json'
+/**
+ * A gated tree's revocation list (FORMAT.md §12.12), for a gated gateway that
+ * reads the tree through this edge: replaced whenever a grant is revoked, so
+ * cached as fsinfo.json is (short max-age, no validators), never as a trust document.
+ */
+export const REVOKED_RE = 'trust/revoked\\.json'
 /** Every signed root the folder published, and their list (lib/published/history.js): for `rotree log`. */
 export const HISTORY_RE = 'history/(index|0|[1-9][0-9]{0,15})\\.json'
 /**

@@ -54,7 +54,8 @@ ${cors}
     server_name ${serverName};`}
     # the published folder: ${root}
     # readers request only ${base}fsinfo.json, ${base}h/<64 hex> (docs/FORMAT.md §1.1), ${base}trust/<seq>.json (§12.2),
-    # ${base}history/<seq>.json and the log, ${base}log/checkpoint, ${base}log/fsinfo.proof and ${base}log/tile/… (§13)
+    # ${base}history/<seq>.json and the log, ${base}log/checkpoint, ${base}log/fsinfo.proof and ${base}log/tile/… (§13);
+    # a gated gateway also ${base}trust/revoked.json (§12.12)
     autoindex off;
     etag on;
     gzip off;                 # blobs are served byte for byte: readers cap them at their exact size
@@ -119,6 +120,23 @@ ${preflight}
         add_header Cache-Control "public, max-age=${Math.max(0, Math.floor(fsinfoMaxAge))}";
         add_header X-Content-Type-Options "nosniff" always;
 ${cors}
+${missing}
+    }
+
+    # a gated tree's revocation list (docs/FORMAT.md §12.12), for a gated gateway reading through this edge:
+    # replaced by rename whenever a grant is revoked, so cached and validated as fsinfo.json is
+    location = ${base}trust/revoked.json {
+        alias ${q(root + '/trust/revoked.json', 'OUT')};
+        disable_symlinks on "from=${q(root, 'OUT').slice(1, -1)}";
+        types { }
+        default_type application/json;
+${preflight}
+        add_header Cache-Control "public, max-age=${Math.max(0, Math.floor(fsinfoMaxAge))}";
+        add_header X-Content-Type-Options "nosniff" always;
+${cors}
+        open_file_cache off;
+        etag off;
+        if_modified_since off;
 ${missing}
     }
 

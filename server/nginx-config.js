@@ -2,10 +2,12 @@
 // the way readers and caches need it (FORMAT.md §1.1, §8; docs/DEPLOY.md).
 //
 // Readers ask for BASE/fsinfo.json and BASE/h/<64 hex>, and a format-2 reader
-// also for BASE/trust/<seq>.json (FORMAT.md §12.2). Those are whitelisted;
+// also for BASE/trust/<seq>.json (FORMAT.md §12.2); a gated gateway reads a
+// gated tree's BASE/trust/revoked.json (§12.12). Those are whitelisted;
 // everything else (.rotree/, temporary files in h/, a directory
 // listing) is a 404. Blobs are immutable, so they are cached for a year;
-// fsinfo.json is the one file that changes, so it is cached briefly. Every
+// fsinfo.json changes at every publish (trust/revoked.json at every
+// revocation), so it is cached briefly. Every
 // 404 carries Cache-Control: no-store, so no cache in front (a CDN, a Varnish
 // edge) keeps a blob's absence: a blob asked for a moment before its upload
 // finished must be served as soon as it is there.

@@ -2,12 +2,13 @@
 // origin (nginx from `rotree nginx-config`, `rotree serve`, an object store).
 // It is what docs/DEPLOY.md "A CDN in front" asks of any edge, spelled out:
 //
-//   - only BASE/fsinfo.json, BASE/h/<64 hex>, BASE/trust/<seq>.json and
+//   - only BASE/fsinfo.json, BASE/h/<64 hex>, BASE/trust/<seq>.json,
 //     BASE/history/(index|<seq>).json (docs/FORMAT.md §1.1, §12.2; rotree
-//     log) are looked up; everything else is a 404 from the edge itself, so
-//     nothing else of the origin (.rotree/, unsigned.json, temporary files,
-//     listings) can leave through it, even
-//     when the origin would serve it;
+//     log), the log, and a gated tree's BASE/trust/revoked.json (§12.12, for
+//     a gated gateway; kept as fsinfo.json is) are looked up; everything
+//     else is a 404 from the edge itself, so nothing else of the origin
+//     (.rotree/, unsigned.json, temporary files, listings) can leave through
+//     it, even when the origin would serve it;
 //   - a 404 or any other error is never cached (a blob asked for a moment
 //     before its upload finished is fetched again on the next request);
 //   - blobs keep the origin's year-long lifetime (they never change);
@@ -18,7 +19,7 @@
 //     its exact size), and the query string is not part of the cache key.
 //
 // The edge does no cryptography: readers verify everything it serves.
-import { BLOB_RE, FSINFO_RE, TRUST_RE, HISTORY_RE, LOG_CHECKPOINT_RE, LOG_PROOF_RE, LOG_TILE_RE, LOG_PARTIAL_RE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex } from './edge-paths.js'
+import { BLOB_RE, FSINFO_RE, TRUST_RE, REVOKED_RE, HISTORY_RE, LOG_CHECKPOINT_RE, LOG_PROOF_RE, LOG_TILE_RE, LOG_PARTIAL_RE, CORS_EXPOSE, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, checkBase, splitListen, escapeRegex } from './edge-paths.js'
 import { UsageError } from 'rotree-client/errors'
 
 /** A VCL string literal; the values here are checked names and numbers, but never trust that. */
@@ -43,9 +44,9 @@ export function varnishConfig ({ backend, base = '/', grace = 10, hostHeader, ga
   if (host === null) throw new UsageError(`--backend ${backend}: expected HOST:PORT`)
   base = checkBase(base)
   if (!Number.isInteger(grace) || grace < 0) throw new UsageError('--grace must be a whole number of seconds')
-  const served = `^${escapeRegex(base)}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE}|${HISTORY_RE}|${LOG_CHECKPOINT_RE}|${LOG_PROOF_RE}|${LOG_PARTIAL_RE}|${LOG_TILE_RE})(\\?.*)?$`
-  // the files replaced by a rename at every publish: fetched whole, served stale only briefly
-  const renamed = `(${FSINFO_RE}|${LOG_CHECKPOINT_RE}|${LOG_PROOF_RE})$`
+  const served = `^${escapeRegex(base)}(${FSINFO_RE}|${BLOB_RE}|${TRUST_RE}|${REVOKED_RE}|${HISTORY_RE}|${LOG_CHECKPOINT_RE}|${LOG_PROOF_RE}|${LOG_PARTIAL_RE}|${LOG_TILE_RE})(\\?.*)?$`
+  // the files replaced by a rename at every publish (trust/revoked.json: at every revocation): fetched whole, served stale only briefly
+  const renamed = `(${FSINFO_RE}|${REVOKED_RE}|${LOG_CHECKPOINT_RE}|${LOG_PROOF_RE})$`
   const blob = `^${escapeRegex(base)}${BLOB_RE}(\\?.*)?$`
   return `vcl 4.1;${gated ? '\nimport std;' : ''}
 # A Varnish edge for a rotree tree, from \`rotree varnish-config\` (docs/DEPLOY.md "A CDN in front").
@@ -65,7 +66,7 @@ sub vcl_recv {${!gated ? '' : `
     if (req.url ~ ${lit(`^${escapeRegex(base)}\\.rotree/token$`)} && (req.method == "POST" || req.method == "OPTIONS")) {
         return (pass);
     }`}
-    # only what readers ask for: fsinfo.json, h/<64 hex>, trust/<seq>.json, history/(index|<seq>).json, log/ (checkpoint, tiles); the rest is a 404 from here
+    # only what readers ask for: fsinfo.json, h/<64 hex>, trust/<seq>.json, trust/revoked.json, history/(index|<seq>).json, log/ (checkpoint, tiles); the rest is a 404 from here
     if (req.url !~ ${lit(served)}) {
         return (synth(404, "Not Found"));
     }
@@ -105,7 +106,7 @@ sub vcl_hash {
 
 sub vcl_backend_fetch {
     if (bereq.url ~ ${lit(renamed)}) {
-        # always fetch fsinfo.json (and log/checkpoint, log/fsinfo.proof) whole: an origin whose validators are mtime and size (nginx)
+        # always fetch fsinfo.json (and trust/revoked.json, log/checkpoint, log/fsinfo.proof) whole: an origin whose validators are mtime and size (nginx)
         # would answer 304 for a new root renamed in within the same second at the same length
         unset bereq.http.If-None-Match;
         unset bereq.http.If-Modified-Since;
@@ -133,7 +134,7 @@ sub vcl_backend_response {
         set beresp.keep = 0s;
     }`}
     if (bereq.url ~ ${lit(renamed)}) {
-        # the files that change (fsinfo.json, log/checkpoint, log/fsinfo.proof): the origin's max-age, then at most ${grace} s stale while refetching
+        # the files that change (fsinfo.json, trust/revoked.json, log/checkpoint, log/fsinfo.proof): the origin's max-age, then at most ${grace} s stale while refetching
         set beresp.grace = ${grace}s;
         set beresp.keep = 0s;
     }

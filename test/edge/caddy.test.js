@@ -1,7 +1,7 @@
 // Real Caddy from the Caddyfile `caddyConfig` generates: the headers readers
-// and caches rely on, only fsinfo.json, h/ and trust/ served, every 404
-// never stored (so a blob published after it was asked for is served at
-// once), a new root renamed in within the same second never answered with a
+// and caches rely on, only fsinfo.json, h/, trust/ (trust/revoked.json as
+// fsinfo.json), history/ and log/ served, every 404 never stored (so a blob
+// published after it was asked for is served at once), a new root renamed in within the same second never answered with a
 // 304, and the verifying client reading the tree, at / and under a base path.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -84,6 +84,37 @@ test('fsinfo.json: JSON, short lifetime, and no validators: a root renamed in wi
     await fs.writeFile(file + '.back', old)
     await fs.rename(file + '.back', file)
   }
+})
+
+test('trust/revoked.json (FORMAT.md §12.12), for a gated gateway: cached as fsinfo.json is, no validators, CORS; missing, a 404 no cache keeps', { skip }, async () => {
+  const file = path.join(fx.out, 'trust', 'revoked.json')
+  const gone = await req(fx.caddy.port, '/trust/revoked.json')
+  assert.equal(gone.status, 404)
+  assert.equal(gone.headers['cache-control'], 'no-store')
+  assert.equal(gone.headers['access-control-allow-origin'], '*')
+  const list = Buffer.from('{"type":"rotree-revoked","issued":"2030-01-01T00:00:00Z"}\n') // served as bytes; a gateway verifies
+  await fs.writeFile(file, list)
+  try {
+    const r = await req(fx.caddy.port, '/trust/revoked.json')
+    assert.equal(r.status, 200)
+    assert.ok(r.body.equals(list))
+    assert.equal(r.headers['content-type'], 'application/json')
+    assert.equal(r.headers['cache-control'], 'public, max-age=7', 'it changes at every revocation: never immutable')
+    assert.equal(r.headers['access-control-allow-origin'], '*')
+    assert.equal(r.headers.etag, undefined)
+    assert.equal(r.headers['last-modified'], undefined)
+    const st = await fs.stat(file)
+    const next = Buffer.from(list.toString().replace('2030', '2031'))
+    await fs.writeFile(file + '.next', next)
+    await fs.utimes(file + '.next', st.atime, st.mtime)
+    await fs.rename(file + '.next', file)
+    const again = await req(fx.caddy.port, '/trust/revoked.json', { headers: { 'If-Modified-Since': st.mtime.toUTCString(), 'If-None-Match': '*' } })
+    assert.equal(again.status, 200)
+    assert.ok(again.body.equals(next))
+    const pre = await req(fx.caddy.port, '/trust/revoked.json', { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' } })
+    assert.equal(pre.status, 204)
+    for (const p of ['/trust/revoked.json.tmp-1', '/trust/revoked']) assert.equal((await req(fx.caddy.port, p)).status, 404, p)
+  } finally { await fs.rm(file, { force: true }) }
 })
 
 test('only fsinfo.json, h/<64 hex>, trust/<seq>.json, history/(index|<seq>).json and the log: every other path, and every missing file, is a 404 no cache keeps', { skip }, async () => {

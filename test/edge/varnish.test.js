@@ -2,9 +2,10 @@
 // nginx (from `nginx-config --full`): what docs/DEPLOY.md "A CDN in front"
 // promises. A blob asked for before its publish is served right after it (no
 // 404 kept); a rebuild reaches readers within fsinfo.json's max-age plus the
-// edge's grace (by the Age the edge reports on every stale copy); nothing but
-// fsinfo.json, h/ and trust/ reaches the origin; the verifying client reads
-// the tree through the edge.
+// edge's grace (by the Age the edge reports on every stale copy), and so does
+// a new trust/revoked.json; nothing but fsinfo.json, h/, trust/, history/ and
+// log/ reaches the origin; the verifying client reads the tree through the
+// edge.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
@@ -109,6 +110,46 @@ test('nothing but fsinfo.json, h/<64 hex>, trust/<seq>.json, history/(index|<seq
   for (const p of ['/log/', '/log/checkpoint.tmp', '/log/fsinfo.proof.tmp', '/log/fsinfo-proof', '/log/tile/', '/log/tile/0/1234', '/log/tile/64/000', '/log/tile/0/000.p/0', '/log/../fsinfo.json']) {
     assert.equal((await req(fx.varnish.port, p)).status, 404, p)
   }
+})
+
+test('trust/revoked.json (FORMAT.md §12.12), for a gated gateway: its absence never kept, then cached as fsinfo.json is, so a new list reaches the edge within max-age + grace', { skip, timeout: 60_000 }, async () => {
+  const file = path.join(fx.out, 'trust', 'revoked.json')
+  await fs.mkdir(path.dirname(file), { recursive: true })
+  for (let i = 0; i < 2; i++) {
+    const r = await req(fx.varnish.port, '/trust/revoked.json')
+    assert.equal(r.status, 404)
+    assert.equal(r.headers['cache-control'], 'no-store')
+    assert.equal(r.headers['x-cache'], 'MISS')
+  }
+  const list = n => Buffer.from(`{"type":"rotree-revoked","issued":"${2030 + n}-01-01T00:00:00Z"}\n`) // served as bytes; a gateway verifies
+  const put = async n => {
+    await fs.writeFile(file + '.next', list(n))
+    if (process.getuid?.() === 0) execFileSync('chmod', ['-R', 'a+rX', fx.out])
+    await fs.rename(file + '.next', file)
+  }
+  await put(0)
+  try {
+    const r = await req(fx.varnish.port, '/trust/revoked.json')
+    assert.equal(r.status, 200, 'served as soon as it is there')
+    assert.ok(r.body.equals(list(0)))
+    assert.equal(r.headers['cache-control'], `public, max-age=${MAX_AGE}`, 'the origin\'s short lifetime, never immutable')
+    assert.equal(r.headers['content-type'], 'application/json')
+    assert.equal(r.headers['access-control-allow-origin'], '*')
+    assert.equal((await req(fx.varnish.port, '/trust/revoked.json')).headers['x-cache'], 'HIT')
+    const pre = await req(fx.varnish.port, '/trust/revoked.json', { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' } })
+    assert.equal(pre.status, 204)
+    // a revocation: the new list, same length, renamed in; the edge hands it out within max-age + grace
+    const t0 = Date.now()
+    await put(1)
+    let got = null
+    while (Date.now() - t0 < (MAX_AGE + GRACE + 3) * 1000) {
+      got = await req(fx.varnish.port, '/trust/revoked.json')
+      if (got.body.equals(list(1))) break
+      await new Promise(resolve => setTimeout(resolve, 250))
+    }
+    assert.ok(got.body.equals(list(1)), 'the new list reached the edge')
+    assert.ok(Date.now() - t0 <= (MAX_AGE + GRACE + 2) * 1000, `within max-age + grace (took ${Date.now() - t0} ms)`)
+  } finally { await fs.rm(file, { force: true }) }
 })
 
 /** Every tile and entry bundle under OUT/log/, relative to it (full and partial). */

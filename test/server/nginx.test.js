@@ -232,6 +232,41 @@ test('only fsinfo.json, h/<64 hex>, trust/<seq>.json, history/(index|<seq>).json
   } finally { await fs.rename(path.join(out, 'fsinfo.json.away'), path.join(out, 'fsinfo.json')) }
 })
 
+test('trust/revoked.json (FORMAT.md §12.12), for a gated gateway: served as fsinfo.json is (short max-age, no validators, CORS); missing, a 404 never stored', { skip }, async () => {
+  const file = path.join(out, 'trust', 'revoked.json')
+  const gone = await req(nginx.port, '/trust/revoked.json')
+  assert.equal(gone.status, 404)
+  assert.equal(gone.headers['cache-control'], 'no-store')
+  assert.equal(gone.headers['access-control-allow-origin'], '*')
+  const list = Buffer.from('{"type":"rotree-revoked","issued":"2030-01-01T00:00:00Z"}\n') // served as bytes; a gateway verifies
+  await fs.writeFile(file, list)
+  letNobodyRead(out)
+  try {
+    const r = await req(nginx.port, '/trust/revoked.json', { headers: { 'Accept-Encoding': 'gzip' } })
+    assert.equal(r.status, 200)
+    assert.deepEqual(r.body, list)
+    assert.equal(r.headers['content-type'], 'application/json')
+    assert.equal(r.headers['cache-control'], 'public, max-age=30', 'it changes at every revocation: never immutable')
+    assert.equal(r.headers['access-control-allow-origin'], '*')
+    assert.equal(r.headers['x-content-type-options'], 'nosniff')
+    assert.equal(r.headers['content-encoding'], undefined)
+    assert.equal(r.headers.etag, undefined)
+    // a new list renamed in within the same second at the same length: never a 304
+    const st = await fs.stat(file)
+    const next = Buffer.from(list.toString().replace('2030', '2031'))
+    await fs.writeFile(file + '.next', next)
+    await fs.utimes(file + '.next', st.atime, st.mtime)
+    if (process.getuid?.() === 0) await fs.chmod(file + '.next', 0o644)
+    await fs.rename(file + '.next', file)
+    const again = await req(nginx.port, '/trust/revoked.json', { headers: { 'If-None-Match': '*', 'If-Modified-Since': st.mtime.toUTCString() } })
+    assert.equal(again.status, 200)
+    assert.deepEqual(again.body, next)
+    const pre = await req(nginx.port, '/trust/revoked.json', { method: 'OPTIONS', headers: { Origin: 'https://elsewhere.example', 'Access-Control-Request-Method': 'GET' } })
+    assert.equal(pre.status, 204)
+    for (const p of ['/trust/revoked.json.tmp-1', '/trust/Revoked.json', '/trust/revoked']) assert.equal((await req(nginx.port, p)).status, 404, p)
+  } finally { await fs.rm(file, { force: true }) }
+})
+
 test('the log (FORMAT.md §13): log/checkpoint, log/fsinfo.proof and partial tiles briefly cached, full tiles for a day; nothing else under log/, no symlink followed', { skip }, async () => {
   const cp = await req(nginx.port, '/log/checkpoint')
   assert.equal(cp.status, 200)
