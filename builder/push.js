@@ -14,6 +14,9 @@
 //   3. trust/ and history/ (immutable, named by sequence number): the trust
 //      documents before the fsinfo.json that names one, so a reader that
 //      fetches the new fsinfo.json finds the chain (FORMAT.md §12.9 step 4);
+//      then a gated tree's trust/revoked.json (FORMAT.md §12.12), which,
+//      unlike them, is replaced at every revocation: always sent again, over
+//      the old one, cached as fsinfo.json is;
 //   4. the log (FORMAT.md §13), before the fsinfo.json it holds: its tiles
 //      and entry bundles, then log/checkpoint, then log/fsinfo.proof (the
 //      tlog-proof of the new fsinfo.json), so a reader of a witnessed
@@ -45,6 +48,8 @@ export const BLOB_HEADERS = ['Cache-Control: public, max-age=31536000, immutable
 export const FSINFO_HEADERS = ['Cache-Control: public, max-age=60', 'Content-Type: application/json']
 // a partial tile or bundle past the checkpoint can be rewritten by the next publish: tiles are not held immutable
 export const TILE_HEADERS = ['Cache-Control: public, max-age=60', 'Content-Type: application/octet-stream']
+// a gated tree's revocation list (FORMAT.md §12.12): replaced whenever a grant is revoked
+export const REVOKED_HEADERS = FSINFO_HEADERS
 export const CHECKPOINT_HEADERS = ['Cache-Control: public, max-age=60', 'Content-Type: text/plain; charset=utf-8']
 
 /**
@@ -66,9 +71,11 @@ export async function push (out, dest, { rclone = 'rclone', rcloneArgs = [], onP
   // step 2: blobs. --size-only: a blob's name is its hash, so same name and size
   // means done; a blob cut short by an interrupted upload has another size and is sent again
   const blobs = await run('copy', [path.join(local, 'h'), base + 'h'], ['--size-only', '--exclude', '.*', ...headers(BLOB_HEADERS)], 'blobs')
-  // step 3: the documents that never change once written
+  // step 3: the documents that never change once written (trust/revoked.json does: not by size, below)
   for (const dir of ['trust', 'history']) {
-    if (await exists(path.join(local, dir))) await run('copy', [path.join(local, dir), base + dir], ['--size-only', '--exclude', '.*', ...headers(FSINFO_HEADERS)], dir)
+    if (await exists(path.join(local, dir))) await run('copy', [path.join(local, dir), base + dir], ['--size-only', '--exclude', '.*', ...(dir === 'trust' ? ['--exclude', '/revoked.json'] : []), ...headers(FSINFO_HEADERS)], dir)
+    // the revocation list with the trust documents, before fsinfo.json: a new list of the old one's size is a new list
+    if (dir === 'trust' && await exists(path.join(local, 'trust', 'revoked.json'))) await run('copyto', [path.join(local, 'trust', 'revoked.json'), base + 'trust/revoked.json'], ['--ignore-times', ...headers(REVOKED_HEADERS)], 'trust')
   }
   // step 4: the log, tiles before the checkpoint that covers them. No --size-only: a
   // tile a killed publish wrote past its checkpoint is rewritten with other bytes of the same size

@@ -204,3 +204,46 @@ test('every rclone call ends its options with -- before its paths; OUT named -ou
     await checkPublished(dest, f.key.publicKey)
   }
 })
+
+test('a gated tree\'s trust/revoked.json goes up with the trust documents, before fsinfo.json, and a new list replaces the old one even at the same size (FORMAT.md §12.12)', { skip, timeout: 60_000 }, async t => {
+  const dir = await tmpdir('rotree-push-revoked-')
+  t.after(() => fs.rm(dir, { recursive: true, force: true }))
+  const p = n => path.join(dir, n)
+  const ok = async (...args) => { const r = await rotree(args); assert.equal(r.code, 0, `rotree ${args.join(' ')}\n${r.stderr}`); return r.stdout }
+  await writeTree(p('src'), { 'a.txt': 'gated\n' })
+  const pub = {}
+  for (const n of ['tree', 'holder']) pub[n] = (await ok('keygen', p(`${n}.key`))).trim()
+  await ok('build', p('src'), p('out'), '--key', p('tree.key'))
+  await ok('grant', 'issue', p('out'), '--to', pub.holder, '--ttl', '1d', '--key', p('tree.key'), '-o', p('g.json'))
+  await ok('grant', 'revoke', p('out'), p('g.json'), '--key', p('tree.key'))
+  const list = p('out/trust/revoked.json')
+
+  const log = p('rclone-calls')
+  const wrapper = p('rclone-wrapper')
+  await fs.writeFile(wrapper, '#!/bin/sh\nfor a in "$@"; do printf \'%s\\t\' "$a"; done >> "$RCLONE_LOG"; echo >> "$RCLONE_LOG"\nexec rclone "$@"\n', { mode: 0o755 })
+  const { push } = await import('../../builder/push.js')
+  const mirror = p('mirror')
+  const calls = async () => (await fs.readFile(log, 'utf8')).trim().split('\n').map(l => l.replace(/\t$/, '').split('\t'))
+  await push(p('out'), `:local:${mirror}`, { rclone: wrapper, env: { ...process.env, RCLONE_LOG: log } })
+  assert.deepEqual(await fs.readFile(path.join(mirror, 'trust', 'revoked.json')), await fs.readFile(list))
+  const c = await calls()
+  const at = c.findIndex(x => x[0] === 'copyto' && x.at(-1) === `:local:${mirror}/trust/revoked.json`)
+  assert.ok(at > 0, 'trust/revoked.json is uploaded')
+  assert.ok(c.slice(0, at).some(x => x[0] === 'copy' && x.at(-1) === `:local:${mirror}/h`), 'after the blobs')
+  assert.ok(at < c.findIndex(x => x[0] === 'rcat'), 'before fsinfo.json')
+  assert.ok(c[at].includes('--ignore-times'), 'always sent again: a new list may have the old one\'s size')
+  assert.ok(c[at].includes('Cache-Control: public, max-age=60'), 'cached as fsinfo.json is')
+  for (const x of c.filter(x => x[0] === 'copy' && x.at(-1) === `:local:${mirror}/trust`)) assert.ok(x.includes('/revoked.json'), 'not also copied by size with the write-once documents')
+
+  // a new list of the same length and time: replaces the old one on the remote
+  const old = await fs.readFile(list)
+  const st = await fs.stat(list)
+  const next = Buffer.from(old.toString().replace(/"issued": "(\d{4})/, (m, y) => `"issued": "${Number(y) + 1}`))
+  assert.equal(next.length, old.length)
+  assert.ok(!next.equals(old))
+  await fs.writeFile(list, next)
+  await fs.utimes(list, st.atime, st.mtime)
+  await fs.utimes(path.join(mirror, 'trust', 'revoked.json'), st.atime, st.mtime)
+  await push(p('out'), mirror)
+  assert.deepEqual(await fs.readFile(path.join(mirror, 'trust', 'revoked.json')), next)
+})
