@@ -6,7 +6,12 @@
 // when fsinfo.json names an earlier one. Every decision is the reader's
 // (lib/published/signed-roots.js calls client-js/src/trust/roles.js and
 // verify.js). Never throws for what is wrong with it: that is the report.
+// A gated tree's trust/revoked.json (FORMAT.md §12.12) that does not verify
+// under the access role is a warning: no blob is wrong, but an exchange
+// gating DIR gives no token until it is put right.
 import path from 'node:path'
+import { accessRoleOf, verifyRevoked, MAX_REVOKED } from 'rotree-client/grant'
+import { readRegular } from '../lib/open-regular.js'
 import { checkFreshness, storedSizeOf, DEFAULT_SKEW_MS } from 'rotree-client/verify'
 import { decodeRoot, rootContext, verifyRoot, checkRootTimes, TRUST_DIR } from '../lib/published/signed-roots.js'
 import { readFsinfoFile } from '../lib/published/publish.js'
@@ -68,10 +73,24 @@ export async function checkFsinfo (dir, o, now, warn) {
   // signatures hold, so the root is authentic and its refs can be used for
   // repair even when it is expired or future-dated (a problem all the same)
   out.trusted = true
+  if (d.version === 2) await checkRevoked(dir, ctx, warn)
   try { checkRootTimes(v, ctx, { now, skewMs: o.skewMs ?? DEFAULT_SKEW_MS, checkFreshness }) } catch (err) {
     problem(err.code, err.message)
   }
   return out
+}
+
+/** DIR/trust/revoked.json, where there is one, against the access role of the newest trust document (as server/gate.js reads it). */
+async function checkRevoked (dir, ctx, warn) {
+  const file = path.join(TRUST_DIR, 'revoked.json')
+  let bytes
+  try { bytes = await readRegular(path.join(dir, file), MAX_REVOKED) } catch (err) { return warn(`${file} cannot be read (${err.code ?? err.message})`) }
+  if (bytes === null) return
+  try {
+    verifyRevoked(bytes, { anchor: anchorText(ctx.anchor), name: ctx.name, access: accessRoleOf(ctx.chain.docs.at(-1) ?? null, ctx.anchor) })
+  } catch (err) {
+    warn(`${file} does not verify (${err.code ?? 'ROTREE_BAD_FORMAT'}: ${err.message}): an exchange gating this folder gives no token until it is put right (FORMAT.md §12.12)`)
+  }
 }
 
 /** An anchor as an address spells it after '#': the key, or 't' and the trust document hash. */

@@ -17,6 +17,9 @@
 //      (FORMAT.md §12.2: a mirror serves every document of the chain);
 //   3c. log/, the tree's transparency log, copied whole once it checks
 //      (copy-log.js; FORMAT.md §13);
+//   3d. a gated tree's trust/revoked.json, once it verifies under the access
+//      role of the trust document 3b accepted, and only when newer than
+//      DIR's (copy-revoked.js; FORMAT.md §12.12);
 //   4. make the blobs and trust documents durable, record the new
 //      fsinfo.json in DIR/history/<seq>.json and rename it in LAST
 //      (lib/published/publish.js, as a build does);
@@ -34,6 +37,7 @@ import { advanceState, walkChain, firstTrustSource, mirrorTrustSource, checkName
 import { BlobStore, publishFsinfo, writeHistory, isHistoryConflict, cleanHistoryTemps, withDirLock, pidAlive, syncDir } from '../lib/published/index.js'
 import { writeDurable } from '../lib/published/history.js'
 import { copyLog } from './copy-log.js'
+import { copyRevoked } from './copy-revoked.js'
 import { readFsinfoFile } from '../lib/published/publish.js'
 import { decodeRoot, readTrustChain, rootContext, verifyRoot, folderTrustSource, TRUST_DIR } from '../lib/published/signed-roots.js'
 import { TreeCopy } from './copy-tree.js'
@@ -75,8 +79,10 @@ export async function pull (o) {
         progress: (done, total) => onProgress({ done, total, fetched: r.fetched.bytes, present: r.present.bytes })
       })
       const { reachable, walked } = await copy.run(info.root)
-      if (info.version === 2) r.trust = await copyTrust(tree, dir, info, fsync, warn)
+      let trust = null
+      if (info.version === 2) ({ counts: r.trust, doc: trust } = await copyTrust(tree, dir, info, fsync, warn))
       r.log = await copyLog(tree, dir, fsync, warn)
+      r.revoked = info.version === 2 ? await copyRevoked(tree, dir, trust, fsync, warn) : null
       r.updated = await publish(dir, store, tree.fsinfoBytes, info, local, newer, fsync, warn)
       if (gc) r.gc = await collect(dir, { context: given(tree), keep, current: info, previous: local, reachable, walked, warn, jobs, fsync })
       r.requests = tree.stats.requests
@@ -102,7 +108,7 @@ async function prepare (dir, fsync) {
   let temps = []
   try { temps = await fs.readdir(path.join(dir, TRUST_DIR)) } catch {}
   for (const n of temps) {
-    const m = /^\.tmp-\d+-(\d+)$/.exec(n)
+    const m = /^\.tmp-(?:\d+|revoked)-(\d+)$/.exec(n)
     if (m && Number(m[1]) !== process.pid && !pidAlive(Number(m[1]))) await fs.rm(path.join(dir, TRUST_DIR, n), { force: true })
   }
   return new BlobStore(dir, { fsync }).open()
@@ -199,11 +205,12 @@ async function ownTree (dir, raw) {
  * document DIR holds that follows is kept, the rest are fetched, accepted
  * and written before the next is asked for; the last must be the one
  * fsinfo.json names (checkNamedTrust: another with its number is a fork).
- * @returns {Promise<{ fetched: number, present: number }>}
+ * @returns {Promise<{ counts: { fetched: number, present: number }, doc: object|null }>} doc: that last
+ *   document (null for a single-key tree), whose access role verifies the revocation list (3d)
  */
 async function copyTrust (tree, dir, info, fsync, warn) {
   const out = { fetched: 0, present: 0 }
-  if (info.trust === null) return out
+  if (info.trust === null) return { counts: out, doc: null }
   const anchor = tree.roots.anchor
   const local = await readTrustChain(dir, anchor)
   if (local.fault && local.fault.seq <= info.trust.seq && !local.fault.missing) warn(`${local.fault.message}; fetching it again`)
@@ -228,7 +235,7 @@ async function copyTrust (tree, dir, info, fsync, warn) {
     throw new ForkError(`DIR's ${TRUST_DIR}/${last.seq}.json is not the trust document fsinfo.json names (another document ${last.seq} signed by the root keys); move it aside to pull`, { cause: err })
   }
   if (fsync && out.fetched) await syncDir(tdir)
-  return out
+  return { counts: out, doc: last }
 }
 
 /** history/<seq>.json for a root DIR already serves; one seq with two signed texts is kept as found, with a warning. */

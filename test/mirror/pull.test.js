@@ -69,8 +69,9 @@ test('pull into an empty DIR copies the tree exactly; pulling again fetches noth
   assert.equal(r2.fetched.blobs, 0)
   assert.equal(r2.present.blobs, want.size)
   assert.equal(r2.updated, false)
-  // fsinfo.json, and beside it trust/1.json (FORMAT.md §12.9: none yet, a 404), and log/checkpoint (§13)
-  assert.equal(r2.requests, 3)
+  // fsinfo.json, and beside it trust/1.json (FORMAT.md §12.9: none yet, a 404), log/checkpoint (§13)
+  // and trust/revoked.json (§12.12: any tree may be gated; none here, a 404)
+  assert.equal(r2.requests, 4)
 
   // the CLI says the same
   const cli = await rotree(['pull', addr, s.mirror, '--json'], { env: { ROTREE_STATE: s.state } })
