@@ -1,9 +1,9 @@
 // What of a published folder an edge in front of an origin may serve, for
 // the generated nginx, Caddy and Varnish configurations alike: the paths
 // readers ask for (docs/FORMAT.md §1.1, §12.2, and history/ for `rotree log`),
-// trust/revoked.json for a gated gateway (§12.12), and their caching. Everything else (.rotree/, .rotree-lock, unsigned.json,
-// temporary files, directory listings) stays behind the edge as a 404 that no
-// cache keeps.
+// trust/revoked.json for a gated gateway (§12.12), and their caching.
+// Everything else (.rotree/, .rotree-lock, unsigned.json, temporary files,
+// directory listings) stays behind the edge as a 404 that no cache keeps.
 import { UsageError } from 'rotree-client/errors'
 
 export const IMMUTABLE = 'public, max-age=31536000, immutable'
