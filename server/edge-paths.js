@@ -19,7 +19,7 @@ export const TRUST_RE = 'trust/[1-9][0-9]{0,15}\\.json'
 /**
  * A gated tree's revocation list (FORMAT.md §12.12), for a gated gateway that
  * reads the tree through this edge: replaced whenever a grant is revoked, so
- * cached as fsinfo.json is (short max-age, no validators), never as a trust document.
+ * cached as fsinfo.json is (short max-age, never a 304), never as a trust document.
  */
 export const REVOKED_RE = 'trust/revoked\\.json'
 /** Every signed root the folder published, and their list (lib/published/history.js): for `rotree log`. */
