@@ -151,7 +151,7 @@ export const GATED_ACTORS = [
     can: 'mint tokens for any expiry, for every tree it is configured for with that secret, and so let anyone fetch ciphertext; serve blobs to anyone regardless of tokens; see which grant holders ask for tokens and when; replay a token request it was sent at another edge with the same secret within the request\'s two minutes (a token for that holder\'s own grant)',
     cannot: 'make a grant, or a revocation list (both take the access role\'s keys); bring a revoked grant back by restoring an older list (the exchange then gives no token at all; a gated gateway keeps the newest list it verified from its mirrors); make a reader accept a byte the publisher did not sign (it is a mirror to readers: rules 2–4); decrypt a private tree',
     rules: [2, 3, 4, 20],
-    tests: ['test/edge/gated.test.js', 'test/trust/revoked.test.js', 'test/gateway/gated-clients.test.js']
+    tests: ['test/edge/gated.test.js', 'test/trust/revoked.test.js', 'test/gateway/gated-clients.test.js', 'test/gateway/gated-nginx.test.js', 'test/edge/gated-private.test.js']
   },
   {
     id: 'g-mirror',
@@ -159,6 +159,6 @@ export const GATED_ACTORS = [
     can: 'serve what it holds to anyone (the gate is the edge\'s, not the blobs\'): a copy of OUT pulled ungated is ungated; see the tokens requests carry and replay them until they expire (minutes); see token requests and replay them at the edge within two minutes, where they are refused (the nonce was seen); answer a reader given a grant with a refusal at its own `/.rotree/token`, which that reader reports as `ROTREE_NO_ACCESS` naming the mirror (a reader with a grant takes a mirror\'s word on it, rather than asking the next); withhold `trust/revoked.json` from a gated gateway (`rotree gateway --grants`) that has not read it yet, which then gives a revoked grant tokens',
     cannot: 'make a token for a later expiry or another tree (the MD5 is keyed by the secret); get a token for a grant it does not hold the key of; turn a refused token into a mirror fault at a reader; as a Varnish cache from varnish-config --gated, serve a cached blob to any token but the one the gated nginx admitted for it, or after that token expires; undo a revocation a gated gateway has read (by serving an older list, none, or a forged one)',
     rules: [20],
-    tests: ['test/edge/gated.test.js', 'test/trust/grant.test.js', 'test/matrix/gated.test.js', 'test/gateway/gated-clients.test.js']
+    tests: ['test/edge/gated.test.js', 'test/trust/grant.test.js', 'test/matrix/gated.test.js', 'test/gateway/gated-clients.test.js', 'test/mirror/pull-revoked.test.js', 'test/edge/gated-private.test.js']
   }
 ]
