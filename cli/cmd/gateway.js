@@ -27,7 +27,7 @@ export default {
     'no-prefetch': { type: 'boolean', help: 'do not fetch ahead what a client walking the listings (wget -r, rclone, davfs2) asks for next' },
     'allow-host': { type: 'string', multiple: true, arg: 'NAME', help: 'also answer for Host NAME (or NAME:PORT) on a loopback bind; * answers any (docs/GATEWAY.md)' },
     'no-sandbox': { type: 'boolean', help: 'send HTML/SVG/XML without the CSP sandbox: tree pages then run with this host\'s origin' },
-    'access-log': { type: 'string', arg: 'FILE', help: 'one line per request to FILE (- for stderr); with --grants each names the grant holder' },
+    'access-log': { type: 'string', arg: 'FILE', help: 'one line per request to FILE (- for stderr; off for none, the default, as rotree serve takes it); with --grants each names the grant holder' },
     grants: { type: 'string', arg: 'SECRETFILE', help: 'gate every tree served: its content only with an edge token, traded for a grant at the tree\'s .rotree/token (rotree grant token; docs/GATEWAY.md, "A gated gateway")' },
     'token-ttl': { type: 'string', arg: 'DURATION', help: 'with --grants: how long an edge token lives (default 10m)' }
   },
@@ -75,7 +75,7 @@ export default {
       prefetch: !v['no-prefetch'],
       allowHosts: v['allow-host'] ?? null,
       sandbox: !v['no-sandbox'],
-      ...(v['access-log'] !== undefined ? { accessLog: v['access-log'] } : {}),
+      ...(v['access-log'] !== undefined && v['access-log'] !== 'off' ? { accessLog: v['access-log'] } : {}),
       treeOptions: { ...transportOptions(), ...(identities.length ? { identity: [...new Set(identities)] } : {}) },
       // each log line may follow a root change: the expiry check runs after it
       log: { info: m => { io.stderr.write(m + '\n'); checkExpiry() }, error: m => io.stderr.write(m + '\n') }

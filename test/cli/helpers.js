@@ -29,8 +29,8 @@ export function rotree (args, { env = {}, uid, gid, timeoutMs = 60_000 } = {}) {
  * matches `ready` with { proc, match, output(), exited }. Stopped (SIGTERM)
  * when the test ends.
  */
-export function start (t, args, { env = {}, ready = /at (http:\/\/\S+)/, stream = 'stdout' } = {}) {
-  const p = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } })
+export function start (t, args, { env = {}, ready = /at (http:\/\/\S+)/, stream = 'stdout', cwd } = {}) {
+  const p = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, cwd })
   const killer = setTimeout(() => p.kill('SIGKILL'), 120_000)
   const exited = new Promise(resolve => p.on('exit', (code, signal) => { clearTimeout(killer); resolve({ code, signal }) }))
   t.after(async () => { if (p.exitCode === null && p.signalCode === null) { p.kill('SIGTERM'); await exited } })
