@@ -5,9 +5,8 @@
 // needsGrant): an edge whose `.rotree/token` refuses an empty request with
 // 403 ROTREE_NO_ACCESS is gated, and the reader is told it needs a grant.
 import fs from 'node:fs'
-import http from 'node:http'
-import https from 'node:https'
 import { NoAccessError } from 'rotree-client/errors'
+import { createTransport } from 'rotree-client/net'
 
 const PROBE_TIMEOUT_MS = 5000
 const PROBE_CAP = 16 * 1024
@@ -25,24 +24,15 @@ export function refusingBases (err) {
 }
 
 /** Does `base`'s token exchange answer as a gated edge does: 403 ROTREE_NO_ACCESS to a request without a grant? */
-function probe (base, { ca } = {}) {
-  return new Promise(resolve => {
-    let u
-    try { u = new URL('.rotree/token', base) } catch { return resolve(false) }
-    const lib = u.protocol === 'https:' ? https : u.protocol === 'http:' ? http : null
-    if (lib === null) return resolve(false)
-    const body = '{}'
-    const req = lib.request(u, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length }, agent: false, ...(ca ? { ca } : {}), timeout: PROBE_TIMEOUT_MS }, res => {
-      if (res.statusCode !== 403) { res.resume(); return resolve(false) }
-      const parts = []; let n = 0
-      res.on('data', c => { n += c.length; if (n > PROBE_CAP) { req.destroy(); resolve(false) } else parts.push(c) })
-      res.on('end', () => { try { resolve(JSON.parse(Buffer.concat(parts).toString()).code === 'ROTREE_NO_ACCESS') } catch { resolve(false) } })
-      res.on('error', () => resolve(false))
-    })
-    req.on('timeout', () => req.destroy())
-    req.on('error', () => resolve(false))
-    req.end(body)
-  })
+async function probe (base, { ca } = {}) {
+  let url
+  try { url = new URL('.rotree/token', base).href } catch { return false }
+  // the reader's own transport: the same TLS trust (--ca) and a deadline
+  const t = createTransport(ca ? { ca } : {})
+  try {
+    const r = await t.post(url, '{}', { cap: PROBE_CAP, timeoutMs: PROBE_TIMEOUT_MS })
+    return r.status === 403 && JSON.parse(new TextDecoder().decode(r.body)).code === 'ROTREE_NO_ACCESS'
+  } catch { return false } finally { t.close() }
 }
 
 /**
