@@ -14,7 +14,7 @@ import { addressOf } from '../json.js'
 const SUBS = ['issue', 'delegate', 'show', 'secret', 'revoke', 'token']
 
 export default {
-  usage: 'grant issue OUT --to KEY.pub --ttl 30d --key KEYFILE -o GRANT | grant delegate GRANT --grant-key KEYFILE --to KEY.pub --ttl 1d -o GRANT2 | grant show GRANT [--json] | grant secret FILE | grant revoke OUT GRANT --key KEYFILE | grant token GRANT --grant-key KEYFILE URL [--json]',
+  usage: 'grant issue OUT --to KEY.pub --ttl 30d --key KEYFILE -o GRANT | grant delegate GRANT --grant-key KEYFILE --to KEY.pub --ttl 1d -o GRANT2 | grant show GRANT [--json] | grant secret FILE | grant revoke OUT GRANT --key KEYFILE | grant token GRANT --grant-key KEYFILE URL [--ca FILE] [--json]',
   summary: 'who may fetch a gated tree: sign a grant with the access key, delegate one, show one, revoke one; write an edge\'s token secret; trade a grant for an edge token (docs/FORMAT.md §12.10–12.12)',
   positionals: [2, 3],
   options: {
@@ -24,7 +24,8 @@ export default {
     'grant-key': { type: 'string', arg: 'KEYFILE', help: 'delegate, token: the secret key of the grant\'s holder' },
     tree: { type: 'string', arg: 'NAME', help: 'issue: the tree name (default: the one OUT publishes)' },
     output: { type: 'string', short: 'o', arg: 'FILE', help: 'issue, delegate: where to write the grant' },
-    json: { type: 'boolean', help: 'show: print the grant\'s chain as JSON; token: the exchange\'s whole answer (token, expires, holder, header, query)' }
+    json: { type: 'boolean', help: 'show: print the grant\'s chain as JSON; token: the exchange\'s whole answer (token, expires, holder, header, query)' },
+    ca: { type: 'string', arg: 'FILE', help: 'token: PEM certificate(s) to trust for an https URL, besides the system\'s' }
   },
   async run ([sub, target, third], v, io) {
     if (!SUBS.includes(sub)) throw new UsageError(`grant ${sub}: expected one of ${SUBS.join(', ')}`)
@@ -166,25 +167,30 @@ async function token (file, url, v, io) {
   const g = decodeGrant(await fs.readFile(file))
   const [k] = await readKeyFiles([v['grant-key']], m => io.stderr.write(`rotree: warning: ${m}\n`))
   if (k.publicKey !== g.holder) throw new BadKeyError(`--grant-key ${v['grant-key']} is not the holder of ${file} (${g.holder})`)
-  const { gatedTransport } = await import('rotree-client/net')
+  const { gatedTransport, createTransport } = await import('rotree-client/net')
+  let ca
+  if (v.ca !== undefined) { try { ca = await fs.readFile(v.ca) } catch (err) { throw new UsageError(`--ca ${v.ca}: ${err.code ?? err.message}`) } }
+  // the reader's own transport posts the request (its TLS trust: --ca, its deadline); its answer is kept for --json
+  const http = createTransport(ca ? { ca } : {})
   let answer = null
-  // the exchange's answer, as gatedTransport reads it, kept for --json
-  const fetchNoting = async (u, init) => {
-    const res = await fetch(u, init)
-    const text = await res.text()
-    if (res.status === 200) { try { answer = JSON.parse(text) } catch {} }
-    return new Response(text, { status: res.status, headers: res.headers })
-  }
   let sent = null
-  const noting = { get: async u => { sent = u; return new Uint8Array(0) }, close () {} }
-  const t = gatedTransport(noting, { grant: g, secretKey: k.secretKey, fetch: fetchNoting })
+  const noting = {
+    get: async u => { sent = u; return new Uint8Array(0) },
+    post: async (u, body, o) => {
+      const r = await http.post(u, body, o)
+      if (r.status === 200) { try { answer = JSON.parse(new TextDecoder().decode(r.body)) } catch {} }
+      return r
+    },
+    close () { http.close() }
+  }
+  const t = gatedTransport(noting, { grant: g, secretKey: k.secretKey })
   try {
     await t.get(`${base}h/${'0'.repeat(64)}`) // a blob path: the one kind of request a token is fetched for
   } catch (err) {
     if (err.code === 'ROTREE_NO_ACCESS') err.todo = `The edge refuses this grant: check that ${url} serves the grant's tree (#${g.anchor}${g.name ? ':' + g.name : ''}) and that the grant is current (rotree grant show ${file}); else ask whoever gave it for a new one.`
     else err.todo ??= `Check the URL: its exchange is ${base}.rotree/token (a gated mirror, rotree token-server, or a gated gateway's tree).`
     throw err
-  }
+  } finally { t.close() }
   const tok = new URL(sent).searchParams.get('rotree_token')
   if (tok === null) {
     const err = new MirrorHttpError(`${base} is not gated (its .rotree/token answered 404): it needs no edge token`, { details: { status: 404 } })
