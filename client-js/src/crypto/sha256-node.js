@@ -23,3 +23,9 @@ export function createSha256 () {
   const h = createHash('sha256')
   return { update (b) { h.update(b); return this }, hex: () => h.digest('hex') }
 }
+
+/** The hasher of a whole file the reader streams (tree.js): hex() is a promise, as in browsers; node:crypto streams natively. */
+export function createFileSha256 () {
+  const h = createSha256()
+  return { update (b) { h.update(b); return this }, hex: async () => h.hex() }
+}

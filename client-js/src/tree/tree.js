@@ -16,7 +16,7 @@ import { rootOpener, parseIdentities } from '../access/open-root.js'
 import { resolvePath, slicer } from './resolve.js'
 import { readChunks, chunkSpans } from './read-pipeline.js'
 import { bufferPool, createTransport, defaultStateDir, stateLocation, toStream } from '#platform'
-import { sha256Hex, sha256HexSync, createSha256 } from '#sha256'
+import { sha256Hex, sha256HexSync, createFileSha256 } from '#sha256'
 
 /**
  * Open a tree and verify its current fsinfo.json.
@@ -359,7 +359,7 @@ export class Tree {
   async * _read (entry, start, end, cache, wholeHash = true, lend = false) {
     let left = Math.max(0, end - start)
     const pool = lend ? this.blobs.pool : null // each piece handed out is marked: release() counts it once
-    const hasher = wholeHash && typeof entry.sha256 === 'string' && start === 0 && end >= entry.size && !this.fileHashes.has(entry) ? createSha256() : null
+    const hasher = wholeHash && typeof entry.sha256 === 'string' && start === 0 && end >= entry.size && !this.fileHashes.has(entry) ? createFileSha256(entry.size) : null
     let held = null
     for await (const b of readChunks(this._source, entry, start, end, { cache, lend, readAhead: this.opts.readAhead })) {
       if (left === 0) break
@@ -374,7 +374,7 @@ export class Tree {
       if (left > 0) yield piece; else held = piece
     }
     if (hasher === null) return
-    if (left === 0) this.fileHashes.check(entry, hasher.hex(), 'file')
+    if (left === 0) this.fileHashes.check(entry, await hasher.hex(), 'file')
     if (held !== null) yield held
   }
 
