@@ -18,7 +18,7 @@ function handler (req, res) {
     if (req.url === '/big') { res.writeHead(200); return res.end(Buffer.alloc(100_000, 0x61)) }
     if (req.url === '/refuse') { res.writeHead(403, { 'content-type': 'application/json' }); return res.end('{"code":"ROTREE_NO_ACCESS"}') }
     res.writeHead(200, { 'content-type': 'application/json' })
-    res.end(JSON.stringify({ method: req.method, type: req.headers['content-type'], body }))
+    res.end(JSON.stringify({ method: req.method, type: req.headers['content-type'], body, auth: req.headers.authorization ?? null }))
   })
 }
 
@@ -37,7 +37,10 @@ test('post: the body goes out, the answer of any status comes back; the cap and 
   t.after(() => tr.close())
   const ok = await tr.post(base + 'x', '{"a":1}', { cap: 4096, timeoutMs: 5000 })
   assert.equal(ok.status, 200)
-  assert.deepEqual(JSON.parse(text(ok.body)), { method: 'POST', type: 'application/json', body: '{"a":1}' })
+  assert.deepEqual(JSON.parse(text(ok.body)), { method: 'POST', type: 'application/json', body: '{"a":1}', auth: null })
+  // a mirror URL's own user:pass, as get() sends it
+  const withAuth = await tr.post(base.replace('http://', 'http://u:p%40ss@') + 'x', '{}', { cap: 4096, timeoutMs: 5000 })
+  assert.equal(JSON.parse(text(withAuth.body)).auth, 'Basic ' + Buffer.from('u:p@ss').toString('base64'))
   const no = await tr.post(base + 'refuse', '{}', { cap: 4096, timeoutMs: 5000 })
   assert.equal(no.status, 403)
   assert.equal(JSON.parse(text(no.body)).code, 'ROTREE_NO_ACCESS')

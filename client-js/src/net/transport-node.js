@@ -126,7 +126,7 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
 /**
  * One POST (a gated edge's token exchange, FORMAT.md §12.11) with the
  * mirrors' TLS trust (`ca`), one deadline, and a capped answer of any
- * status; no redirect is followed and no credential sent. Not on the read
+ * status; no redirect is followed, and only the URL's own user:pass is sent. Not on the read
  * path: a plain node:http(s) request, no pooling beyond Node's agents.
  * @param {object} agents createTransport's (its https: agent holds the TLS context)
  * @param {string} url @param {Uint8Array|string} body
@@ -135,8 +135,8 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
  */
 function postOnce (agents, url, body, { cap, timeoutMs, contentType = 'application/json' }) {
   return new Promise((resolve, reject) => {
-    let u
-    try { u = parseTarget(url) } catch (err) { return reject(err) }
+    let u, auth
+    try { u = parseTarget(url); auth = basicAuth(u) } catch (err) { return reject(err) }
     const mod = u.protocol === 'https:' ? https : http
     const parts = []
     let n = 0
@@ -146,7 +146,8 @@ function postOnce (agents, url, body, { cap, timeoutMs, contentType = 'applicati
       port: Number(u.port) || (u.protocol === 'https:' ? 443 : 80),
       path: u.pathname + u.search,
       ...(u.protocol === 'https:' ? { agent: agents['https:'] } : {}),
-      headers: { 'content-type': contentType, 'accept-encoding': 'identity' }
+      // a mirror URL's own user:pass goes to its own origin, as get() sends it (transport-url.js)
+      headers: { 'content-type': contentType, 'accept-encoding': 'identity', ...(auth ? { authorization: auth } : {}) }
     }, res => {
       res.on('data', c => {
         n += c.length
