@@ -61,8 +61,8 @@ export async function run ({ quick = false } = {}) {
   return {
     id, title: 'embedded server vs nginx and express.static',
     command: `npm run bench${quick ? ':quick' : ''} -- P1`,
-    target: 'server CPU per 16 KiB request ≤ 1.7× nginx',
-    met: worst <= 1.7,
+    target: 'server CPU per 16 KiB request ≤ 1.5× nginx',
+    met: worst <= 1.5,
     rows,
     raw,
     notes: [`Ratios are rotree ÷ baseline; for CPU per request lower is better. Worst 16 KiB CPU ratio: ${worst.toFixed(2)}×. ` +
