@@ -93,13 +93,18 @@ export function readerOptions (v, remoteMirrors = [], remoteIdentity) {
   if (ids.length) opts.identity = ids.map(readIdentityFile)
   if (v.timeout !== undefined) opts.timeoutMs = parseDuration(v.timeout, 'timeout')
   if (v['state-dir'] !== undefined) opts.stateDir = v['state-dir']
-  if (v.ca !== undefined) {
-    try { opts.ca = fs.readFileSync(v.ca) } catch (err) { throw new UsageError(`--ca ${v.ca}: ${err.code ?? err.message}`) }
-  }
+  const ca = caOption(v)
+  if (ca !== undefined) opts.ca = ca
   if (v['allow-redirect']) opts.allowRedirectOrigins = v['allow-redirect']
   if (!v.grant !== !v['grant-key']) throw new UsageError('--grant FILE and --grant-key KEYFILE go together')
   if (v.grant) opts.wrapTransport = gatedReader(v.grant, v['grant-key'])
   return opts
+}
+
+/** The certificates `--ca FILE` names (a user's own file, read as given), or undefined; a usage error when it cannot be read. */
+export function caOption (v) {
+  if (v.ca === undefined) return undefined
+  try { return fs.readFileSync(v.ca) } catch (err) { throw new UsageError(`--ca ${v.ca}: ${err.code ?? err.message}`) }
 }
 
 /** A gated tree's reader (docs/FORMAT.md §12.11): blob requests carry edge tokens for the grant; both files are read when the first token is asked for. */

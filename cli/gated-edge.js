@@ -4,9 +4,9 @@
 // mirror's token exchange once, as the web app does (web/grant.js
 // needsGrant): an edge whose `.rotree/token` refuses an empty request with
 // 403 ROTREE_NO_ACCESS is gated, and the reader is told it needs a grant.
-import fs from 'node:fs'
 import { NoAccessError } from 'rotree-client/errors'
 import { createTransport } from 'rotree-client/net'
+import { caOption } from './common.js'
 
 const PROBE_TIMEOUT_MS = 5000
 const PROBE_CAP = 16 * 1024
@@ -56,6 +56,6 @@ export async function gatedRefusal (err, o = {}) {
 export async function noGrantRefusal (err, cmd, v) {
   if (!Object.hasOwn(cmd.options ?? {}, 'grant') || v.grant !== undefined) return err
   let ca
-  if (v.ca !== undefined) { try { ca = fs.readFileSync(v.ca) } catch { return err } }
+  try { ca = caOption(v) } catch { return err } // the command's own error stands
   return gatedRefusal(err, { ca })
 }

@@ -49,6 +49,22 @@ ${cors}
         return 404 "not found\\n";`
   // a blob, fsinfo.json or trust document that is not (yet) on disk: the same 404
   const missing = '        error_page 404 = @rotree_missing;'
+  // a small file OUT replaces by rename at a publish (trust/revoked.json, log/checkpoint,
+  // log/fsinfo.proof): short caching, and sent whole, never a 304 (as fsinfo.json, below)
+  const renamed = (rel, type) => `    location = ${base}${rel} {
+        alias ${q(root + '/' + rel, 'OUT')};
+        disable_symlinks on "from=${q(root, 'OUT').slice(1, -1)}";
+        types { }
+        default_type ${type};
+${preflight}
+        add_header Cache-Control "public, max-age=${Math.max(0, Math.floor(fsinfoMaxAge))}";
+        add_header X-Content-Type-Options "nosniff" always;
+${cors}
+        open_file_cache off;
+        etag off;
+        if_modified_since off;
+${missing}
+    }`
   const lines = [`server {
     listen ${listen};${serverName === undefined ? '' : `
     server_name ${serverName};`}
@@ -125,20 +141,7 @@ ${missing}
 
     # a gated tree's revocation list (docs/FORMAT.md §12.12), for a gated gateway reading through this edge:
     # replaced by rename whenever a grant is revoked, so cached and validated as fsinfo.json is
-    location = ${base}trust/revoked.json {
-        alias ${q(root + '/trust/revoked.json', 'OUT')};
-        disable_symlinks on "from=${q(root, 'OUT').slice(1, -1)}";
-        types { }
-        default_type application/json;
-${preflight}
-        add_header Cache-Control "public, max-age=${Math.max(0, Math.floor(fsinfoMaxAge))}";
-        add_header X-Content-Type-Options "nosniff" always;
-${cors}
-        open_file_cache off;
-        etag off;
-        if_modified_since off;
-${missing}
-    }
+${renamed('trust/revoked.json', 'application/json')}
 
     # the signed roots OUT published, and their list: history/<seq>.json, history/index.json (rotree log)
     location ~ "^${escapeRegex(base)}history/(index|0|[1-9][0-9]{0,15})\\.json$" {
@@ -155,20 +158,9 @@ ${missing}
     }
 
     # the log (docs/FORMAT.md §13): log/checkpoint and log/fsinfo.proof are replaced by rename at every publish, like fsinfo.json
-${['checkpoint', 'fsinfo.proof'].map(f => `    location = ${base}log/${f} {
-        alias ${q(root + '/log/' + f, 'OUT')};
-        disable_symlinks on "from=${q(root, 'OUT').slice(1, -1)}";
-        types { }
-        default_type "text/plain; charset=utf-8";
-${preflight}
-        add_header Cache-Control "public, max-age=${Math.max(0, Math.floor(fsinfoMaxAge))}";
-        add_header X-Content-Type-Options "nosniff" always;
-${cors}
-        open_file_cache off;
-        etag off;
-        if_modified_since off;
-${missing}
-    }`).join('\n\n')}
+${renamed('log/checkpoint', '"text/plain; charset=utf-8"')}
+
+${renamed('log/fsinfo.proof', '"text/plain; charset=utf-8"')}
 
     # full tiles and entry bundles (C2SP tlog-tiles paths): their bytes never change once a checkpoint covers them
     location ~ "^${escapeRegex(base)}log/(${TILE})$" {

@@ -168,8 +168,7 @@ async function token (file, url, v, io) {
   const [k] = await readKeyFiles([v['grant-key']], m => io.stderr.write(`rotree: warning: ${m}\n`))
   if (k.publicKey !== g.holder) throw new BadKeyError(`--grant-key ${v['grant-key']} is not the holder of ${file} (${g.holder})`)
   const { gatedTransport, createTransport } = await import('rotree-client/net')
-  let ca
-  if (v.ca !== undefined) { try { ca = await fs.readFile(v.ca) } catch (err) { throw new UsageError(`--ca ${v.ca}: ${err.code ?? err.message}`) } }
+  const ca = (await import('../common.js')).caOption(v)
   // the reader's own transport posts the request (its TLS trust: --ca, its deadline); its answer is kept for --json
   const http = createTransport(ca ? { ca } : {})
   let answer = null
