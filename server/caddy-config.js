@@ -55,6 +55,13 @@ function gatedCaddy ({ tree, upstream }, base) {
   }
 }
 
+/** What a file replaced by rename at a publish is sent without: validators (mtime and size) a cache could revalidate an older copy with. */
+const NO_VALIDATORS = `
+\t\theader -ETag
+\t\theader -Last-Modified
+\t\trequest_header -If-None-Match
+\t\trequest_header -If-Modified-Since`
+
 /**
  * @param {{ out: string, listen: string, base?: string, fsinfoMaxAge?: number, full?: boolean, gate?: { tree: string, upstream: string } | null }} o
  *   listen: HOST:PORT or PORT (plain HTTP; for TLS put the site block under your own site address)
@@ -129,11 +136,7 @@ ${cors}
 \t}
 
 \t# the signed root: the one file that changes; short caching, no validators (see above)
-\thandle @fsinfo {${file(`public, max-age=${maxAge}`, 'application/json', `
-\t\theader -ETag
-\t\theader -Last-Modified
-\t\trequest_header -If-None-Match
-\t\trequest_header -If-Modified-Since`)}
+\thandle @fsinfo {${file(`public, max-age=${maxAge}`, 'application/json', NO_VALIDATORS)}
 \t}
 
 \t# format version 2: trust documents, trust/<seq>.json (docs/FORMAT.md §12.2)
@@ -142,11 +145,7 @@ ${cors}
 
 \t# a gated tree's revocation list (docs/FORMAT.md §12.12), for a gated gateway: replaced at every
 \t# revocation, so cached and sent as fsinfo.json is (short lifetime, no validators)
-\thandle @revoked {${file(`public, max-age=${maxAge}`, 'application/json', `
-\t\theader -ETag
-\t\theader -Last-Modified
-\t\trequest_header -If-None-Match
-\t\trequest_header -If-Modified-Since`)}
+\thandle @revoked {${file(`public, max-age=${maxAge}`, 'application/json', NO_VALIDATORS)}
 \t}
 
 \t# the signed roots OUT published and their list, for rotree log (lib/published/history.js)
@@ -154,11 +153,7 @@ ${cors}
 \t}
 
 \t# the log (docs/FORMAT.md §13): the checkpoint and fsinfo.proof are renamed in at every publish, like fsinfo.json
-\thandle @checkpoint {${file(`public, max-age=${maxAge}`, '"text/plain; charset=utf-8"', `
-\t\theader -ETag
-\t\theader -Last-Modified
-\t\trequest_header -If-None-Match
-\t\trequest_header -If-Modified-Since`)}
+\thandle @checkpoint {${file(`public, max-age=${maxAge}`, '"text/plain; charset=utf-8"', NO_VALIDATORS)}
 \t}
 
 \t# partial tiles and bundles (<tile>.p/<W>): cached as briefly as the checkpoint that names them
