@@ -8,7 +8,8 @@
 //     (bench/lib/reader.js; openTree(addr, { identity }) for the private tree),
 //     and `rotree cat` (--identity FILE), to /dev/null;
 //   - on loopback from nginx (target: private ≥ 0.9× public), and through an
-//     emulated link at 1 Gbit/s, RTT 50 ms, over HTTP/1.1 and HTTPS + HTTP/2
+//     emulated link at 1 Gbit/s, RTT 50 ms, over HTTP/1.1 and HTTPS (nginx offers h2; the reader
+//     takes HTTP/1.1 over TLS, its default)
 //     (bench/lib/link.js; target ≥ 0.93×);
 //   - in headless Chromium through the library bundle in a page (bench/browser.js
 //     pageRead: openTree(address, { identity })), from `rotree serve` on loopback
@@ -297,7 +298,7 @@ export async function run ({ quick = false } = {}) {
     notes: [
       `${probeNote}The data: ${layout.what}, pseudo-random bytes, built twice from the same folder with the same key (builder/build.js, format 2): a public tree and a private tree with one reader (FORMAT.md §12.8: each blob AES-256-GCM under a key of its own, padded to padmé sizes). Published h/: ${(sz.pub.bytes / 2 ** 20).toFixed(1)} MiB in ${sz.pub.files} blobs public, ${(sz.priv.bytes / 2 ** 20).toFixed(1)} MiB in ${sz.priv.files} blobs private (the keyring and the manifest included). Each read is its own process: the library reads through bench/lib/reader.js (openTree() with { identity } for the private tree, then createReadStream(), or readRange({ lend: true }) with each piece given back), ${layout.cat ? '`rotree cat ADDR /big.bin --identity FILE > /dev/null`' : '`rotree get ADDR /parts -o DEST --identity FILE` into a new folder of /dev/shm'}; times include openTree() (fsinfo.json, the keyring, unwrapping the root) and, for the CLI, Node's start-up.`,
       `Loopback: one nginx (1 worker, \`rotree nginx-config\`) per tree, median of ${loopReps} rounds, each round reading both trees with each reader, the order swapped from round to round. CPU of the library reader's process (median): createReadStream ${(cpu('priv') / 1000).toFixed(2)} s private against ${(cpu('pub') / 1000).toFixed(2)} s public, lent ${(cpuLent('priv') / 1000).toFixed(2)} s against ${(cpuLent('pub') / 1000).toFixed(2)} s. Every run's rate is in the raw results.`,
-      `The link rows: bench/lib/link.js in front of each nginx (${LINK.mbit} Mbit/s, RTT ${LINK.rttMs} ms, TCP windows as in P3w), median of ${linkReps} rounds as above; over HTTPS + HTTP/2 with TLS 1.3 and a certificate made at bench time.`,
+      `The link rows: bench/lib/link.js in front of each nginx (${LINK.mbit} Mbit/s, RTT ${LINK.rttMs} ms, TCP windows as in P3w), median of ${linkReps} rounds as above; over HTTPS with TLS 1.3 and a certificate made at bench time (nginx offers h2; the reader takes HTTP/1.1 over TLS, its default since 2026-12-07).`,
       browserNote,
       relayNote(relay),
       runContext()

@@ -3,7 +3,7 @@
 // (signed root, directory page, chunk index and the first chunk, each verified),
 // against curl's time_starttransfer for the same bytes as a plain file (a
 // fresh connection each, both through the same emulated link), at RTT 10, 50
-// and 100 ms, over HTTP/1.1 and over HTTPS + HTTP/2, for a tree of format
+// and 100 ms, over HTTP/1.1 and over HTTPS (h2 offered; curl takes it, the reader HTTP/1.1), for a tree of format
 // version 2 (its files of 1 MiB or more start with a 12 KiB lead chunk,
 // FORMAT.md §5.1) and of version 1 (256 KiB first chunks). The target is
 // counted in round trips, on the version-2 rows: at most 3 RTT more than curl.

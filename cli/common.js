@@ -20,6 +20,7 @@ export const READER_OPTIONS = {
   'state-dir': { type: 'string', arg: 'DIR', help: 'reader state and remotes (default $ROTREE_STATE, $XDG_STATE_HOME/rotree, ~/.local/state/rotree)' },
   ca: { type: 'string', arg: 'FILE', help: 'PEM certificate(s) to trust for https mirrors, besides the system\'s' },
   'allow-redirect': { type: 'string', multiple: true, arg: 'ORIGIN', help: 'let mirrors redirect to ORIGIN (scheme://host:port); by default only to their own origin' },
+  http2: { type: 'boolean', help: 'read https mirrors over HTTP/2 when they offer it (one connection each); by default HTTP/1.1 over TLS, which costs less CPU' },
   identity: { type: 'string', multiple: true, arg: 'FILE', help: 'a private tree: the age identity file to read it with (age-keygen or rotree keygen --reader; default $ROTREE_IDENTITY, or the remote\'s)' },
   grant: { type: 'string', arg: 'FILE', help: 'a gated tree: the grant to trade for edge tokens (rotree grant issue|delegate; docs/FORMAT.md §12.11); needs --grant-key' },
   'grant-key': { type: 'string', arg: 'KEYFILE', help: 'with --grant: the secret key of the grant\'s holder' }
@@ -96,6 +97,7 @@ export function readerOptions (v, remoteMirrors = [], remoteIdentity) {
   const ca = caOption(v)
   if (ca !== undefined) opts.ca = ca
   if (v['allow-redirect']) opts.allowRedirectOrigins = v['allow-redirect']
+  if (v.http2) opts.http2 = true
   if (!v.grant !== !v['grant-key']) throw new UsageError('--grant FILE and --grant-key KEYFILE go together')
   if (v.grant) opts.wrapTransport = gatedReader(v.grant, v['grant-key'])
   return opts

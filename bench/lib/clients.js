@@ -143,8 +143,8 @@ export async function libraryRead ({ addr, file, mirrors = [], ca = null, limitS
  * includes Node's start-up. A run stopped at the limit has bytes NaN (not counted).
  * identity: an age identity file, for a private tree (FORMAT.md §12.8).
  */
-export async function rotreeCat ({ addr, file, size, mirrors = [], ca = null, limitS = 60, stateDir, identity = null }) {
-  const args = [path.join(clientDir(), 'bin/rotree.js'), 'cat', addr, file, '--state-dir', stateDir]
+export async function rotreeCat ({ addr, file, size, mirrors = [], ca = null, limitS = 60, stateDir, identity = null, flags = [] }) {
+  const args = [path.join(clientDir(), 'bin/rotree.js'), 'cat', addr, file, '--state-dir', stateDir, ...flags]
   for (const m of mirrors) args.push('--mirror', m)
   if (identity) args.push('--identity', identity)
   const r = await runChild(process.execPath, args, { env: envWith(ca), limitS, devNull: true })
@@ -152,8 +152,8 @@ export async function rotreeCat ({ addr, file, size, mirrors = [], ca = null, li
 }
 
 /** `rotree get ADDR PATH -o DEST`; wall time includes Node's start-up. identity: as rotreeCat's. */
-export async function rotreeGet ({ addr, from = '/', dest, mirrors = [], ca = null, limitS = 120, stateDir, jobs = null, identity = null }) {
-  const args = [path.join(clientDir(), 'bin/rotree.js'), 'get', addr, from, '-o', dest, '--state-dir', stateDir]
+export async function rotreeGet ({ addr, from = '/', dest, mirrors = [], ca = null, limitS = 120, stateDir, jobs = null, identity = null, flags = [] }) {
+  const args = [path.join(clientDir(), 'bin/rotree.js'), 'get', addr, from, '-o', dest, '--state-dir', stateDir, ...flags]
   for (const m of mirrors) args.push('--mirror', m)
   if (identity) args.push('--identity', identity)
   if (jobs) args.push('--jobs', String(jobs))
@@ -189,8 +189,8 @@ export function countFiles (dir) { return Number(execFileSync('sh', ['-c', `find
  * after; it is a running process, not one that is reaped), and curl's own.
  * @returns {Promise<{ ms: number, bytes: number, truncated: boolean, cpu: { userS: number, sysS: number }|null, curlCpu: { userS: number, sysS: number }|null }>}
  */
-export function gatewayRead ({ addr, file, ca = null, limitS = 60, dir }) {
-  return throughGateway(addr, dir, () => ['--cache-size', '0', ...(ca ? ['--ca', ca] : [])], async gw => {
+export function gatewayRead ({ addr, file, ca = null, limitS = 60, dir, flags = [] }) {
+  return throughGateway(addr, dir, () => ['--cache-size', '0', ...(ca ? ['--ca', ca] : []), ...flags], async gw => {
     const c0 = procCpu(gw.pid)
     const r = await curl({ url: gw.url + file.replace(/^\//, ''), limitS })
     const c1 = procCpu(gw.pid)

@@ -37,7 +37,7 @@ test('a far honest mirror with the newer root is waited for: a near stale one do
     const body = await fs.readFile(path.join(out, decodeURIComponent(new URL(req.url, 'https://x').pathname))).catch(() => null)
     if (!body) { res.writeHead(404); return res.end() }
     res.writeHead(200, { 'content-length': body.length }); res.end(body)
-  }, { h2: true })
+  }, { h2: true, allowHTTP1: true })
   t.after(() => tls.close())
   const link = await startLink({ target: `127.0.0.1:${tls.port}`, rttMs: 1000 })
   t.after(() => link.stop())

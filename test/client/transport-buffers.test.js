@@ -27,10 +27,15 @@ async function plainServer (t) {
 
 const CASES = {
   'node, http/1.1': async t => ({ tr: nodeTransport(), url: await plainServer(t) }),
+  'node, https over HTTP/1.1 (the default)': async t => {
+    const srv = await startTlsServer(handler, { h2: false })
+    t.after(() => srv.close())
+    return { tr: nodeTransport({ ca: testCert().cert }), url: srv.url }
+  },
   'node, h2': async t => {
     const srv = await startTlsServer(handler)
     t.after(() => srv.close())
-    return { tr: nodeTransport({ ca: testCert().cert }), url: srv.url }
+    return { tr: nodeTransport({ ca: testCert().cert, http2: true }), url: srv.url }
   },
   web: async t => ({ tr: webTransport(), url: await plainServer(t) })
 }

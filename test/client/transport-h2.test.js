@@ -35,7 +35,7 @@ async function server (t, handler, opts) {
 }
 
 function transport (t, opts = {}) {
-  const tr = createTransport({ ca: testCert().cert, ...opts })
+  const tr = createTransport({ ca: testCert().cert, http2: true, ...opts })
   t.after(() => tr.close())
   return tr
 }
@@ -81,7 +81,7 @@ test('`ca` adds to the trusted certificates: NODE_EXTRA_CA_CERTS still works bes
   const byEnv = await server(t, serveBody, { cert: other })
   const code = `
     const { createTransport } = await import(${JSON.stringify(TRANSPORT)})
-    const tr = createTransport({ ca: ${JSON.stringify(testCert().cert)} })
+    const tr = createTransport({ ca: ${JSON.stringify(testCert().cert)}, http2: true })
     const o = { cap: 1 << 20, timeoutMs: 5000 }
     const a = await tr.get(${JSON.stringify(byOption.url)}, o)
     const b = await tr.get(${JSON.stringify(byEnv.url)}, o)
@@ -233,7 +233,7 @@ test('after a GOAWAY new requests go to a new session', async t => {
 
 test('close() ends the sessions, and an idle session does not keep the process alive', async t => {
   const srv = await server(t, serveBody)
-  const tr = createTransport({ ca: testCert().cert })
+  const tr = createTransport({ ca: testCert().cert, http2: true })
   await get(tr, srv.url + 'x')
   const live = srv.liveSessions()
   assert.equal(live.length, 1)
@@ -245,7 +245,7 @@ test('close() ends the sessions, and an idle session does not keep the process a
   // a process that read over h2 and never called close() still exits
   const code = `
     const { createTransport } = await import(${JSON.stringify(TRANSPORT)})
-    const tr = createTransport({ ca: ${JSON.stringify(testCert().cert)} })
+    const tr = createTransport({ ca: ${JSON.stringify(testCert().cert)}, http2: true })
     const b = await tr.get(${JSON.stringify(srv.url + 'y')}, { cap: 1 << 20, timeoutMs: 5000 })
     console.log(b.length)`
   const child = spawn(process.execPath, ['--input-type=module', '-e', code], { timeout: 10_000 })
@@ -341,7 +341,7 @@ test('a tree beside a mirror that ends every session unanswered reads from the h
   t.after(() => fs.rm(out, { recursive: true, force: true }))
   const bad = await treeServer(t, out, s => s.goaway())
   const honest = await treeServer(t, out)
-  const tree = await openTree(address(bad.url, key.publicKey), { mirrors: [honest.url], stateDir: null, ca: testCert().cert, timeoutMs: 30_000 })
+  const tree = await openTree(address(bad.url, key.publicKey), { mirrors: [honest.url], stateDir: null, ca: testCert().cert, http2: true, timeoutMs: 30_000 })
   t.after(() => tree.close())
   assert.ok(Buffer.from(await tree.readFile('a.bin')).equals(data))
   assert.equal(Buffer.from(await tree.readFile('small.txt')).toString(), 'small\n')
@@ -349,7 +349,7 @@ test('a tree beside a mirror that ends every session unanswered reads from the h
 
   const lone = await treeServer(t, out, s => s.goaway())
   const t0 = performance.now()
-  await assert.rejects(openTree(address(lone.url, key.publicKey), { stateDir: null, ca: testCert().cert, timeoutMs: 30_000 }), allFailedWith('ROTREE_MIRROR_NETWORK'))
+  await assert.rejects(openTree(address(lone.url, key.publicKey), { stateDir: null, ca: testCert().cert, http2: true, timeoutMs: 30_000 }), allFailedWith('ROTREE_MIRROR_NETWORK'))
   assert.ok(performance.now() - t0 < 10_000)
   assert.ok(lone.sessions <= MOST_SESSIONS, `${lone.sessions} sessions`)
 })

@@ -137,32 +137,38 @@ for (const kind of Object.keys(TRANSPORTS)) {
   })
 }
 
-test('node: https -> http is refused even when any origin is allowed, and the http origin is never asked', async t => {
-  const target = await httpServer(t, {})
-  const srv = await startTlsServer((req, res) => {
-    if (req.url === '/down') { res.writeHead(302, { location: target.url + 'h/x' }); return res.end() }
-    res.writeHead(200, { 'content-length': BODY.length }); res.end(BODY)
-  })
-  t.after(() => srv.close())
-  const tr = make(t, 'node', { ca: testCert().cert, crossOriginRedirects: true })
-  assert.equal((await get(tr, srv.url + 'ok')).length, BODY.length)
-  const err = await rejects(get(tr, srv.url + 'down'), 'ROTREE_MIRROR_HTTP')
-  assert.match(err.message, /from https to http/)
-  assert.deepEqual(target.requests, [])
-})
+// https: mirrors are read over HTTP/1.1 on TLS by default, over HTTP/2 when asked for (http2: true)
+const HTTPS = [['HTTP/1.1', {}, '1.1'], ['h2', { http2: true }, '2.0']]
 
-test('node: Basic auth over h2, kept across a same-origin redirect', async t => {
-  const want = 'Basic ' + Buffer.from('bob:pw').toString('base64')
-  const seen = []
-  const srv = await startTlsServer((req, res) => {
-    seen.push(req.headers.authorization)
-    if (req.headers.authorization !== want) { res.writeHead(401); return res.end() }
-    if (req.url === '/a') { res.writeHead(301, { location: '/b' }); return res.end() }
-    res.writeHead(200, { 'content-length': BODY.length }); res.end(BODY)
+for (const [proto, opts, version] of HTTPS) {
+  test(`node, https over ${proto}: https -> http is refused even when any origin is allowed, and the http origin is never asked`, async t => {
+    const target = await httpServer(t, {})
+    const srv = await startTlsServer((req, res) => {
+      if (req.url === '/down') { res.writeHead(302, { location: target.url + 'h/x' }); return res.end() }
+      res.writeHead(200, { 'content-length': BODY.length }); res.end(BODY)
+    }, { allowHTTP1: true })
+    t.after(() => srv.close())
+    const tr = make(t, 'node', { ca: testCert().cert, crossOriginRedirects: true, ...opts })
+    assert.equal((await get(tr, srv.url + 'ok')).length, BODY.length)
+    const err = await rejects(get(tr, srv.url + 'down'), 'ROTREE_MIRROR_HTTP')
+    assert.match(err.message, /from https to http/)
+    assert.deepEqual(target.requests, [])
+    assert.deepEqual(srv.protocols, [version, version])
   })
-  t.after(() => srv.close())
-  const tr = make(t, 'node', { ca: testCert().cert })
-  assert.equal((await get(tr, srv.url.replace('https://', 'https://bob:pw@') + 'a')).length, BODY.length)
-  assert.deepEqual(seen, [want, want])
-  assert.deepEqual(srv.protocols, ['2.0', '2.0'])
-})
+
+  test(`node: Basic auth over https ${proto}, kept across a same-origin redirect`, async t => {
+    const want = 'Basic ' + Buffer.from('bob:pw').toString('base64')
+    const seen = []
+    const srv = await startTlsServer((req, res) => {
+      seen.push(req.headers.authorization)
+      if (req.headers.authorization !== want) { res.writeHead(401); return res.end() }
+      if (req.url === '/a') { res.writeHead(301, { location: '/b' }); return res.end() }
+      res.writeHead(200, { 'content-length': BODY.length }); res.end(BODY)
+    }, { allowHTTP1: true })
+    t.after(() => srv.close())
+    const tr = make(t, 'node', { ca: testCert().cert, ...opts })
+    assert.equal((await get(tr, srv.url.replace('https://', 'https://bob:pw@') + 'a')).length, BODY.length)
+    assert.deepEqual(seen, [want, want])
+    assert.deepEqual(srv.protocols, [version, version])
+  })
+}

@@ -2,8 +2,10 @@
 // requests it is given (pipelined behind outstanding answers when the pool
 // says so), parses each answer's head from one scratch buffer and has the
 // kernel read the body straight into the request's own buffer (net.Socket's
-// `onread`). transport-h1.js says why, and keeps the pool.
+// `onread`; on an https: mirror TLS decrypts into it the same way).
+// transport-h1.js says why, and keeps the pool.
 import net from 'node:net'
+import tls from 'node:tls'
 import { MirrorNetworkError } from '../errors.js'
 import { DRAIN_MAX, networkFault } from './request-handler.js'
 
@@ -36,18 +38,17 @@ export class Conn {
     this.dead = false
     pool.conns.add(this)
     o.live.push(this)
-    this.sock = net.connect({
-      host: o.host,
-      port: o.port,
-      noDelay: true,
-      onread: { buffer: () => this.nextBuffer(), callback: (n, buf) => this.onRead(n, buf) }
+    this.opened = false // its handshake (TCP's, and TLS's on https:) is done
+    const onread = { buffer: () => this.nextBuffer(), callback: (n, buf) => this.onRead(n, buf) }
+    this.sock = o.tls
+      ? tls.connect({ host: o.host, port: o.port, servername: net.isIP(o.host) ? undefined : o.host, ALPNProtocols: ['http/1.1'], secureContext: pool.tlsContext?.(), noDelay: true, onread })
+      : net.connect({ host: o.host, port: o.port, noDelay: true, onread })
+    // a TCP handshake is one round trip, TCP's and TLS 1.3's two: the mirror's distance before it answered anything
+    const t0 = performance.now()
+    this.sock.once(o.tls ? 'secureConnect' : 'connect', () => {
+      this.opened = true
+      pool.handshakes?.measured(o.origin, performance.now() - t0, o.tls ? 2 : 1)
     })
-    const times = pool.handshakes
-    if (times) {
-      // a TCP handshake is one round trip: the mirror's distance before it answered anything
-      const t0 = performance.now()
-      this.sock.once('connect', () => times.measured(o.origin, performance.now() - t0, 1))
-    }
     this.sock.on('error', err => this.onClose(err))
     this.sock.on('end', () => this.onClose(null))
     this.sock.on('close', () => this.onClose(null))
@@ -316,7 +317,7 @@ export class Conn {
 
   onClose (err) {
     if (this.dead) return
-    if (this.sock.connecting) this.pool.handshakes?.failed(this.o.origin)
+    if (!this.opened) this.pool.handshakes?.failed(this.o.origin)
     const job = this.job
     const state = this.state
     // requests written behind an answer, and the server closed without saying it would: it does not take pipelining

@@ -1,11 +1,12 @@
-// A lean HTTP/1.1 client for plain http: mirrors, the common case on a LAN
-// and on loopback, where the client's CPU is the limit (BENCHMARKS.md P3).
-// node:http spends most of a request's CPU on machinery a mirror answer does
-// not need (a ClientRequest and an IncomingMessage with their streams,
-// llhttp, a 64 KiB buffer per socket read, a copy of every body byte); this
-// makes one write per request, parses the head from one scratch buffer, and
-// has the kernel read the body straight into the request's own buffer
-// (net.Socket's `onread`), so no body byte is copied in user space.
+// A lean HTTP/1.1 client for http: mirrors, and for https: mirrors over TLS
+// (the default there: transport-node.js says why), where the client's CPU is
+// the limit (BENCHMARKS.md P3, P10). node:http spends most of a request's CPU
+// on machinery a mirror answer does not need (a ClientRequest and an
+// IncomingMessage with their streams, llhttp, a 64 KiB buffer per socket
+// read, a copy of every body byte); this makes one write per request, parses
+// the head from one scratch buffer, and has the kernel (or TLS) read the body
+// straight into the request's own buffer (the socket's `onread`), so no body
+// byte is copied in JavaScript.
 //
 // Only GET, only what a mirror answer needs: Content-Length, chunked and
 // close-delimited bodies, keep-alive, 1xx skipped. Anything malformed is a
@@ -49,10 +50,12 @@ const SHORT_WAIT = 64 * 1024 // answers outstanding on a connection that a small
 
 export class H1Pool {
   /**
-   * @param {{ maxSockets: number, pipelineDepth?: number, pipelineConns?: number, handshakes?: import('./handshake-times.js').HandshakeTimes }} o
-   *   per origin; pipelineDepth 1 turns pipelining off; handshakes: where each new connection's TCP handshake time goes
+   * @param {{ maxSockets: number, pipelineDepth?: number, pipelineConns?: number, handshakes?: import('./handshake-times.js').HandshakeTimes, tlsContext?: () => import('node:tls').SecureContext|undefined }} o
+   *   per origin; pipelineDepth 1 turns pipelining off; handshakes: where each new connection's handshake time goes;
+   *   tlsContext: the trust for https: origins (undefined: Node's default)
    */
-  constructor ({ maxSockets, pipelineDepth = 8, pipelineConns = 8, handshakes }) {
+  constructor ({ maxSockets, pipelineDepth = 8, pipelineConns = 8, handshakes, tlsContext }) {
+    this.tlsContext = tlsContext
     this.maxSockets = maxSockets
     this.handshakes = handshakes
     this.pipelineDepth = Math.max(1, pipelineDepth)
@@ -80,7 +83,7 @@ export class H1Pool {
     if (!o) {
       // live: every connection open or opening (the idle ones too); persistent: some answer kept its
       // connection open (pipelining may start); noPipeline: it went wrong once
-      o = { origin: u.origin, idle: [], queue: [], live: [], persistent: false, noPipeline: false, host: u.hostname.charCodeAt(0) === 91 ? u.hostname.slice(1, -1) : u.hostname, port: Number(u.port) || 80 }
+      o = { origin: u.origin, idle: [], queue: [], live: [], persistent: false, noPipeline: false, host: u.hostname.charCodeAt(0) === 91 ? u.hostname.slice(1, -1) : u.hostname, port: Number(u.port) || (u.protocol === 'https:' ? 443 : 80), tls: u.protocol === 'https:' }
       this.origins.set(u.origin, o)
     }
     return o

@@ -1,9 +1,17 @@
-// GET with a hard byte cap and one deadline: over a lean keep-alive HTTP/1.1
-// client for http: mirrors (transport-h1.js), over node:http2 for https:
-// mirrors that offer h2 by ALPN (transport-h2.js), and over node:https
-// keep-alive for https: mirrors that do not. Only I/O: whether the bytes are
-// any good is verify.js's business. Not fetch(): it costs more per request
-// (see BENCHMARKS.md P3).
+// GET with a hard byte cap and one deadline: over a lean, pipelined
+// keep-alive HTTP/1.1 client (transport-h1.js), on TCP for http: mirrors and
+// on TLS for https: mirrors; over node:http2 (transport-h2.js) only when the
+// reader asks for HTTP/2 (`http2: true`) and the mirror chooses h2 by ALPN.
+// HTTP/1.1 is the default on https: because it is the cheaper of the two
+// here: node:http2 costs ~0.25 ms of JavaScript per stream (a session
+// request, header objects, a Duplex per stream, an AsyncResource), and its
+// body bytes arrive as chunks to copy, where the lean client has the kernel
+// (and TLS) write each body into its own buffer. Measured on a 2-core AMD
+// EPYC (BENCHMARKS.md P3w, P10): `rotree get` of /usr/share/doc over
+// HTTPS at RTT 50 ms took ~0.85× the time and CPU of the same get over
+// HTTP/2; `rotree cat` of 256 MiB, the same time and ~0.65× the CPU.
+// Only I/O: whether the bytes are any good is verify.js's business. Not
+// fetch(): it costs more per request (see BENCHMARKS.md P3).
 //
 // One deadline covers a request from the call to the last byte, across every
 // redirect hop; redirects stay on the mirror's origin unless the reader allowed
@@ -18,36 +26,37 @@ import http from 'node:http'
 import https from 'node:https'
 import tls from 'node:tls'
 import { readFileSync } from 'node:fs'
-import { TooLargeError, MirrorHttpError, MirrorNetworkError, TimeoutError, AbortedError } from '../errors.js'
+import { TooLargeError, MirrorHttpError, TimeoutError, AbortedError } from '../errors.js'
 import { parseTarget, basicAuth, redirectPolicy, redirectTarget } from './transport-url.js'
 import { H2Origins } from './transport-h2.js'
 import { H1Pool } from './transport-h1.js'
 import { HandshakeTimes } from './handshake-times.js'
-import { DRAIN_MAX, networkFault } from './request-handler.js'
+import { networkFault } from './request-handler.js'
 
 /** @typedef {import('./request-handler.js').RequestHandler} RequestHandler */
 
 export { redactUrl } from './transport-url.js'
-
-const IDENTITY = { 'accept-encoding': 'identity' }
 
 /**
  * @param {object} [o]
  * @param {number} [o.maxSockets=16] HTTP/1.1 connections per origin
  * @param {string|Buffer|Array<string|Buffer>} [o.ca] PEM certificates trusted
  *   besides the usual ones (and NODE_EXTRA_CA_CERTS): for private mirrors
- * @param {boolean} [o.http2=true] offer h2 to https: mirrors
+ * @param {boolean} [o.http2=false] offer h2 to https: mirrors, and read over
+ *   HTTP/2 those that choose it (one connection per mirror; more CPU per
+ *   request than HTTP/1.1 here: see the top of this file)
  * @param {string[]} [o.allowRedirectOrigins] origins a mirror may redirect to
  * @param {boolean} [o.crossOriginRedirects=false] a mirror may redirect anywhere (never https → http)
  * @param {number} [o.pipelineDepth=8] answers an http: connection may have outstanding (transport-h1.js); 1: no pipelining
  */
-export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedirectOrigins, crossOriginRedirects, pipelineDepth } = {}) {
+export function createTransport ({ maxSockets = 16, ca, http2 = false, allowRedirectOrigins, crossOriginRedirects, pipelineDepth } = {}) {
   // TLS is set up on the first https: request: a reader of http: mirrors pays nothing for `ca`
   let secureContext
   const tlsContext = () => (secureContext ??= ca ? secureContextFor(ca) : undefined)
+  // node:https, for the token exchange's POST only (postOnce)
   const agents = {
     get 'https:' () {
-      const agent = new SpareAgent({ keepAlive: true, maxSockets, secureContext: tlsContext() })
+      const agent = new https.Agent({ keepAlive: true, maxSockets, secureContext: tlsContext() })
       Object.defineProperty(this, 'https:', { value: agent, enumerable: true })
       return agent
     }
@@ -64,13 +73,15 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
       tlsContext,
       originStats,
       handshakes,
+      // the lean client opens its own connections (it names the buffers a
+      // socket reads into when the socket is made): the ALPN probe's closes
       onHttp1: (e, sock) => {
         originStats(e.origin).protocol = 'http/1.1'
-        if (sock) agents['https:'].spare.set(`${e.host}:${e.port}`, sock)
+        sock?.destroy()
       }
     })
     : null
-  const ctx = { agents, h2, h1: new H1Pool({ maxSockets, pipelineDepth, handshakes }), stats, originStats, policy: redirectPolicy({ allowRedirectOrigins, crossOriginRedirects }) }
+  const ctx = { agents, h2, h1: new H1Pool({ maxSockets, pipelineDepth, handshakes, tlsContext }), stats, originStats, policy: redirectPolicy({ allowRedirectOrigins, crossOriginRedirects }) }
 
   /**
    * @param {string} url
@@ -95,19 +106,17 @@ export function createTransport ({ maxSockets = 16, ca, http2 = true, allowRedir
   function preconnect (url, { timeoutMs }) {
     let u
     try { u = parseTarget(url) } catch { return } // the request reports a bad URL
-    if (u.protocol === 'http:') ctx.h1.preconnect(u)
-    else h2?.preconnect(u, timeoutMs) // it skips an origin known to speak HTTP/1.1
+    if (u.protocol === 'https:' && h2 && h2.protocolOf(u.origin) !== 'http/1.1') h2.preconnect(u, timeoutMs)
+    else ctx.h1.preconnect(u)
   }
 
   /**
    * The round trip to `url`'s origin, measured by its first connection's
-   * handshake (handshake-times.js): a promise of ms, or null when it failed
-   * or is not measured (https: without HTTP/2).
+   * handshake (handshake-times.js): a promise of ms, or null when it failed.
    */
   function rtt (url) {
     let u
     try { u = parseTarget(url) } catch { return Promise.resolve(null) }
-    if (u.protocol === 'https:' && !h2) return Promise.resolve(null)
     return handshakes.rtt(u.origin)
   }
 
@@ -229,39 +238,15 @@ class Request {
   authFor (u) { return this.auth !== null && u.origin === this.first.origin ? this.auth : null }
 
   /**
-   * The current hop over HTTP/1.1: the lean client for http:, node:https for
-   * https: (also where transport-h2.js sends an origin that chose http/1.1).
+   * The current hop over HTTP/1.1, by the lean client: on TCP for http:, on
+   * TLS for https: (also where transport-h2.js sends an origin that chose
+   * http/1.1 by ALPN).
    */
   onHttp1 () {
     const u = this.u
-    const hop = this.hops
-    const auth = this.authFor(u)
     this.protocol = 'http/1.1'
     this.ctx.originStats(u.origin).protocol ??= 'http/1.1'
-    if (u.protocol === 'http:') return this.ctx.h1.dispatch(this, u, auth)
-    const opts = {
-      host: u.hostname.charCodeAt(0) === 91 /* [ */ ? u.hostname.slice(1, -1) : u.hostname,
-      port: Number(u.port) || 443,
-      path: u.pathname + u.search,
-      agent: this.ctx.agents['https:'],
-      headers: auth ? { 'accept-encoding': 'identity', authorization: auth } : IDENTITY
-    }
-    let req
-    try {
-      req = https.get(opts, res => {
-        if (this.done || hop !== this.hops) return req.destroy()
-        const h = res.headers
-        if (!this.onHeaders(res.statusCode, h.location, h['content-length'])) {
-          if (Number(h['content-length']) <= DRAIN_MAX) res.resume(); else req.destroy()
-          return
-        }
-        res.on('data', chunk => this.onData(chunk))
-        res.on('end', () => this.onComplete())
-        res.on('error', err => this.fail(new MirrorNetworkError(`${u.origin} closed the connection mid-body (${err.code || err.message})`, { cause: err })))
-      })
-    } catch (err) { return this.fail(networkFault(u.origin, err)) }
-    req.on('error', err => { if (hop === this.hops) this.fail(networkFault(u.origin, err)) })
-    this.cancel = () => req.destroy()
+    this.ctx.h1.dispatch(this, u, this.authFor(u))
   }
 
   onCancel (fn) { this.cancel = fn }
@@ -368,32 +353,4 @@ function secureContextFor (ca) {
     contexts.set(key, ctx)
   }
   return ctx
-}
-
-/**
- * The keep-alive https.Agent, which first takes a connection transport-h2.js
- * already opened to an origin that chose http/1.1 by ALPN, instead of a
- * second handshake.
- */
-class SpareAgent extends https.Agent {
-  constructor (o) {
-    super(o)
-    this.spare = new Map()
-  }
-
-  createConnection (options, cb) {
-    const key = `${options.host}:${options.port}`
-    const s = this.spare.get(key)
-    if (s) {
-      this.spare.delete(key)
-      if (!s.destroyed) return s
-    }
-    return super.createConnection(options, cb)
-  }
-
-  destroy () {
-    for (const s of this.spare.values()) s.destroy()
-    this.spare.clear()
-    super.destroy()
-  }
 }

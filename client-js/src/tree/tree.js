@@ -40,7 +40,7 @@ import { sha256Hex, sha256HexSync, createFileSha256 } from '#sha256'
  * @param {string[]} [opts.allowRedirectOrigins] origins a mirror may redirect to (default: its own only)
  * @param {boolean} [opts.crossOriginRedirects=false] a mirror may redirect anywhere (never https to http)
  * @param {string|Uint8Array|Array<string|Uint8Array>} [opts.ca] PEM certificates trusted for https mirrors (Node)
- * @param {boolean} [opts.http2=true] offer HTTP/2 to https mirrors (Node)
+ * @param {boolean} [opts.http2=false] offer HTTP/2 to https mirrors (Node; HTTP/1.1 over TLS costs less CPU here, transport-node.js)
  * @param {number} [opts.pipeline=8] answers one HTTP/1.1 connection to an http mirror may have
  *   outstanding (pipelining, once the mirror has kept a connection alive); 1: none (Node)
  * @param {string|string[]} [opts.identity] a private tree's reader (FORMAT.md §12.8): the text of an age
