@@ -4,7 +4,8 @@
 // One node:http listener dispatches on the URL before any framework runs:
 // GET/HEAD /h/…, /fsinfo.json, /trust/<seq>.json, /history/(index|<seq>).json and the log
 // (/log/checkpoint, /log/fsinfo.proof, /log/tile/…: docs/FORMAT.md §13) go to the hot handlers,
-// the rest to Express.
+// the rest to Express. In front of node:http, on an ungated tree, a lean
+// HTTP/1.1 front answers a plain GET of a cached blob itself (fast-front.js).
 
 import http from 'node:http'
 import { listen as listenOn, gracefulClose } from './lifecycle.js'
@@ -15,6 +16,7 @@ import { createBlobRoute } from './blob-route.js'
 import { createFsinfoRoute, createTrustRoute, createHistoryRoute } from './fsinfo-route.js'
 import { createLogRoute } from './log-route.js'
 import { TOKEN_PATH } from './edge-token.js'
+import { installFastFront } from './fast-front.js'
 
 /**
  * @param {object} opts
@@ -65,6 +67,8 @@ export async function createRotreeServer ({
   // Readers fetch many blobs in a row: keep their connections longer than
   // Node's 5 s default. headersTimeout (60 s) stays above it.
   server.keepAliveTimeout = 30_000
+  // a gated tree checks a token on every blob request: node:http's path only
+  const fast = gated ? null : installFastFront(server, { cached: blob.cached })
 
   async function listen ({ port = 8080, host = '127.0.0.1' } = {}) {
     const r = await listenOn(server, { port, host })
@@ -72,7 +76,11 @@ export async function createRotreeServer ({
     return r
   }
 
-  const close = gracefulClose(server)
+  const closeHttp = gracefulClose(server)
+  const close = ({ timeoutMs = 5000 } = {}) => {
+    fast?.close(timeoutMs)
+    return closeHttp({ timeoutMs })
+  }
 
   return { handler, app, listen, close, server }
 }
