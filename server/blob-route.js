@@ -22,7 +22,7 @@ export const CORS = [
   'Access-Control-Allow-Origin', '*',
   'Access-Control-Expose-Headers', 'Content-Length, Content-Range, ETag, Accept-Ranges'
 ]
-const IMMUTABLE = 'public, max-age=31536000, immutable'
+export const IMMUTABLE = 'public, max-age=31536000, immutable'
 export const BLOB_COMMON = [
   'Cache-Control', IMMUTABLE,
   'Accept-Ranges', 'bytes',

@@ -1,6 +1,7 @@
-// The listening socket of `rotree serve` (ungated): a lean HTTP/1.1 front
-// for its hottest answer, a GET of a blob already in the memory cache
-// (blob-route.js) with no validator and no range, written from bytes made
+// The listening socket of `rotree serve`: a lean HTTP/1.1 front for its
+// hottest answer, a GET of a blob already in the memory cache (blob-route.js)
+// with no validator and no range (on a gated tree, with a valid edge token in
+// its query, as readers send it: gate.js fastAdmit), written from bytes made
 // once per blob: a precomputed head, a shared Date line, the cached body, in
 // one writev. node:http's per-request machinery (llhttp, an IncomingMessage,
 // a ServerResponse and their streams, header objects) costs about as much CPU
@@ -19,6 +20,8 @@
 const MAX_HEAD = 16 * 1024 // a head not ended within this is node:http's to refuse (431)
 const PREFIX = Buffer.from('GET /h/', 'latin1')
 const VERSION = Buffer.from(' HTTP/1.1\r\n', 'latin1')
+const TOKEN_ARG = Buffer.from('?rotree_token=', 'latin1') // docs/FORMAT.md §12.11, server/edge-token.js TOKEN_QUERY
+const MAX_TOKEN = 64
 const LINE_AT = PREFIX.length + 64 + VERSION.length // where the header lines start
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1')
 const HIGH_WATER = 1 << 20 // bytes queued to a client before its requests wait for it to read
@@ -27,7 +30,8 @@ const HEAD_WAIT_MS = 10_000 // a head split over reads that is still not whole a
 // header names whose presence changes the answer (or the framing): such a
 // request goes to node:http; any other header is one node:http ignores too
 const HANDOFF_NAMES = new Set(['range', 'if-range', 'if-none-match', 'if-match', 'if-modified-since',
-  'if-unmodified-since', 'content-length', 'transfer-encoding', 'expect', 'upgrade', 'te', 'trailer'])
+  'if-unmodified-since', 'content-length', 'transfer-encoding', 'expect', 'upgrade', 'te', 'trailer',
+  'x-rotree-token']) // a token in a header wins over the query's (gate.js tokenOf)
 
 /**
  * Put the front on `server` (a node:http server, before it listens): its
@@ -38,10 +42,14 @@ const HANDOFF_NAMES = new Set(['range', 'if-range', 'if-none-match', 'if-match',
  * @param {object} o
  * @param {(hex: string) => { buf: Buffer, h200: string[], raw?: Buffer } | undefined} o.cached
  *   a verified, cached blob by its name (blob-route.js), or undefined
+ * @param {{ admit: (token: string, remoteAddress: string|undefined, path: string) => boolean, cacheControl: [string, string] } | null} [o.gate]
+ *   a gated tree: admit() checks a request's token and logs it (gate.js
+ *   fastAdmit); cacheControl: the Cache-Control value of an ungated answer
+ *   and the one a gated answer carries instead
  * @returns {{ close: (timeoutMs: number) => void }} close: the connections still
  *   here end (at once when idle, after their answers otherwise; all by the deadline)
  */
-export function installFastFront (server, { cached }) {
+export function installFastFront (server, { cached, gate = null }) {
   // node:http's own 'connection' listener (set in http.Server's constructor): where a handed-off connection goes
   const [httpConnection] = server.listeners('connection')
   if (typeof httpConnection !== 'function') throw new Error('fast front: node:http has no connection listener to hand off to')
@@ -55,6 +63,7 @@ export function installFastFront (server, { cached }) {
     sock.on('close', () => conns.delete(sock))
     serveConn(sock, {
       cached,
+      gate,
       dateLine,
       state,
       keepAliveMs: server.keepAliveTimeout,
@@ -73,7 +82,7 @@ export function installFastFront (server, { cached }) {
   }
 }
 
-function serveConn (sock, { cached, dateLine, state, keepAliveMs, handOff: toHttp }) {
+function serveConn (sock, { cached, gate, dateLine, state, keepAliveMs, handOff: toHttp }) {
   let pending = null // bytes of a request not complete yet
   let waiting = false // paused until the client reads what it was sent
   let headTimer = null // a head left incomplete goes to node:http (and its headersTimeout) after HEAD_WAIT_MS
@@ -109,11 +118,13 @@ function serveConn (sock, { cached, dateLine, state, keepAliveMs, handOff: toHtt
           return
         }
         if (headTimer !== null) { clearTimeout(headTimer); headTimer = null } // the head that was split is whole
-        const hex = fastRequest(d, at, end)
-        const e = hex === null ? undefined : cached(hex)
+        const r = fastRequest(d, at, end, gate !== null)
+        const e = r === null ? undefined : cached(r.hex)
         if (e === undefined) return handOff(d.subarray(at))
-        e.raw ??= rawHead(e.h200)
-        sock.write(e.raw)
+        if (gate !== null && !gate.admit(r.token, sock.remoteAddress, '/h/' + r.hex)) return handOff(d.subarray(at))
+        if (gate === null) e.raw ??= rawHead(e.h200)
+        else e.rawGated ??= rawHead(e.h200.map(v => v === gate.cacheControl[0] ? gate.cacheControl[1] : v))
+        sock.write(gate === null ? e.raw : e.rawGated)
         sock.write(dateLine.bytes)
         sock.write(e.buf)
         at = end + 4
@@ -150,21 +161,33 @@ function serveConn (sock, { cached, dateLine, state, keepAliveMs, handOff: toHtt
 }
 
 /**
- * The blob name of a head d[at, end) ("\r\n\r\n" at end) that this front
- * answers, or null: exactly `GET /h/<64 lowercase hex> HTTP/1.1`, one Host,
+ * The blob name (and, gated, the token) of a head d[at, end) ("\r\n\r\n" at
+ * end) that this front answers, or null: exactly `GET /h/<64 lowercase hex>
+ * HTTP/1.1` (gated: `GET /h/<hex>?rotree_token=<token> HTTP/1.1`), one Host,
  * no header in HANDOFF_NAMES, Connection (if any) keep-alive, and every line
  * `name: value` of printable ASCII (tab allowed in values).
+ * @returns {{ hex: string, token: string|null } | null}
  */
-function fastRequest (d, at, end) {
+function fastRequest (d, at, end, gated) {
   if (end - at < LINE_AT - 2 || d.compare(PREFIX, 0, PREFIX.length, at, at + PREFIX.length) !== 0) return null
   const h = at + PREFIX.length
   for (let i = h; i < h + 64; i++) {
     const c = d[i]
     if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return null
   }
-  if (d.compare(VERSION, 0, VERSION.length, h + 64, h + 64 + VERSION.length) !== 0) return null
+  let v = h + 64 // where ' HTTP/1.1' is
+  let token = null
+  if (gated) {
+    if (d.compare(TOKEN_ARG, 0, TOKEN_ARG.length, v, v + TOKEN_ARG.length) !== 0) return null
+    const t = v + TOKEN_ARG.length
+    v = t
+    while (v < end && v - t <= MAX_TOKEN && isTokenChar(d[v])) v++
+    if (v === t || v - t > MAX_TOKEN) return null
+    token = d.latin1Slice(t, v)
+  }
+  if (d.compare(VERSION, 0, VERSION.length, v, v + VERSION.length) !== 0) return null
   let hosts = 0
-  let i = h + 64 + VERSION.length
+  let i = v + VERSION.length
   while (i < end + 2) {
     const eol = d.indexOf(13, i)
     if (eol === -1 || eol > end + 2 || d[eol + 1] !== 10) return null
@@ -182,7 +205,12 @@ function fastRequest (d, at, end) {
     else if (name === 'connection' && d.latin1Slice(j + 1, eol).trim().toLowerCase() !== 'keep-alive') return null
     i = eol + 2
   }
-  return hosts === 1 ? d.latin1Slice(h, h + 64) : null
+  return hosts === 1 ? { hex: d.latin1Slice(h, h + 64), token } : null
+}
+
+// an edge token's characters: base64url and the comma before its expiry (edge-token.js)
+function isTokenChar (c) {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 45 || c === 95 || c === 44
 }
 
 // RFC 9110 §5.6.2 tchar

@@ -19,10 +19,9 @@ import { anchorText } from 'rotree-client/trust'
 import { readFsinfoFile } from '../lib/published/publish.js'
 import { decodeRoot, rootContext } from '../lib/published/signed-roots.js'
 import { readRegular } from '../lib/open-regular.js'
-import { CORS, sendStatus } from './blob-route.js'
+import { CORS, IMMUTABLE, sendStatus } from './blob-route.js'
 import { mintToken, checkToken, TOKEN_HEADER, TOKEN_QUERY, TOKEN_TTL_S } from './edge-token.js'
 
-const IMMUTABLE = 'public, max-age=31536000, immutable'
 // a cache in front must not hand a gated blob to a request without a token
 const PRIVATE = 'private, max-age=31536000, immutable'
 const MAX_BODY = MAX_GRANT + 1024
@@ -204,9 +203,22 @@ function gateOver (trees, { sources = [], secret, ttlS = TOKEN_TTL_S, log = null
     return { verdict, holder: verdict === 'ok' ? holders.of(id, tokenExpiry(token)) : '-' }
   }
 
+  /**
+   * For serve's fast front (fast-front.js): does token `value` (from a blob
+   * request's query) admit a request for the first tree? When it does, the
+   * request's access-log line is written (status 200, as blob() writes it
+   * once its answer is out) and true returned; otherwise false, and the
+   * request goes to blob() for its refusal.
+   */
+  function fastAdmit (value, remoteAddress, path) {
+    if (checkToken(value, { secret, tree: first.tree.id, nowMs: now() }) !== 'ok') return false
+    if (accessLog) accessLog(`${new Date(now()).toISOString()} ${remoteAddress ?? '-'} GET ${path} 200 holder=${holders.of(first.tree.id, tokenExpiry(value))} token=ok`)
+    return true
+  }
+
   const token = exchange({ trees, current, seen, holders, secret, ttlS, log, now })
 
-  return { blob, check, token, admit, tree: () => first.tree, trees: () => [...trees.values()].map(e => e.tree).filter(t => t !== null) }
+  return { blob, check, token, admit, fastAdmit, cacheControl: PRIVATE, tree: () => first.tree, trees: () => [...trees.values()].map(e => e.tree).filter(t => t !== null) }
 }
 
 /**

@@ -4,15 +4,16 @@
 // One node:http listener dispatches on the URL before any framework runs:
 // GET/HEAD /h/…, /fsinfo.json, /trust/<seq>.json, /history/(index|<seq>).json and the log
 // (/log/checkpoint, /log/fsinfo.proof, /log/tile/…: docs/FORMAT.md §13) go to the hot handlers,
-// the rest to Express. In front of node:http, on an ungated tree, a lean
-// HTTP/1.1 front answers a plain GET of a cached blob itself (fast-front.js).
+// the rest to Express. In front of node:http, a lean HTTP/1.1 front answers
+// a plain GET of a cached blob itself (fast-front.js; on a gated tree, one
+// with a valid edge token in its query).
 
 import http from 'node:http'
 import { listen as listenOn, gracefulClose } from './lifecycle.js'
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { createApp } from './app.js'
-import { createBlobRoute } from './blob-route.js'
+import { createBlobRoute, IMMUTABLE } from './blob-route.js'
 import { createFsinfoRoute, createTrustRoute, createHistoryRoute } from './fsinfo-route.js'
 import { createLogRoute } from './log-route.js'
 import { TOKEN_PATH } from './edge-token.js'
@@ -67,8 +68,11 @@ export async function createRotreeServer ({
   // Readers fetch many blobs in a row: keep their connections longer than
   // Node's 5 s default. headersTimeout (60 s) stays above it.
   server.keepAliveTimeout = 30_000
-  // a gated tree checks a token on every blob request: node:http's path only
-  const fast = gated ? null : installFastFront(server, { cached: blob.cached })
+  // on a gated tree the front answers only requests whose query token the gate admits (and logs)
+  const fast = installFastFront(server, {
+    cached: blob.cached,
+    gate: gated && { admit: gated.fastAdmit, cacheControl: [IMMUTABLE, gated.cacheControl] }
+  })
 
   async function listen ({ port = 8080, host = '127.0.0.1' } = {}) {
     const r = await listenOn(server, { port, host })
