@@ -10,7 +10,7 @@
 //      link (RTT 50 ms, 1 Gbit/s, as P15 and P3w; target ≥ 0.95×).
 //   2. `rotree serve --grants` against `rotree serve` of a folder of many small
 //      blobs: the server's CPU per request under autocannon, every request
-//      carrying a valid X-Rotree-Token (target ≤ 1.1×).
+//      carrying a valid token in its query, as readers send it (target ≤ 1.1×).
 //   3. POSTs to /.rotree/token while `rotree get --grant` reads a tree of
 //      100,000 small blobs (counted by the edge, `rotree serve`'s gate in this
 //      process): one per token lifetime (target: 1 with the default 10 min,
@@ -205,7 +205,8 @@ async function manySmall (src, n) {
 async function serveCpu ({ t, quick, raw }) {
   const hashes = (await fs.readdir(path.join(t.out, 'h'))).filter(h => /^[0-9a-f]{64}$/.test(h)).slice(0, 2000)
   const token = mintToken({ secret: t.secret, tree: (await gatedTree(t.out)).id, expires: Math.floor(Date.now() / 1000) + 3600 })
-  const requests = hashes.map(h => ({ method: 'GET', path: `/h/${h}` }))
+  // as readers ask (client-js/src/net/gated-transport.js): the token in the query, none to an ungated edge
+  const requests = { plain: hashes.map(h => ({ method: 'GET', path: `/h/${h}` })), gated: hashes.map(h => ({ method: 'GET', path: `/h/${h}?rotree_token=${token}` })) }
   const runs = { plain: [], gated: [] }
   const durationS = quick ? 2 : 6
   for (let i = 0; i < (quick ? 1 : 6); i++) {
@@ -213,9 +214,9 @@ async function serveCpu ({ t, quick, raw }) {
       const srv = await startChild(['serve', t.out, ...(w === 'gated' ? ['--grants', t.secretFile, '--access-log', 'off'] : [])])
       try {
         // a warm-up second, then the measured window
-        await autocannon({ url: srv.url, connections: 8, duration: 1, requests, headers: { 'x-rotree-token': token } })
+        await autocannon({ url: srv.url, connections: 8, duration: 1, requests: requests[w] })
         const c0 = cpuOf([srv.pid]); const t0 = performance.now()
-        const r = await autocannon({ url: srv.url, connections: 8, duration: durationS, requests, headers: { 'x-rotree-token': token } })
+        const r = await autocannon({ url: srv.url, connections: 8, duration: durationS, requests: requests[w] })
         const cpu = cpuOf([srv.pid]) - c0; const wall = (performance.now() - t0) / 1000
         if (r.non2xx || r.errors) throw new Error(`serve ${w}: ${r.non2xx} non-2xx, ${r.errors} errors under load`)
         runs[w].push({ cpuPerReqUs: cpu / r.requests.total * 1e6, rps: r.requests.total / wall, share: cpu / wall })
@@ -313,7 +314,7 @@ function notes ({ raw, quick, relay }) {
   return [
     `The read rows: ${raw.size >> 20} MiB of pseudo-random bytes in one file, one published folder (builder/build.js, format 2, a single-key tree) served by two nginx (1 worker each): \`rotree nginx-config OUT --full\` and \`rotree nginx-config OUT --full --gated SECRETFILE --token-upstream\` with \`rotree token-server --grants SECRETFILE --tree OUT\` behind it (secure_link checks each h/ request's token; the first POST /.rotree/token goes through nginx to the token-server). Each read is its own process: \`rotree cat ADDR /big.bin [--grant GRANT --grant-key KEYFILE] > /dev/null\`, and bench/lib/reader.js (openTree(), createReadStream(); with --grant it wraps the transport with gatedTransport as the CLI does); times include Node's start-up for the CLI and openTree() for both, and for the gated reads the token exchange. Median of ${quick ? 1 : 3} rounds on loopback and ${quick ? 1 : 5} through the link, each reading both edges with each reader, the order swapped each round; loopback rows are shown, not judged. The library's gated reads asked for ${[...new Set(Object.values(raw.link ?? {}).flatMap(p => p['library, createReadStream'].gated.map(r => r.tokens)))].join(' or ')} token(s) each.`,
     `The link rows: bench/lib/link.js in front of each nginx (${LINK.mbit} Mbit/s, RTT ${LINK.rttMs} ms, TCP windows as in P3w and P15), over HTTP/1.1 and HTTPS (TLS 1.3, a certificate made at bench time; nginx offers h2, the reader takes HTTP/1.1 over TLS, its default since 2026-12-07). ${relayNote(relay)}`,
-    `The CPU row: a folder of ${m.files.toLocaleString('en-US')} files of 17,000 bytes (each above INLINE_MAX_V2, so one blob, deflated to ~100 bytes; ${m.blobs.toLocaleString('en-US')} blobs with the directory pages, built in ${m.buildS.toFixed(0)} s) served by \`rotree serve OUT\` and by \`rotree serve OUT --grants SECRETFILE --access-log off\`, each started fresh per round; autocannon (in the bench process) with 8 connections cycles GET /h/<hash> over ${s.blobs.toLocaleString('en-US')} blobs, every request with the same valid X-Rotree-Token header (the ungated server ignores it), a 1 s warm-up and then ${s.durationS} s measured; the server's CPU from /proc/<pid>/stat over that window, over the requests answered (all 200). Median of ${s.runs.gated.length} rounds of each, alternated: ${med('plain', 'rps').toFixed(0)} req/s ungated, ${med('gated', 'rps').toFixed(0)} gated, the server using ${med('plain', 'share').toFixed(2)} and ${med('gated', 'share').toFixed(2)} of a core (below ~0.85 autocannon, sharing 2 cores with it, was the limit, not the server).`,
+    `The CPU row: a folder of ${m.files.toLocaleString('en-US')} files of 17,000 bytes (each above INLINE_MAX_V2, so one blob, deflated to ~100 bytes; ${m.blobs.toLocaleString('en-US')} blobs with the directory pages, built in ${m.buildS.toFixed(0)} s) served by \`rotree serve OUT\` and by \`rotree serve OUT --grants SECRETFILE --access-log off\`, each started fresh per round; autocannon (in the bench process) with 8 connections cycles GET /h/<hash> over ${s.blobs.toLocaleString('en-US')} blobs, to the gated server every request with the same valid token in its query (?rotree_token=, as readers send it: client-js/src/net/gated-transport.js), to the ungated one none; once a blob is in the memory cache both servers answer it from serve's lean front (server/fast-front.js; until 2026-12-07 every request went through node:http, with the token in an X-Rotree-Token header); a 1 s warm-up and then ${s.durationS} s measured; the server's CPU from /proc/<pid>/stat over that window, over the requests answered (all 200). Median of ${s.runs.gated.length} rounds of each, alternated: ${med('plain', 'rps').toFixed(0)} req/s ungated, ${med('gated', 'rps').toFixed(0)} gated, the server using ${med('plain', 'share').toFixed(2)} and ${med('gated', 'share').toFixed(2)} of a core (below ~0.85 autocannon, sharing 2 cores with it, was the limit, not the server).`,
     `The token rows: \`rotree get ADDR / -o DEST --grant GRANT --grant-key KEYFILE\` of the whole ${m.files.toLocaleString('en-US')}-file tree into /dev/shm, from \`rotree serve\`'s gate (createRotreeServer with gate: { secret, ttlS }) in the bench process, which counts its POST /.rotree/token answers (its log line per token minted) and its 200s to GET /h/…. Lifetimes: the default 10 min (${quick ? '' : 'the whole read inside one token: '}target 1), 80 s and 20 s (target: read time / lifetime + 1). The client renews a token min(60 s, a quarter of its lifetime) before it expires, one exchange per mirror however many requests wait (client-js/src/net/gated-transport.js): with an 80 s lifetime every ~60 s, with 20 s every ~15 s (${raw.tokens.map(c => c.ttlS < 600 ? `${c.ttlS} s: that model says ${c.renewModel} for this read` : '').filter(Boolean).join(', ')}); the 20 s read is stopped at ${quick ? 15 : 30} s.`,
     runContext()
   ]

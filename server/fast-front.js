@@ -30,8 +30,8 @@ const HEAD_WAIT_MS = 10_000 // a head split over reads that is still not whole a
 // header names whose presence changes the answer (or the framing): such a
 // request goes to node:http; any other header is one node:http ignores too
 const HANDOFF_NAMES = new Set(['range', 'if-range', 'if-none-match', 'if-match', 'if-modified-since',
-  'if-unmodified-since', 'content-length', 'transfer-encoding', 'expect', 'upgrade', 'te', 'trailer',
-  'x-rotree-token']) // a token in a header wins over the query's (gate.js tokenOf)
+  'if-unmodified-since', 'content-length', 'transfer-encoding', 'expect', 'upgrade', 'te', 'trailer'])
+const TOKEN_HEADER = 'x-rotree-token' // gated: a token in this header wins over the query's (gate.js tokenOf)
 
 /**
  * Put the front on `server` (a node:http server, before it listens): its
@@ -200,7 +200,7 @@ function fastRequest (d, at, end, gated) {
       if (c < 32 ? c !== 9 : c > 126) return null
     }
     const name = d.latin1Slice(i, j).toLowerCase()
-    if (HANDOFF_NAMES.has(name)) return null
+    if (HANDOFF_NAMES.has(name) || (gated && name === TOKEN_HEADER)) return null
     if (name === 'host') hosts++
     else if (name === 'connection' && d.latin1Slice(j + 1, eol).trim().toLowerCase() !== 'keep-alive') return null
     i = eol + 2
