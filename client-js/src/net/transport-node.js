@@ -47,7 +47,7 @@ export { redactUrl } from './transport-url.js'
  *   request than HTTP/1.1 here: see the top of this file)
  * @param {string[]} [o.allowRedirectOrigins] origins a mirror may redirect to
  * @param {boolean} [o.crossOriginRedirects=false] a mirror may redirect anywhere (never https → http)
- * @param {number} [o.pipelineDepth=8] answers an http: connection may have outstanding (transport-h1.js); 1: no pipelining
+ * @param {number} [o.pipelineDepth=8] answers an HTTP/1.1 connection (http: or https:) may have outstanding (transport-h1.js); 1: no pipelining
  */
 export function createTransport ({ maxSockets = 16, ca, http2 = false, allowRedirectOrigins, crossOriginRedirects, pipelineDepth } = {}) {
   // TLS is set up on the first https: request: a reader of http: mirrors pays nothing for `ca`
