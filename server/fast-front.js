@@ -6,17 +6,18 @@
 // one writev. node:http's per-request machinery (llhttp, an IncomingMessage,
 // a ServerResponse and their streams, header objects) costs about as much CPU
 // as nginx's whole answer does (docs/BENCHMARKS.md P1h: bare node:http
-// answering one constant buffer took 1.5-2.2x nginx's CPU per request, this
-// front ~1.0-1.2x).
+// answering one constant buffer took 1.5-2.5x nginx's CPU per request, this
+// front 0.9-1.4x).
 //
 // Everything else is node:http's, with every rule about bad input: at the
 // first request of a connection that is not exactly such a GET (another
-// path, method or version, a query, a Range or conditional, a body, a
-// `Connection` other than keep-alive, a blob not cached yet, a head with any
-// byte outside printable ASCII, a folded or unnamed line), the connection is
-// handed to the node:http server with that request's bytes, and stays
-// there. A request this front answers is one node:http would have answered
-// the same way: same status, headers (Date and Keep-Alive included) and body.
+// path, method or version, a query (gated: other than the token), a Range
+// or conditional, a body, a `Connection` other than keep-alive, a blob not
+// cached yet, a head with any byte outside printable ASCII, a folded or
+// unnamed line), the connection is handed to the node:http server with that
+// request's bytes, and stays there. A request this front answers is one
+// node:http would have answered the same way: same status, headers (Date
+// and Keep-Alive included) and body.
 const MAX_HEAD = 16 * 1024 // a head not ended within this is node:http's to refuse (431)
 const PREFIX = Buffer.from('GET /h/', 'latin1')
 const VERSION = Buffer.from(' HTTP/1.1\r\n', 'latin1')

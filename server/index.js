@@ -82,7 +82,7 @@ export async function createRotreeServer ({
 
   const closeHttp = gracefulClose(server)
   const close = ({ timeoutMs = 5000 } = {}) => {
-    fast?.close(timeoutMs)
+    fast.close(timeoutMs)
     return closeHttp({ timeoutMs })
   }
 
