@@ -18,10 +18,12 @@
 // request's bytes, and stays there. A request this front answers is one
 // node:http would have answered the same way: same status, headers (Date
 // and Keep-Alive included) and body.
+import { TOKEN_HEADER, TOKEN_QUERY } from './edge-token.js'
+
 const MAX_HEAD = 16 * 1024 // a head not ended within this is node:http's to refuse (431)
 const PREFIX = Buffer.from('GET /h/', 'latin1')
 const VERSION = Buffer.from(' HTTP/1.1\r\n', 'latin1')
-const TOKEN_ARG = Buffer.from('?rotree_token=', 'latin1') // docs/FORMAT.md §12.11, server/edge-token.js TOKEN_QUERY
+const TOKEN_ARG = Buffer.from(`?${TOKEN_QUERY}=`, 'latin1') // docs/FORMAT.md §12.11
 const MAX_TOKEN = 64
 const LINE_AT = PREFIX.length + 64 + VERSION.length // where the header lines start
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1')
@@ -32,7 +34,6 @@ const HEAD_WAIT_MS = 10_000 // a head split over reads that is still not whole a
 // request goes to node:http; any other header is one node:http ignores too
 const HANDOFF_NAMES = new Set(['range', 'if-range', 'if-none-match', 'if-match', 'if-modified-since',
   'if-unmodified-since', 'content-length', 'transfer-encoding', 'expect', 'upgrade', 'te', 'trailer'])
-const TOKEN_HEADER = 'x-rotree-token' // gated: a token in this header wins over the query's (gate.js tokenOf)
 
 /**
  * Put the front on `server` (a node:http server, before it listens): its
@@ -43,10 +44,10 @@ const TOKEN_HEADER = 'x-rotree-token' // gated: a token in this header wins over
  * @param {object} o
  * @param {(hex: string) => { buf: Buffer, h200: string[], raw?: Buffer } | undefined} o.cached
  *   a verified, cached blob by its name (blob-route.js), or undefined
- * @param {{ admit: (token: string, remoteAddress: string|undefined, path: string) => boolean, cacheControl: [string, string] } | null} [o.gate]
+ * @param {{ admit: (token: string, remoteAddress: string|undefined, path: string) => boolean, headers: (h: string[]) => string[] } | null} [o.gate]
  *   a gated tree: admit() checks a request's token and logs it (gate.js
- *   fastAdmit); cacheControl: the Cache-Control value of an ungated answer
- *   and the one a gated answer carries instead
+ *   fastAdmit); headers() makes a blob's headers those of a gated answer
+ *   (gate.js privately)
  * @returns {{ close: (timeoutMs: number) => void }} close: the connections still
  *   here end (at once when idle, after their answers otherwise; all by the deadline)
  */
@@ -124,7 +125,7 @@ function serveConn (sock, { cached, gate, dateLine, state, keepAliveMs, handOff:
         if (e === undefined) return handOff(d.subarray(at))
         if (gate !== null && !gate.admit(r.token, sock.remoteAddress, '/h/' + r.hex)) return handOff(d.subarray(at))
         if (gate === null) e.raw ??= rawHead(e.h200)
-        else e.rawGated ??= rawHead(e.h200.map(v => v === gate.cacheControl[0] ? gate.cacheControl[1] : v))
+        else e.rawGated ??= rawHead(gate.headers(e.h200))
         sock.write(gate === null ? e.raw : e.rawGated)
         sock.write(dateLine.bytes)
         sock.write(e.buf)
@@ -201,6 +202,7 @@ function fastRequest (d, at, end, gated) {
       if (c < 32 ? c !== 9 : c > 126) return null
     }
     const name = d.latin1Slice(i, j).toLowerCase()
+    // gated: a token in the header wins over the query's (gate.js tokenOf)
     if (HANDOFF_NAMES.has(name) || (gated && name === TOKEN_HEADER)) return null
     if (name === 'host') hosts++
     else if (name === 'connection' && d.latin1Slice(j + 1, eol).trim().toLowerCase() !== 'keep-alive') return null

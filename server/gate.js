@@ -24,6 +24,15 @@ import { mintToken, checkToken, TOKEN_HEADER, TOKEN_QUERY, TOKEN_TTL_S } from '.
 
 // a cache in front must not hand a gated blob to a request without a token
 const PRIVATE = 'private, max-age=31536000, immutable'
+
+/** A blob answer's header list (name, value, …) with its public Cache-Control made private (a new list when it changes). */
+function privately (headers) {
+  const i = headers.indexOf(IMMUTABLE)
+  if (i < 0) return headers
+  const h = [...headers]
+  h[i] = PRIVATE
+  return h
+}
 const MAX_BODY = MAX_GRANT + 1024
 const TREE_RECHECK_MS = 60_000
 const REFUSED = 'this tree is gated: an edge token is required (docs/FORMAT.md §12.11)\n'
@@ -152,10 +161,14 @@ function gateOver (trees, { sources = [], secret, ttlS = TOKEN_TTL_S, log = null
   const tokenExpiry = t => t.slice(t.indexOf(',') + 1)
 
   /** One access-log line: time, client, method, path (never the query: it may hold a token), status, the token's holder. */
+  const accessLine = (remote, method, path, status, tree, token, verdict) =>
+    `${new Date(now()).toISOString()} ${remote ?? '-'} ${method} ${path} ${status} holder=${verdict === 'ok' ? holders.of(tree, tokenExpiry(token)) : '-'} token=${verdict}`
+
+  /** The access-log line of `req`, written once its answer is out. */
   function logLine (req, res, tree, token, verdict) {
     if (!accessLog) return
     const path = req.url.split('?')[0]
-    res.once('finish', () => accessLog(`${new Date(now()).toISOString()} ${req.socket.remoteAddress ?? '-'} ${req.method} ${path} ${res.statusCode} holder=${verdict === 'ok' ? holders.of(tree, tokenExpiry(token)) : '-'} token=${verdict}`))
+    res.once('finish', () => accessLog(accessLine(req.socket.remoteAddress, req.method, path, res.statusCode, tree, token, verdict)))
   }
 
   /** GET|HEAD /h/… of the first tree: on to `next` with a valid token, a 403 without. */
@@ -166,9 +179,7 @@ function gateOver (trees, { sources = [], secret, ttlS = TOKEN_TTL_S, log = null
     if (verdict !== 'ok') return sendStatus(res, 403, verdict === 'expired' ? EXPIRED : REFUSED)
     const writeHead = res.writeHead
     res.writeHead = function (status, headers) {
-      const i = Array.isArray(headers) ? headers.indexOf(IMMUTABLE) : -1
-      if (i >= 0) { headers = [...headers]; headers[i] = PRIVATE }
-      return writeHead.call(this, status, headers)
+      return writeHead.call(this, status, Array.isArray(headers) ? privately(headers) : headers)
     }
     next(req, res)
   }
@@ -212,13 +223,13 @@ function gateOver (trees, { sources = [], secret, ttlS = TOKEN_TTL_S, log = null
    */
   function fastAdmit (value, remoteAddress, path) {
     if (checkToken(value, { secret, tree: first.tree.id, nowMs: now() }) !== 'ok') return false
-    if (accessLog) accessLog(`${new Date(now()).toISOString()} ${remoteAddress ?? '-'} GET ${path} 200 holder=${holders.of(first.tree.id, tokenExpiry(value))} token=ok`)
+    if (accessLog) accessLog(accessLine(remoteAddress, 'GET', path, 200, first.tree.id, value, 'ok'))
     return true
   }
 
   const token = exchange({ trees, current, seen, holders, secret, ttlS, log, now })
 
-  return { blob, check, token, admit, fastAdmit, cacheControl: PRIVATE, tree: () => first.tree, trees: () => [...trees.values()].map(e => e.tree).filter(t => t !== null) }
+  return { blob, check, token, admit, fastAdmit, privately, tree: () => first.tree, trees: () => [...trees.values()].map(e => e.tree).filter(t => t !== null) }
 }
 
 /**

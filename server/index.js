@@ -13,7 +13,7 @@ import { listen as listenOn, gracefulClose } from './lifecycle.js'
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { createApp } from './app.js'
-import { createBlobRoute, IMMUTABLE } from './blob-route.js'
+import { createBlobRoute } from './blob-route.js'
 import { createFsinfoRoute, createTrustRoute, createHistoryRoute } from './fsinfo-route.js'
 import { createLogRoute } from './log-route.js'
 import { TOKEN_PATH } from './edge-token.js'
@@ -71,7 +71,7 @@ export async function createRotreeServer ({
   // on a gated tree the front answers only requests whose query token the gate admits (and logs)
   const fast = installFastFront(server, {
     cached: blob.cached,
-    gate: gated && { admit: gated.fastAdmit, cacheControl: [IMMUTABLE, gated.cacheControl] }
+    gate: gated && { admit: gated.fastAdmit, headers: gated.privately }
   })
 
   async function listen ({ port = 8080, host = '127.0.0.1' } = {}) {
