@@ -60,3 +60,53 @@ test('a stalled exchange ends at the request deadline as ROTREE_TIMEOUT', async 
     })
   } finally { tree.close() }
 })
+
+test('the first token is asked for while fsinfo.json is read, not after it', async () => {
+  // a mirror that holds fsinfo.json's answer until a token POST has arrived (or 5 s pass)
+  const seen = []
+  let posted; const postSeen = new Promise(resolve => { posted = resolve })
+  const holdFsinfo = http.createServer((req, res) => {
+    seen.push(`${req.method} ${req.url.split('?')[0]}`)
+    if (req.method === 'POST') posted()
+    if (req.url === '/fsinfo.json') {
+      const t = setTimeout(posted, 5000)
+      return postSeen.then(() => { clearTimeout(t); seen.push('fsinfo.json answered'); srv.handler(req, res) })
+    }
+    srv.handler(req, res)
+  })
+  await new Promise(resolve => holdFsinfo.listen(0, '127.0.0.1', resolve))
+  try {
+    let posts = 0
+    const counting = t => gatedTransport(t, { grant: grant(), secretKey: holder.secretKey, fetch: (url, o) => { posts++; return fetch(url, o) } })
+    const tree = await openTree(`http://127.0.0.1:${holdFsinfo.address().port}/#${key.publicKey}`, { stateDir: null, wrapTransport: counting })
+    try {
+      assert.deepEqual(Buffer.from(await tree.readFile('/big.bin')), Buffer.alloc(300_000, 9))
+    } finally { tree.close() }
+    assert.ok(seen.indexOf('POST /.rotree/token') >= 0 && seen.indexOf('POST /.rotree/token') < seen.indexOf('fsinfo.json answered'), seen.join(', '))
+    assert.equal(posts, 1, 'the token asked for at open is the one the blobs carry')
+    assert.ok(seen.filter(s => s.startsWith('GET /h/')).length > 0)
+  } finally {
+    holdFsinfo.closeAllConnections(); holdFsinfo.close()
+  }
+})
+
+test('a first exchange that fails at open is asked again by the first blob request', async () => {
+  let posts = 0
+  // the first POST fails at the network; the second reaches the edge
+  const flaky = t => gatedTransport(t, {
+    grant: grant(),
+    secretKey: holder.secretKey,
+    fetch: (url, o) => { posts++; return posts === 1 ? Promise.reject(new TypeError('fetch failed')) : fetch(url, o) }
+  })
+  const plain = http.createServer(srv.handler)
+  await new Promise(resolve => plain.listen(0, '127.0.0.1', resolve))
+  try {
+    const tree = await openTree(`http://127.0.0.1:${plain.address().port}/#${key.publicKey}`, { stateDir: null, wrapTransport: flaky })
+    try {
+      assert.deepEqual(Buffer.from(await tree.readFile('/big.bin')), Buffer.alloc(300_000, 9))
+      assert.equal(posts, 2)
+    } finally { tree.close() }
+  } finally {
+    plain.closeAllConnections(); plain.close()
+  }
+})

@@ -1,8 +1,11 @@
 // A reader of a gated tree (docs/FORMAT.md §12.11): wraps a transport so that
 // every blob request (…/h/<hash>) carries an edge token, fetched from the
-// mirror's POST <base>.rotree/token before its first blob and renewed before
-// it expires. Whether a grant admits its holder is the edge's decision
-// (rotree-client/grant's verifier runs there); here an edge's refusal becomes
+// mirror's POST <base>.rotree/token and renewed before it expires. The first
+// exchange starts when the tree is opened (preconnect), while fsinfo.json is
+// read, so the first blob does not wait for it (the POST's own connection
+// costs two round trips, three over https). Whether a grant admits its
+// holder is the edge's decision (rotree-client/grant's verifier runs
+// there); here an edge's refusal becomes
 // ROTREE_NO_ACCESS with its one line, never a mirror fault. A mirror that
 // answers the token path with 404 is not gated: its blobs are asked for as
 // they are.
@@ -119,9 +122,21 @@ export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl, now
     }
   }
 
+  /**
+   * The inner transport's head start, and the mirror's first token asked for
+   * alongside it. A failure is not reported here: the first blob request asks
+   * again (a token that failed is not held) and reports what it gets.
+   */
+  function preconnect (url, o) {
+    inner.preconnect?.(url, o)
+    if (typeof url !== 'string' || !url.endsWith('/')) return // a tree's base (mirrorUrl); blob URLs hang off it
+    const t = tokenFor(url, o?.timeoutMs ?? EXCHANGE_TIMEOUT_MS)
+    if (t instanceof Promise) t.catch(() => {})
+  }
+
   return {
     get,
-    preconnect: inner.preconnect?.bind(inner),
+    preconnect,
     rtt: inner.rtt?.bind(inner),
     post: inner.post?.bind(inner),
     close: () => inner.close(),
