@@ -41,6 +41,10 @@ export function mintToken ({ secret, tree, expires }) {
  */
 export function checkToken (value, { secret, tree, nowMs = Date.now() }) {
   if (typeof value !== 'string') return 'bad'
+  // the token that passed last, for the same tree and secret: a reader sends
+  // it with every blob, and comparing ~35 characters costs a tenth of
+  // building and hashing the passed map's key (~1 µs a request, P18)
+  if (value === last.value && tree === last.tree && secret === last.secret) return last.expires < Math.floor(nowMs / 1000) ? 'expired' : 'ok'
   // a reader sends one token with every blob for minutes: the MD5 of one that
   // passed is not computed again (P18: about a third of a gated request's
   // extra CPU); only tokens that passed are kept, keyed by tree and secret too
@@ -57,8 +61,11 @@ export function checkToken (value, { secret, tree, nowMs = Date.now() }) {
     if (passed.size >= PASSED_MAX) passed.delete(passed.keys().next().value)
     passed.set(key, expires)
   }
+  last = { value, tree, secret, expires }
   return expires < Math.floor(nowMs / 1000) ? 'expired' : 'ok'
 }
+
+let last = { value: null, tree: null, secret: null, expires: 0 }
 
 // tokens that passed the MD5 check, oldest first (one per reader per token lifetime)
 const passed = new Map()
