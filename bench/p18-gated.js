@@ -28,7 +28,7 @@ import autocannon from 'autocannon'
 import { build } from '../builder/build.js'
 import { writeKeyFile } from '../builder/keys.js'
 import { unsignedGrant, signGrant, encodeGrant } from 'rotree-client/grant'
-import { RENEW_BEFORE_MS } from 'rotree-client/net'
+import { RENEW_BEFORE_MS, RENEW_FRACTION } from 'rotree-client/net'
 import { missing, skipped } from './lib/need.js'
 import { makeCert, startNginxTree } from './lib/nginx.js'
 import { freePort, waitPort } from './lib/servers.js'
@@ -266,14 +266,14 @@ export async function run ({ quick = false } = {}) {
     const v = median(s.gated.map(r => r.cpuPerReqUs)); const b = median(s.plain.map(r => r.cpuPerReqUs))
     rows.push({ label: `rotree serve, CPU per request (${raw.serve.blobs.toLocaleString('en-US')} blobs of ~100 bytes, autocannon, 8 connections)`, value: v, baseline: b, baselineLabel: 'rotree serve without --grants', unit: 'µs' })
     judged.push({ label: 'rotree serve CPU per request', ratio: v / b, target: CPU_TARGET, higher: false })
-    // part 3: the default lifetime (10 min), then a short one (80 s: renewed 20 s before expiry, every ~60 s), then 20 s (renewed every 15 s)
+    // part 3: the default lifetime (10 min), then a short one (80 s: renewed 10 s before expiry, every ~70 s), then 20 s (renewed every 17.5 s)
     const counts = raw.tokens = []
     counts.push(await tokenCount({ t, ttlS: 600, limitS: quick ? 120 : 300 }))
     counts.push(await tokenCount({ t, ttlS: 80, limitS: quick ? 120 : 300 }))
     counts.push(await tokenCount({ t, ttlS: 20, limitS: quick ? 15 : 30 }))
     for (const c of counts) {
-      // gatedTransport renews min(RENEW_BEFORE_MS, a quarter of the lifetime) before expiry
-      const every = c.ttlS - Math.min(RENEW_BEFORE_MS / 1000, c.ttlS / 4)
+      // gatedTransport renews min(RENEW_BEFORE_MS, RENEW_FRACTION of the lifetime) before expiry
+      const every = c.ttlS - Math.min(RENEW_BEFORE_MS / 1000, c.ttlS * RENEW_FRACTION)
       const want = Math.floor(c.s / every) + 1
       const expect = c.ttlS >= 600 ? 1 : Math.floor(c.s / c.ttlS) + 1
       rows.push({ label: `POSTs to /.rotree/token, rotree get of ${c.blobs.toLocaleString('en-US')} blobs in ${c.s.toFixed(1)} s${c.truncated ? ' (stopped at the limit)' : ''}, token lifetime ${c.ttlS} s`, value: c.posts, baseline: expect, baselineLabel: c.ttlS >= 600 ? 'one per reader' : 'read time / lifetime + 1', unit: 'POSTs' })
@@ -315,7 +315,7 @@ function notes ({ raw, quick, relay }) {
     `The read rows: ${raw.size >> 20} MiB of pseudo-random bytes in one file, one published folder (builder/build.js, format 2, a single-key tree) served by two nginx (1 worker each): \`rotree nginx-config OUT --full\` and \`rotree nginx-config OUT --full --gated SECRETFILE --token-upstream\` with \`rotree token-server --grants SECRETFILE --tree OUT\` behind it (secure_link checks each h/ request's token; the first POST /.rotree/token goes through nginx to the token-server). Each read is its own process: \`rotree cat ADDR /big.bin [--grant GRANT --grant-key KEYFILE] > /dev/null\`, and bench/lib/reader.js (openTree(), createReadStream(); with --grant it wraps the transport with gatedTransport as the CLI does); times include Node's start-up for the CLI and openTree() for both, and for the gated reads the token exchange. Median of ${quick ? 1 : 3} rounds on loopback and ${quick ? 1 : 5} through the link, each reading both edges with each reader, the order swapped each round; loopback rows are shown, not judged. The library's gated reads asked for ${[...new Set(Object.values(raw.link ?? {}).flatMap(p => p['library, createReadStream'].gated.map(r => r.tokens)))].join(' or ')} token(s) each.`,
     `The link rows: bench/lib/link.js in front of each nginx (${LINK.mbit} Mbit/s, RTT ${LINK.rttMs} ms, TCP windows as in P3w and P15), over HTTP/1.1 and HTTPS (TLS 1.3, a certificate made at bench time; nginx offers h2, the reader takes HTTP/1.1 over TLS, its default since 2026-12-07). ${relayNote(relay)}`,
     `The CPU row: a folder of ${m.files.toLocaleString('en-US')} files of 17,000 bytes (each above INLINE_MAX_V2, so one blob, deflated to ~100 bytes; ${m.blobs.toLocaleString('en-US')} blobs with the directory pages, built in ${m.buildS.toFixed(0)} s) served by \`rotree serve OUT\` and by \`rotree serve OUT --grants SECRETFILE --access-log off\`, each started fresh per round; autocannon (in the bench process) with 8 connections cycles GET /h/<hash> over ${s.blobs.toLocaleString('en-US')} blobs, to the gated server every request with the same valid token in its query (?rotree_token=, as readers send it: client-js/src/net/gated-transport.js), to the ungated one none; once a blob is in the memory cache both servers answer it from serve's lean front (server/fast-front.js; until 2026-12-07 every request went through node:http, with the token in an X-Rotree-Token header); a 1 s warm-up and then ${s.durationS} s measured; the server's CPU from /proc/<pid>/stat over that window, over the requests answered (all 200). Median of ${s.runs.gated.length} rounds of each, alternated: ${med('plain', 'rps').toFixed(0)} req/s ungated, ${med('gated', 'rps').toFixed(0)} gated, the server using ${med('plain', 'share').toFixed(2)} and ${med('gated', 'share').toFixed(2)} of a core (below ~0.85 autocannon, sharing 2 cores with it, was the limit, not the server).`,
-    `The token rows: \`rotree get ADDR / -o DEST --grant GRANT --grant-key KEYFILE\` of the whole ${m.files.toLocaleString('en-US')}-file tree into /dev/shm, from \`rotree serve\`'s gate (createRotreeServer with gate: { secret, ttlS }) in the bench process, which counts its POST /.rotree/token answers (its log line per token minted) and its 200s to GET /h/…. Lifetimes: the default 10 min (${quick ? '' : 'the whole read inside one token: '}target 1), 80 s and 20 s (target: read time / lifetime + 1). The client renews a token min(60 s, a quarter of its lifetime) before it expires, one exchange per mirror however many requests wait (client-js/src/net/gated-transport.js): with an 80 s lifetime every ~60 s, with 20 s every ~15 s (${raw.tokens.map(c => c.ttlS < 600 ? `${c.ttlS} s: that model says ${c.renewModel} for this read` : '').filter(Boolean).join(', ')}); the 20 s read is stopped at ${quick ? 15 : 30} s. The first exchange starts as the tree is opened, beside fsinfo.json (gatedTransport's preconnect); until 2026-12-07 it waited for the first blob request.`,
+    `The token rows: \`rotree get ADDR / -o DEST --grant GRANT --grant-key KEYFILE\` of the whole ${m.files.toLocaleString('en-US')}-file tree into /dev/shm, from \`rotree serve\`'s gate (createRotreeServer with gate: { secret, ttlS }) in the bench process, which counts its POST /.rotree/token answers (its log line per token minted) and its 200s to GET /h/…. Lifetimes: the default 10 min (${quick ? '' : 'the whole read inside one token: '}target 1), 80 s and 20 s (target: read time / lifetime + 1). The client renews a token min(60 s, an eighth of its lifetime) before it expires, one exchange per mirror however many requests wait (client-js/src/net/gated-transport.js): with an 80 s lifetime every ~70 s, with 20 s every ~17.5 s; until 2026-12-07 a quarter, every ~60 s and ~15 s (${raw.tokens.map(c => c.ttlS < 600 ? `${c.ttlS} s: that model says ${c.renewModel} for this read` : '').filter(Boolean).join(', ')}); the 20 s read is stopped at ${quick ? 15 : 30} s. The first exchange starts as the tree is opened, beside fsinfo.json (gatedTransport's preconnect); until 2026-12-07 it waited for the first blob request.`,
     runContext()
   ]
 }
@@ -324,13 +324,13 @@ function whyShort (short, raw) {
   const out = []
   const t20 = raw.tokens?.find(c => c.ttlS === 20)
   if (short.some(j => j.label.includes('lifetime 20 s')) && t20) {
-    out.push(`With a 20 s token the reader asked for ${t20.posts.toLocaleString('en-US')} tokens in ${t20.s.toFixed(1)} s (${t20.blobs.toLocaleString('en-US')} blobs): the model of a renewal every 15 s says ${t20.renewModel}; ` +
+    out.push(`With a 20 s token the reader asked for ${t20.posts.toLocaleString('en-US')} tokens in ${t20.s.toFixed(1)} s (${t20.blobs.toLocaleString('en-US')} blobs): the model of a renewal every 17.5 s says ${t20.renewModel}; ` +
       (t20.posts <= t20.renewModel
-        ? `the read outlasted the first renewal, a quarter of the token's life before it expires, and ended before a renewal at expiry would have been due: the reader renews early so that no request in flight meets an expired token (an edge whose clock runs ahead of the reader's would otherwise refuse them), and pays one exchange more in a read that ends in the token's last quarter.`
+        ? `the read outlasted a renewal, an eighth of the token's life before it expires, and ended before a renewal at expiry would have been due: the reader renews early so that no request in flight meets an expired token (an edge whose clock runs ahead of the reader's would otherwise refuse them), and pays one exchange more in a read that ends in a token's last eighth.`
         : 'the excess is exchanges that a renewal\'s round trip leaves outstanding when a read of many requests in flight crosses it.'))
   }
   const t80 = raw.tokens?.find(c => c.ttlS === 80)
-  if (short.some(j => j.label.includes('lifetime 80 s')) && t80) out.push(`With an 80 s token the reader asked ${t80.posts} times in ${t80.s.toFixed(0)} s, where a renewal every lifetime would be ${Math.floor(t80.s / 80) + 1}: it renews a quarter of a short token's life early (every ~60 s, ${t80.renewModel} by that model), so a read that ends just past a renewal asks once more than read time / lifetime + 1.`)
+  if (short.some(j => j.label.includes('lifetime 80 s')) && t80) out.push(`With an 80 s token the reader asked ${t80.posts} times in ${t80.s.toFixed(0)} s, where a renewal every lifetime would be ${Math.floor(t80.s / 80) + 1}: it renews an eighth of a short token's life early (every ~70 s, ${t80.renewModel} by that model), so a read that ends just past a renewal asks once more than read time / lifetime + 1.`)
   const spread = runs => { const xs = runs.map(r => r.rate).filter(Number.isFinite); return `${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)}` }
   const reads = short.filter(j => j.label.includes('RTT'))
   if (reads.length) {

@@ -88,6 +88,8 @@ export declare class HandshakeTimes {
 
 /** How long before its expiry an edge token is renewed, ms. */
 export declare const RENEW_BEFORE_MS: number
+/** The fraction of a short token's lifetime it is renewed before it expires (the lesser of this and RENEW_BEFORE_MS). */
+export declare const RENEW_FRACTION: number
 
 /**
  * A transport for a gated tree (docs/FORMAT.md §12.11): blob requests carry an

@@ -1,12 +1,12 @@
 // How a gated reader renews its edge token (client-js/src/net/gated-transport.js,
 // docs/FORMAT.md §12.11), on a made-up clock with a made-up edge: one exchange
-// per mirror however many requests are in flight, a renewal a quarter of a
+// per mirror however many requests are in flight, a renewal an eighth of a
 // short token's life early (not a minute, which would renew at every request),
 // the held token sent while its successor is fetched, one fresh token after a
 // refusal, and a failed renewal not retried by every request.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { gatedTransport } from 'rotree-client/net'
+import { gatedTransport, RENEW_FRACTION } from 'rotree-client/net'
 import { generateKeyPair } from 'rotree-client/crypto'
 import { unsignedGrant, signGrant, encodeGrant, decodeGrant } from 'rotree-client/grant'
 
@@ -45,7 +45,7 @@ function innerOf (clock, seen) {
 
 const grantStub = { grant: grantOf(), secretKey: holder.secretKey }
 
-test('many requests at once: one exchange; a 20 s token renewed once per 15 s, not at every request', async () => {
+test('many requests at once: one exchange; a 20 s token renewed once per 17.5 s, not at every request', async () => {
   const clock = { t: 1_000_000_000_000 }
   const e = edge({ lifetimeS: 20, clock })
   const seen = []
@@ -57,8 +57,9 @@ test('many requests at once: one exchange; a 20 s token renewed once per 15 s, n
     clock.t += 100
     await tr.get(`http://m.example/h/${'1'.repeat(64)}`, {})
   }
-  assert.ok(e.issued.length >= 4 && e.issued.length <= 6, `about one token per 15 s of a 60 s read: ${e.issued.length}`)
-  assert.ok(RENEW_BEFORE_MS > 20e3 / 4, 'the test is about a token shorter than the fixed margin')
+  // renewed 2.5 s before each expiry: at 17.5, 35 and 52.5 s (a quarter early, 15 s, would make five)
+  assert.equal(e.issued.length, 4, `one token per 17.5 s of a 60 s read: ${e.issued.length}`)
+  assert.ok(RENEW_BEFORE_MS > 20e3 * RENEW_FRACTION, 'the test is about a token shorter than the fixed margin')
 })
 
 test('a refused token: one fresh exchange, shared; a failing renewal is paused, and the held token still sent', async () => {

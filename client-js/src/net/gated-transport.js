@@ -19,8 +19,15 @@
 import { NoAccessError, MirrorHttpError, MirrorNetworkError, TimeoutError, TooLargeError } from '../errors.js'
 import { tokenRequest } from '../trust/grant.js'
 
-/** Renew a token this long before it expires, or a quarter of its lifetime before, whichever is less. */
+/** Renew a token this long before it expires, or RENEW_FRACTION of its lifetime before, whichever is less. */
 export const RENEW_BEFORE_MS = 60e3
+/**
+ * An eighth: a short token is renewed that much of its life early, so a long
+ * read asks 8/7 tokens per lifetime (a quarter asked 4/3), and no request in
+ * flight meets an expired token unless the edge's clock runs ahead of the
+ * reader's by more than that (then the edge's 403 brings one fresh token).
+ */
+export const RENEW_FRACTION = 1 / 8
 const TOKEN_RE = /^[A-Za-z0-9_-]{22},[0-9]{1,12}$/
 const RETRY_MS = 5000 // a renewal that failed, while the held token is still good
 const MAX_ANSWER = 16 * 1024 // bytes of a token exchange's answer read
@@ -65,18 +72,7 @@ export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl, now
       if (err.name === 'TimeoutError') throw new TimeoutError(`${origin}: no answer from the token exchange within ${timeoutMs} ms`, { cause: err })
       throw new MirrorNetworkError(`${origin}: the token exchange failed (${err.cause?.code ?? err.message})`, { cause: err })
     }
-    const text = res.text
-    if (res.status === 404) return { token: null, expiresMs: Infinity, renewAt: Infinity } // not gated
-    let j = null
-    try { j = JSON.parse(text) } catch {}
-    if (res.status === 403) throw new NoAccessError(`${origin} refuses this grant: ${typeof j?.message === 'string' ? j.message.slice(0, 300) : 'no reason given'}`, { details: { edge: origin } })
-    if (res.status !== 200 || typeof j?.token !== 'string' || !TOKEN_RE.test(j.token)) {
-      throw new MirrorHttpError(`${origin}: the token exchange answered ${res.status}${res.status === 200 ? ' without a token' : ''}`, { details: { status: res.status } })
-    }
-    const expiresMs = Number(j.token.split(',')[1]) * 1000
-    // a short-lived token (an edge's --token-ttl of seconds) is renewed a
-    // quarter of its life early, not a minute: else every request would renew
-    return { token: j.token, expiresMs, renewAt: expiresMs - Math.min(RENEW_BEFORE_MS, Math.max(0, expiresMs - asked) / 4) }
+    return tokenOf(res, origin, asked)
   }
 
   /**
@@ -122,11 +118,8 @@ export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl, now
     }
   }
 
-  /**
-   * The inner transport's head start, and the mirror's first token asked for
-   * alongside it. A failure is not reported here: the first blob request asks
-   * again (a token that failed is not held) and reports what it gets.
-   */
+  // the inner transport's head start, and the mirror's first token asked for beside it; a failure
+  // is not reported here: the first blob request asks again (none is held) and reports what it gets
   function preconnect (url, o) {
     inner.preconnect?.(url, o)
     if (typeof url !== 'string' || !url.endsWith('/')) return // a tree's base (mirrorUrl); blob URLs hang off it
@@ -142,6 +135,26 @@ export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl, now
     close: () => inner.close(),
     get stats () { return inner.stats }
   }
+}
+
+/**
+ * What an exchange answered, asked at `asked` (the reader's clock): the token
+ * and when to renew it; a mirror that is not gated (404) gives none.
+ * @param {{ status: number, text: string }} res @param {string} origin @param {number} asked
+ * @returns {{ token: string|null, expiresMs: number, renewAt: number }}
+ */
+function tokenOf (res, origin, asked) {
+  if (res.status === 404) return { token: null, expiresMs: Infinity, renewAt: Infinity } // not gated
+  let j = null
+  try { j = JSON.parse(res.text) } catch {}
+  if (res.status === 403) throw new NoAccessError(`${origin} refuses this grant: ${typeof j?.message === 'string' ? j.message.slice(0, 300) : 'no reason given'}`, { details: { edge: origin } })
+  if (res.status !== 200 || typeof j?.token !== 'string' || !TOKEN_RE.test(j.token)) {
+    throw new MirrorHttpError(`${origin}: the token exchange answered ${res.status}${res.status === 200 ? ' without a token' : ''}`, { details: { status: res.status } })
+  }
+  const expiresMs = Number(j.token.split(',')[1]) * 1000
+  // a short-lived token (an edge's --token-ttl of seconds) is renewed an
+  // eighth of its life early, not a minute: else every request would renew
+  return { token: j.token, expiresMs, renewAt: expiresMs - Math.min(RENEW_BEFORE_MS, Math.max(0, expiresMs - asked) * RENEW_FRACTION) }
 }
 
 /** A fetch() answer's text, read no further than MAX_ANSWER bytes (an exchange that streams without end is cut off). */
