@@ -133,7 +133,7 @@ export async function render ({ intro = '', dir = RESULTS } = {}) {
   const missed = figs.filter(f => f.target && f.met === false)
   const gaps = missed.length
     ? ['## Where a target is missed, and why', '',
-        ...missed.map(f => `- **${f.id}** (${f.target}): ${runsMet(f)}${f.gap ?? 'no analysis recorded for this run.'}${f.loaded && f.loaded.met === false && f.loaded.short ? ` Under load, short of it: ${f.loaded.short}.` : ''}`), '']
+        ...missed.map(f => `- **${f.id}** (${f.target}): ${runsMet(f)}${f.gap ?? (f.idleMet !== false && f.loaded?.short ? '' : 'no analysis recorded for this run.')}${f.loaded && f.loaded.met === false && f.loaded.short ? ` Under load, short of it: ${f.loaded.short}.` : ''}`), '']
     : []
   const md = ['# Benchmarks', '', intro, '', ...summary, '', ...gaps, ...figs.map(figureMarkdown).flatMap(s => [s, ''])].join('\n')
   await fs.writeFile(path.join(ROOT, 'docs/BENCHMARKS.md'), md)
