@@ -4,11 +4,10 @@
 // exchange starts when the tree is opened (preconnect), while fsinfo.json is
 // read, so the first blob does not wait for it (the POST's own connection
 // costs two round trips, three over https). Whether a grant admits its
-// holder is the edge's decision (rotree-client/grant's verifier runs
-// there); here an edge's refusal becomes
-// ROTREE_NO_ACCESS with its one line, never a mirror fault. A mirror that
-// answers the token path with 404 is not gated: its blobs are asked for as
-// they are.
+// holder is the edge's decision (rotree-client/grant's verifier runs there);
+// here an edge's refusal becomes ROTREE_NO_ACCESS with its one line, never a
+// mirror fault. A mirror that answers the token path with 404 is not gated:
+// its blobs are asked for as they are.
 //
 // Not on the core read path: a caller that holds a grant wraps its transport
 // (openTree's `wrapTransport`). The browser bundle exports it for the web app
