@@ -35,6 +35,12 @@ export function withLoaded (idle, loaded, load) {
 }
 
 const judged = m => m === true ? 'met' : m === false ? 'not met' : 'not judged'
+/** A missed figure's analysis: the idle run's gap, and what missed under load. */
+function whyMissed (f) {
+  const loaded = f.loaded && f.loaded.met === false && f.loaded.short ? `Under load, short of it: ${f.loaded.short}.` : ''
+  const idle = f.gap ?? (f.idleMet !== false && loaded ? '' : 'no analysis recorded for this run.')
+  return [idle, loaded].filter(Boolean).join(' ')
+}
 /** "Idle: met; loaded: not met" for a figure with a loaded run, '' otherwise. */
 const runsMet = fig => fig.loaded ? `Idle: ${judged(fig.idleMet)}; under load: ${judged(fig.loaded.met)}. ` : ''
 
@@ -133,7 +139,7 @@ export async function render ({ intro = '', dir = RESULTS } = {}) {
   const missed = figs.filter(f => f.target && f.met === false)
   const gaps = missed.length
     ? ['## Where a target is missed, and why', '',
-        ...missed.map(f => `- **${f.id}** (${f.target}): ${runsMet(f)}${f.gap ?? (f.idleMet !== false && f.loaded?.short ? '' : 'no analysis recorded for this run.')}${f.loaded && f.loaded.met === false && f.loaded.short ? ` Under load, short of it: ${f.loaded.short}.` : ''}`), '']
+        ...missed.map(f => `- **${f.id}** (${f.target}): ${runsMet(f)}${whyMissed(f)}`), '']
     : []
   const md = ['# Benchmarks', '', intro, '', ...summary, '', ...gaps, ...figs.map(figureMarkdown).flatMap(s => [s, ''])].join('\n')
   await fs.writeFile(path.join(ROOT, 'docs/BENCHMARKS.md'), md)
