@@ -44,7 +44,7 @@ const HANDOFF_NAMES = new Set(['range', 'if-range', 'if-none-match', 'if-match',
  * @param {object} o
  * @param {(hex: string) => { buf: Buffer, h200: string[], raw?: Buffer } | undefined} o.cached
  *   a verified, cached blob by its name (blob-route.js), or undefined
- * @param {{ admit: (token: string, remoteAddress: string|undefined, path: string) => boolean, headers: (h: string[]) => string[] } | null} [o.gate]
+ * @param {{ admit: (token: string, sock: import('node:net').Socket, hex: string) => boolean, headers: (h: string[]) => string[] } | null} [o.gate]
  *   a gated tree: admit() checks a request's token and logs it (gate.js
  *   fastAdmit); headers() makes a blob's headers those of a gated answer
  *   (gate.js privately)
@@ -123,7 +123,7 @@ function serveConn (sock, { cached, gate, dateLine, state, keepAliveMs, handOff:
         const r = fastRequest(d, at, end, gate !== null)
         const e = r === null ? undefined : cached(r.hex)
         if (e === undefined) return handOff(d.subarray(at))
-        if (gate !== null && !gate.admit(r.token, sock.remoteAddress, '/h/' + r.hex)) return handOff(d.subarray(at))
+        if (gate !== null && !gate.admit(r.token, sock, r.hex)) return handOff(d.subarray(at))
         if (gate === null) e.raw ??= rawHead(e.h200)
         else e.rawGated ??= rawHead(gate.headers(e.h200))
         sock.write(gate === null ? e.raw : e.rawGated)

@@ -219,11 +219,12 @@ function gateOver (trees, { sources = [], secret, ttlS = TOKEN_TTL_S, log = null
    * request's query) admit a request for the first tree? When it does, the
    * request's access-log line is written (status 200, as blob() writes it
    * once its answer is out) and true returned; otherwise false, and the
-   * request goes to blob() for its refusal.
+   * request goes to blob() for its refusal. `sock` and `hex` (the blob's
+   * name) are read only for the log line.
    */
-  function fastAdmit (value, remoteAddress, path) {
+  function fastAdmit (value, sock, hex) {
     if (checkToken(value, { secret, tree: first.tree.id, nowMs: now() }) !== 'ok') return false
-    if (accessLog) accessLog(accessLine(remoteAddress, 'GET', path, 200, first.tree.id, value, 'ok'))
+    if (accessLog) accessLog(accessLine(sock.remoteAddress, 'GET', '/h/' + hex, 200, first.tree.id, value, 'ok'))
     return true
   }
 
