@@ -122,8 +122,7 @@ export function gatedTransport (inner, { grant, secretKey, fetch: fetchImpl, now
   function preconnect (url, o) {
     inner.preconnect?.(url, o)
     if (typeof url !== 'string' || !url.endsWith('/')) return // a tree's base (mirrorUrl); blob URLs hang off it
-    const t = tokenFor(url, o?.timeoutMs ?? EXCHANGE_TIMEOUT_MS)
-    if (t instanceof Promise) t.catch(() => {})
+    tokenFor(url, o?.timeoutMs ?? EXCHANGE_TIMEOUT_MS) // its failure is handled where the exchange is kept (tokenFor)
   }
 
   return {
