@@ -325,10 +325,14 @@ function notes ({ raw, quick, relay }) {
 /** A judged row's rounds, where they say more than its median: serve's CPU per request. */
 function spreadOf (j, raw) {
   if (!j.label.startsWith('rotree serve') || !raw.serve) return ''
-  const r = w => raw.serve.runs[w].map(x => x.cpuPerReqUs)
-  const span = xs => `${Math.min(...xs).toFixed(1)}-${Math.max(...xs).toFixed(1)}`
   const share = median(raw.serve.runs.gated.map(x => x.share))
-  return `; per round ${span(r('plain'))} µs ungated, ${span(r('gated'))} µs gated, the server on ${share.toFixed(2)} of a core`
+  return `; per round ${serveSpan(raw, 'plain', 1)} µs ungated, ${serveSpan(raw, 'gated', 1)} µs gated, the server on ${share.toFixed(2)} of a core`
+}
+
+/** serve's CPU per request over one side's rounds ('plain' or 'gated'): "min-max", µs. */
+function serveSpan (raw, side, digits) {
+  const xs = raw.serve.runs[side].map(x => x.cpuPerReqUs)
+  return `${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)}`
 }
 
 function whyShort (short, raw) {
@@ -350,8 +354,7 @@ function whyShort (short, raw) {
     out.push(`Single link runs on this shared machine: ${parts.join('; ')}. The gated reader's fixed costs, measured apart (2026-12-07, load average ~11): importing gatedTransport, the grant modules and builder/keys.js and loading undici for the first fetch, 40-50 ms of CPU, then the exchange itself (its own connection and the token-server's check of the grant; since 2026-12-07 it runs while fsinfo.json is read, where before the first blob waited two round trips for it, three over TLS); each blob URL then carries ?rotree_token= (a longer request line). On loopback (128 MiB from nginx, 3 alternated reads of each, same day) the gated library read used 554-750 ms of reader CPU against 446-564 ms, and read at 133-258 MB/s against 272-276 MB/s; a --cpu-prof of one of each was too perturbed by the machine's load to place the rest (SHA-256 of the same 128 MiB took 165 ms of samples in one and 289 ms in the other).`)
   }
   if (short.some(j => j.label.includes('CPU per request'))) {
-    const xs = w => raw.serve.runs[w].map(r => r.cpuPerReqUs)
-    out.push(`rotree serve's CPU per request moved over ${Math.min(...xs('plain')).toFixed(0)}-${Math.max(...xs('plain')).toFixed(0)} µs ungated and ${Math.min(...xs('gated')).toFixed(0)}-${Math.max(...xs('gated')).toFixed(0)} µs gated in this run's rounds, so the median of ${xs('plain').length} rounds moves with the machine: five runs of this figure on 2026-12-07 gave 0.97× and 1.10× idle before the change below, and 0.98×, 0.91× and 1.13× after it. Both servers answer from serve's lean front (server/fast-front.js); per request the gated one also finds the token in the query, slices it out (a string of ~35 characters) and checks it (server/edge-token.js checkToken): since 2026-12-07 the token that passed last is compared, not looked up under a key built from tree, secret and token (~0.14 µs against ~1 µs a check, a microbenchmark of 2e6 checks), and a token's MD5 is computed once, when it first passes. A --cpu-prof of the gated server under this row's load, taken the same day before the fast front and before tokens were remembered, placed ~9 µs of the gated extra in the MD5, checkToken's regular expression, gate.blob and garbage collection: the first two now run once per token, and gate.blob is not on the fast front's path.`)
+    out.push(`rotree serve's CPU per request moved over ${serveSpan(raw, 'plain', 0)} µs ungated and ${serveSpan(raw, 'gated', 0)} µs gated in this run's rounds, so the median of ${raw.serve.runs.plain.length} rounds moves with the machine: six runs of this figure on 2026-12-07 gave 0.97× and 1.10× idle before the change below, and 0.98×, 0.91×, 1.13× and 0.97× after it (those four with the last passed token remembered apart, ~0.12 µs a check, before it became this lookup). Both servers answer from serve's lean front (server/fast-front.js); per request the gated one also finds the token in the query, slices it out (a string of ~35 characters) and checks it (server/edge-token.js checkToken): since 2026-12-07 a token that passed is looked up under the token itself, not under a key built from tree, secret and token (~0.15 µs against ~1 µs a check, a microbenchmark of 2e6 checks of a token sliced from a request's bytes), and a token's MD5 is computed once, when it first passes. A --cpu-prof of the gated server under this row's load, taken the same day before the fast front and before tokens were remembered, placed ~9 µs of the gated extra in the MD5, checkToken's regular expression, gate.blob and garbage collection: the first two now run once per token, and gate.blob is not on the fast front's path.`)
   }
   return out.join(' ')
 }
