@@ -163,7 +163,7 @@ export class Builder {
     await store.sync()
     clock.phase('tree')
 
-    const published = await publishRoot({ ...o, now, version: index.version, private: this.private }, root)
+    const published = await publishRoot({ ...o, now, version: index.version, private: this.private, reached: walker.reached }, root)
     clock.phase('publish')
     const t = walker.totals
     // after the publish: a failure here costs only re-reading next time
@@ -193,9 +193,9 @@ export class Builder {
  * since 1970 keep them increasing even when OUT is rebuilt from scratch, and
  * history/ keeps a number from ever being reused (publishSeq).
  */
-async function publishRoot ({ out, key, timestampKeys, ttlMs, releaseTtlMs, now, seq: forced, unsigned = false, fsync = true, version = 1, name, url, private: priv = null, witness = true }, root) {
+async function publishRoot ({ out, key, timestampKeys, ttlMs, releaseTtlMs, now, seq: forced, unsigned = false, fsync = true, version = 1, name, url, private: priv = null, reached = null, witness = true }, root) {
   if (version === 2) {
-    return publishBuilt(out, { rootRef: { ...root.dir, mtime: root.mtime }, key, timestampKeys, name, ttlMs, releaseTtlMs, now, seq: forced, fsync, unsigned, url, private: priv, witness })
+    return publishBuilt(out, { rootRef: { ...root.dir, mtime: root.mtime }, key, timestampKeys, name, ttlMs, releaseTtlMs, now, seq: forced, fsync, unsigned, url, private: priv, reached, witness })
   }
   const seq = await publishSeq(out, now, forced)
   const fields = {

@@ -9,9 +9,16 @@
 // In format version 2 (FORMAT.md §12) the pages and chunk indexes are stored
 // as packBlob decides (blobPutter), every ref carries its codec and decoded
 // size, and a chunked file's entry carries its whole-file SHA-256 (§12.7).
+//
+// A private build's walk also collects every blob its root reaches, for the
+// release's manifest (§12.8): encodeDir adds what a directory it encodes
+// needs, recordReached what an unchanged one's record names.
+import path from 'node:path'
 import { BadFormatError } from 'rotree-client/errors'
 import { packBlob } from 'rotree-client/codec'
 import { buildDirectory, buildFileBody, refOf } from 'rotree-client/format'
+import { storedSizeOf } from 'rotree-client/verify'
+import { missingBlob } from '../lib/published/blob-store.js'
 import { encodeRecord, T_FILE, T_RACY, T_SYMLINK, T_DIR } from './dir-record.js'
 import { fileAt } from './file-batch.js'
 import { READ, SAME, SUBDIR, LINK } from './child-state.js'
@@ -47,13 +54,15 @@ export function blobPutter (store, version, seal = null) {
  * @param {(st: object, at: number) => boolean} racy
  * @param {1|2} [version=1] the tree's format version
  * @param {boolean} [sealed=false] a private tree's: `put` seals, and the record keeps every ref's key
+ * @param {Map<string, number> | null} [reached=null] gets every blob the directory's entry
+ *   needs, hash → stored size: its pages, chunk indexes and data chunks (a private build's manifest)
  * @returns {Promise<{ ref: { hash: string, size: number, entries: number, storedSize?: number, codec?: string },
  *   record: Buffer, racy: number }>}
  */
-export async function encodeDir (d, put, racy, version = 1, sealed = false) {
+export async function encodeDir (d, put, racy, version = 1, sealed = false, reached = null) {
   const fo = { version }
   const blobs = [] // this directory's own: pages and chunk indexes
-  const putOwn = async bytes => { const r = await put(bytes); blobs.push(r.hash); return r }
+  const putOwn = async bytes => { const r = await put(bytes); blobs.push(r.hash); reached?.set(r.hash, storedSizeOf(r)); return r }
   const entries = []; const children = []
   let racyFiles = 0
   for (let i = 0; i < d.names.length; i++) {
@@ -79,6 +88,7 @@ export async function encodeDir (d, put, racy, version = 1, sealed = false) {
       }
       checkFileEntry(e, relOf(d, name))
       if (e.chunks) {
+        if (reached) for (const c of e.chunks) reached.set(c.hash, storedSizeOf(c))
         const { chunks, ...rest } = e
         e = { ...rest, ...(await buildFileBody(chunks, putOwn, fo)) }
       }
@@ -97,6 +107,27 @@ export async function encodeDir (d, put, racy, version = 1, sealed = false) {
   const top = await buildDirectory(entries, putOwn, fo)
   const ref = { ...refOf(top), entries: top.entries }
   return { ref, record: encodeRecord(ref, blobs, children, version, sealed), racy: racyFiles }
+}
+
+/**
+ * The blobs of a directory taken from its record unchanged: its own (pages,
+ * chunk indexes; their sizes from h/, where walk.js again() found them) and
+ * its files' chunks. Its subdirectories are walked on their own.
+ * @param {import('./walk.js').Dir} d @param {import('../lib/published/blob-store.js').StatBlobStore} store
+ * @param {Map<string, number>} reached hash → stored size
+ */
+export function recordReached (d, store, reached) {
+  const rec = d.record
+  for (const hash of rec.blobs()) {
+    const size = store.sizeOf(hash)
+    if (size < 0) throw missingBlob(path.dirname(store.dir), { hash }, `page or chunk index of ${d.rel}`)
+    reached.set(hash, size)
+  }
+  for (let i = 0; i < d.names.length; i++) {
+    if (d.state[i] !== SAME) continue
+    const chunks = rec.chunks(d.recIdx[i])
+    if (chunks) for (const c of chunks) reached.set(c.hash, storedSizeOf(c))
+  }
 }
 
 export const relOf = (d, name) => (d.rel === '/' ? '/' : d.rel + '/') + name

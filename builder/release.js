@@ -209,15 +209,22 @@ async function privateAccess (out, release, fsync) {
 /**
  * A private build's release root and manifest (FORMAT.md §12.8): the root
  * ref remembered in OUT's private state behind its commitment, and the
- * manifest of every blob the root reaches, walked from OUT/h with the keys
- * the pages carry, its pages stored in OUT/h as they are.
+ * manifest of every blob the root reaches, its pages stored in OUT/h as
+ * they are. The blobs are the ones the build's walk collected (walk.js
+ * `reached`: a full walk visits every directory), or else are found by
+ * walking the root back from OUT/h with the keys its pages carry.
  * @param {string} out @param {object} state private-tree.js (written here)
  * @param {object} rootRef the build's sealed root ref, with mtime
+ * @param {boolean} fsync
+ * @param {Map<string, number> | null} reached hash → stored size of every blob the root reaches, or null
  * @returns {Promise<{ root: { private: string }, manifest: { hash: string, size: number } }>}
  */
-async function privateRelease (out, state, rootRef, fsync) {
-  const blobs = new Map()
-  await walkLocal(out, rootRef, { checkData: false, concurrency: 4, onRef: ref => { blobs.set(ref.hash, storedSizeOf(ref)) } })
+async function privateRelease (out, state, rootRef, fsync, reached) {
+  let blobs = reached
+  if (blobs === null) {
+    blobs = new Map()
+    await walkLocal(out, rootRef, { checkData: false, concurrency: 4, onRef: ref => { blobs.set(ref.hash, storedSizeOf(ref)) } })
+  }
   const store = new StatBlobStore(out, { fsync }).open()
   const top = await buildManifest([...blobs].map(([hash, size]) => ({ hash, size })), bytes => store.put(bytes))
   await store.sync()
@@ -234,7 +241,8 @@ async function privateRelease (out, state, rootRef, fsync) {
  * @param {string} out
  * @param {{ rootRef: object, key: { publicKey: string, secretKey?: string }, timestampKeys?: object[], name?: string,
  *   ttlMs: number, releaseTtlMs?: number, now: number, seq?: number, fsync?: boolean, unsigned?: boolean, url?: string,
- *   private?: object }} o  private: a private tree's state (builder/private-tree.js), its root sealed
+ *   private?: object, reached?: Map<string, number> | null }} o  private: a private tree's state (builder/private-tree.js),
+ *   its root sealed; reached: every blob of that root, hash → stored size, as the build's walk collected them
  */
 export async function publishBuilt (out, o) {
   const signers = await signersOf(out, { key: o.key.publicKey })
@@ -246,7 +254,7 @@ export async function publishBuilt (out, o) {
   const s = { ...signers, name }
   const seq = await publishSeq(out, o.now, o.seq)
   const releaseTtlMs = o.releaseTtlMs ?? (signers.trust ? Math.max(o.ttlMs, 90 * 86400e3) : o.ttlMs)
-  const { root, manifest } = o.private ? await privateRelease(out, o.private, o.rootRef, o.fsync ?? true) : { root: releaseRoot(o.rootRef), manifest: null }
+  const { root, manifest } = o.private ? await privateRelease(out, o.private, o.rootRef, o.fsync ?? true, o.reached ?? null) : { root: releaseRoot(o.rootRef), manifest: null }
   let release = { anchor: signers.anchor, name, seq, expires: new Date(o.now + releaseTtlMs).toISOString(), root, ...(manifest ? { manifest } : {}), signatures: [] }
   decodeRelease(release) // the reader's checks of every member
   if (o.unsigned) {

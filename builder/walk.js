@@ -32,7 +32,7 @@ import { checkName, refOf, MAX_SYMLINK, MAX_DEPTH, MAX_PATH, MAX_NAME } from 'ro
 import { openRoot, openChild, listDir, lstatChild, readlinkChild, closeHandle } from './src-dirs.js'
 import { Dir, notUtf8, deferred } from './walk-dir.js'
 import { T_FILE, T_RACY, T_SYMLINK, T_DIR } from './dir-record.js'
-import { encodeDir, blobPutter, relOf } from './encode-dir.js'
+import { encodeDir, blobPutter, relOf, recordReached } from './encode-dir.js'
 import { PENDING, READ, SAME, SKIPPED, SUBDIR, LINK, AGAIN_MISSING, AGAIN_BYTES } from './child-state.js'
 import { fileSizeAt } from './file-batch.js'
 import { compareNames } from './names.js'
@@ -74,6 +74,11 @@ export class TreeWalker {
     this.version ??= 1
     this.seal ??= null
     this.putBlob = blobPutter(this.store, this.version, this.seal)
+    // a private tree's manifest lists every blob its root reaches (FORMAT.md §12.8): a full walk
+    // visits every directory and collects them (hash → stored size); a partial one takes
+    // subtrees from their records unvisited, and its release walks OUT/h instead
+    /** @type {Map<string, number> | null} */
+    this.reached = this.seal !== null && this.dirty === null ? new Map() : null
     if (this.pool) this.pool.onBigBytes = (rel, n) => this.progress(n, 0, rel)
     this.totals = { files: 0, bytes: 0, dirs: 0, symlinks: 0, skipped: [], excluded: 0 }
     this.gone = [] // index keys of directories that left the tree (a partial walk)
@@ -441,8 +446,9 @@ export class TreeWalker {
     if (rec && !d.changed) {
       ref = rec.ref
       this.index.stats.dirHits++
+      if (this.reached) recordReached(d, this.store, this.reached)
     } else {
-      const out = await encodeDir(d, this.putBlob, (st, at) => this.index.racy(st, at), this.version, this.seal !== null)
+      const out = await encodeDir(d, this.putBlob, (st, at) => this.index.racy(st, at), this.version, this.seal !== null, this.reached)
       if (this.failed) return
       ref = out.ref
       this.index.stats.racy += out.racy

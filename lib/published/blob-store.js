@@ -222,6 +222,9 @@ export class StatBlobStore {
   /** Is the blob in h/? */
   has (hash) { return statSync(path.join(this.dir, hash), { throwIfNoEntry: false }) !== undefined }
 
+  /** The blob's size in h/, or -1 when it is not there. */
+  sizeOf (hash) { return statSync(path.join(this.dir, hash), { throwIfNoEntry: false })?.size ?? -1 }
+
   /** Store bytes under their SHA-256. @returns {Promise<{ hash: string, size: number }>} */
   async put (bytes) {
     const hash = sha256HexSync(bytes)
