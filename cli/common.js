@@ -20,7 +20,7 @@ export const READER_OPTIONS = {
   'state-dir': { type: 'string', arg: 'DIR', help: 'reader state and remotes (default $ROTREE_STATE, $XDG_STATE_HOME/rotree, ~/.local/state/rotree)' },
   ca: { type: 'string', arg: 'FILE', help: 'PEM certificate(s) to trust for https mirrors, besides the system\'s' },
   'allow-redirect': { type: 'string', multiple: true, arg: 'ORIGIN', help: 'let mirrors redirect to ORIGIN (scheme://host:port); by default only to their own origin' },
-  http2: { type: 'boolean', help: 'read https mirrors over HTTP/2 when they offer it (one connection each); by default HTTP/1.1 over TLS, which costs less CPU' },
+  http2: { type: 'boolean', help: 'read https mirrors over HTTP/2 when they offer it (one connection each); by default HTTP/1.1 over TLS, which costs less CPU (HTTP/2 still where a mirror refuses HTTP/1.1)' },
   identity: { type: 'string', multiple: true, arg: 'FILE', help: 'a private tree: the age identity file to read it with (age-keygen or rotree keygen --reader; default $ROTREE_IDENTITY, or the remote\'s)' },
   grant: { type: 'string', arg: 'FILE', help: 'a gated tree: the grant to trade for edge tokens (rotree grant issue|delegate; docs/FORMAT.md §12.11); needs --grant-key' },
   'grant-key': { type: 'string', arg: 'KEYFILE', help: 'with --grant: the secret key of the grant\'s holder' }

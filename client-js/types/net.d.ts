@@ -25,7 +25,7 @@ export interface NodeTransportOptions {
   maxSockets?: number
   /** PEM certificates trusted for https: mirrors, besides the usual ones */
   ca?: string | Uint8Array | Array<string | Uint8Array>
-  /** offer HTTP/2 to https: mirrors (default true) */
+  /** offer HTTP/2 to https: mirrors and read over it those that choose it (default false: HTTP/1.1 over TLS, and HTTP/2 only with a mirror that refuses HTTP/1.1) */
   http2?: boolean
   /** origins a mirror may redirect to (default: its own only) */
   allowRedirectOrigins?: string[]

@@ -68,7 +68,7 @@ export interface TreeOptions {
   pipeline?: number
   /** Node: the most HTTP/1.1 connections to one http: mirror (default: concurrency); requests beyond them are pipelined, or wait for one */
   connections?: number
-  /** Node: offer HTTP/2 to https: mirrors (default true) */
+  /** Node: offer HTTP/2 to https: mirrors and read over it those that choose it (default false: HTTP/1.1 over TLS, and HTTP/2 only with a mirror that refuses HTTP/1.1) */
   http2?: boolean
   /** Node: PEM certificates trusted for https: mirrors, besides the usual ones */
   ca?: string | Uint8Array | Array<string | Uint8Array>

@@ -6,6 +6,7 @@
 // chooses http/1.1 by ALPN. Real node:https and node:http2 servers on
 // 127.0.0.1:0 with a self-signed certificate.
 import { test } from 'node:test'
+import tls from 'node:tls'
 import assert from 'node:assert/strict'
 import { createTransport } from 'rotree-client/net'
 import { startTlsServer, testCert } from '../helpers/tls-server.js'
@@ -93,4 +94,26 @@ test('a reader that asks for HTTP/2 reads over it where offered, and over HTTP/1
   const plain = transport(t)
   assert.ok(Buffer.from(await get(plain, h2.url + 'big')).equals(BODY))
   assert.deepEqual(h2.protocols, ['2.0', '1.1'])
+})
+
+test('an h2-only https: mirror (it refuses http/1.1 by ALPN) is read over HTTP/2 by a reader that did not ask for it', async t => {
+  const h2only = await server(t, { h2: true, allowHTTP1: false })
+  const tr = transport(t)
+  // many at once: the first refusal moves the origin, and every request still gets its answer
+  const paths = ['big', ...Array.from({ length: 20 }, (_, i) => `f${i}`)]
+  const got = await Promise.all(paths.map(p => get(tr, h2only.url + p)))
+  assert.ok(Buffer.from(got[0]).equals(BODY))
+  for (let i = 1; i < paths.length; i++) assert.equal(Buffer.from(got[i]).toString(), '/' + paths[i])
+  assert.equal(tr.stats.origins[h2only.origin].protocol, 'h2')
+  assert.ok(h2only.protocols.every(p => p === '2.0'), h2only.protocols.join())
+  // later requests go straight to HTTP/2: one session in all
+  assert.equal(Buffer.from(await get(tr, h2only.url + 'later')).toString(), '/later')
+  assert.equal(h2only.sessions, 1)
+
+  // a server that speaks neither refuses both offers: one network fault, not a loop
+  const neither = tls.createServer({ key: testCert().key, cert: testCert().cert, ALPNProtocols: ['x-other'] }, sock => sock.destroy())
+  await new Promise(resolve => neither.listen(0, '127.0.0.1', resolve))
+  t.after(() => neither.close())
+  const url = `https://127.0.0.1:${neither.address().port}/x`
+  await assert.rejects(get(tr, url), err => err.code === 'ROTREE_MIRROR_NETWORK')
 })

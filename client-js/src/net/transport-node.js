@@ -1,7 +1,9 @@
 // GET with a hard byte cap and one deadline: over a lean, pipelined
 // keep-alive HTTP/1.1 client (transport-h1.js), on TCP for http: mirrors and
-// on TLS for https: mirrors; over node:http2 (transport-h2.js) only when the
-// reader asks for HTTP/2 (`http2: true`) and the mirror chooses h2 by ALPN.
+// on TLS for https: mirrors; over node:http2 (transport-h2.js) when the
+// reader asks for HTTP/2 (`http2: true`) and the mirror chooses h2 by ALPN,
+// or when an https: mirror refuses HTTP/1.1 in the TLS handshake (an
+// h2-only server: TLS alert no_application_protocol).
 // HTTP/1.1 is the default on https: because it is the cheaper of the two
 // here: node:http2 costs ~0.25 ms of JavaScript per stream (a session
 // request, header objects, a Duplex per stream, an AsyncResource), and its
@@ -34,6 +36,18 @@ import { HandshakeTimes } from './handshake-times.js'
 import { networkFault } from './request-handler.js'
 
 /** @typedef {import('./request-handler.js').RequestHandler} RequestHandler */
+
+/**
+ * Did the server refuse our ALPN offer (http/1.1) with TLS alert 120,
+ * no_application_protocol? Node names it by its code when the handshake
+ * fails alone, and as EPROTO with OpenSSL's text when a request was already
+ * written behind the handshake (as the lean client writes it).
+ */
+function refusedAlpn (err) {
+  const c = err?.cause
+  if (!c) return false
+  return c.code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL' || (c.code === 'EPROTO' && /alert number 120\b/.test(String(c.message)))
+}
 
 export { redactUrl } from './transport-url.js'
 
@@ -68,20 +82,37 @@ export function createTransport ({ maxSockets = 16, ca, http2 = false, allowRedi
   const stats = { requests: 0, bytes: 0, origins: {} }
   const originStats = origin => (stats.origins[origin] ??= { protocol: null, requests: 0, bytes: 0 })
   const handshakes = new HandshakeTimes()
-  const h2 = http2
-    ? new H2Origins({
-      tlsContext,
-      originStats,
-      handshakes,
-      // the lean client opens its own connections (it names the buffers a
-      // socket reads into when the socket is made): the ALPN probe's closes
-      onHttp1: (e, sock) => {
-        originStats(e.origin).protocol = 'http/1.1'
-        sock?.destroy()
-      }
-    })
-    : null
-  const ctx = { agents, h2, h1: new H1Pool({ maxSockets, pipelineDepth, handshakes, tlsContext }), stats, originStats, policy: redirectPolicy({ allowRedirectOrigins, crossOriginRedirects }) }
+  const newH2 = () => new H2Origins({
+    tlsContext,
+    originStats,
+    handshakes,
+    // the lean client opens its own connections (it names the buffers a
+    // socket reads into when the socket is made): the ALPN probe's closes
+    onHttp1: (e, sock) => {
+      originStats(e.origin).protocol = 'http/1.1'
+      sock?.destroy()
+    }
+  })
+  const ctx = {
+    agents,
+    h2: http2 ? newH2() : null,
+    h1: new H1Pool({ maxSockets, pipelineDepth, handshakes, tlsContext }),
+    stats,
+    originStats,
+    policy: redirectPolicy({ allowRedirectOrigins, crossOriginRedirects }),
+    // https: origins that refused HTTP/1.1 in the TLS handshake (h2-only servers): read over HTTP/2
+    h2Only: new Set(),
+    /** Does a hop to this https: origin go over HTTP/2? */
+    overH2 (origin) {
+      if (this.h2 === null) return false
+      return this.h2Only.has(origin) || (http2 && this.h2.protocolOf(origin) !== 'http/1.1')
+    },
+    /** An https: origin answered our ALPN offer of http/1.1 with no_application_protocol. */
+    refusedHttp1 (origin) {
+      this.h2 ??= newH2()
+      this.h2Only.add(origin)
+    }
+  }
 
   /**
    * @param {string} url
@@ -106,7 +137,7 @@ export function createTransport ({ maxSockets = 16, ca, http2 = false, allowRedi
   function preconnect (url, { timeoutMs }) {
     let u
     try { u = parseTarget(url) } catch { return } // the request reports a bad URL
-    if (u.protocol === 'https:' && h2 && h2.protocolOf(u.origin) !== 'http/1.1') h2.preconnect(u, timeoutMs)
+    if (u.protocol === 'https:' && ctx.overH2(u.origin)) ctx.h2.preconnect(u, timeoutMs)
     else ctx.h1.preconnect(u)
   }
 
@@ -125,7 +156,7 @@ export function createTransport ({ maxSockets = 16, ca, http2 = false, allowRedi
 
   function close () {
     handshakes.close()
-    h2?.close()
+    ctx.h2?.close()
     ctx.h1.close()
     if (Object.getOwnPropertyDescriptor(agents, 'https:').value) agents['https:'].destroy()
   }
@@ -197,6 +228,7 @@ class Request {
     this.u = null // the URL of the current hop
     this.hops = 0
     this.protocol = 'http/1.1' // of the current hop, for onTiming
+    this.h2Tried = false // asked again over HTTP/2 after the origin refused HTTP/1.1 (onError)
     this.auth = null
     this.cancel = null // stops the current hop's I/O (onCancel)
     this.buf = null
@@ -227,11 +259,13 @@ class Request {
     this.u = u
     this.ctx.stats.requests++
     this.ctx.originStats(u.origin).requests++
-    if (u.protocol === 'https:' && this.ctx.h2 && this.ctx.h2.protocolOf(u.origin) !== 'http/1.1') {
-      this.protocol = 'h2'
-      return this.ctx.h2.dispatch(this, u, this.authFor(u))
-    }
+    if (u.protocol === 'https:' && this.ctx.overH2(u.origin)) return this.overH2()
     this.onHttp1()
+  }
+
+  overH2 () {
+    this.protocol = 'h2'
+    this.ctx.h2.dispatch(this, this.u, this.authFor(this.u))
   }
 
   /** The Authorization value for u: the mirror URL's own credentials, to its own origin only. */
@@ -310,7 +344,18 @@ class Request {
     }
   }
 
-  onError (err) { this.fail(err) }
+  onError (err) {
+    // an h2-only server refuses HTTP/1.1 in the TLS handshake: this hop, and every later one to
+    // its origin, goes over HTTP/2 instead (once per request: a server that then picks
+    // http/1.1 by ALPN is reported as it failed)
+    if (!this.done && !this.h2Tried && this.u.protocol === 'https:' && refusedAlpn(err)) {
+      this.h2Tried = true
+      this.cancel = null
+      this.ctx.refusedHttp1(this.u.origin)
+      return this.overH2()
+    }
+    this.fail(err)
+  }
 
   /**
    * @param {Error} err @param {boolean} [keepIo] the caller ends the hop's I/O itself
