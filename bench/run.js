@@ -9,8 +9,8 @@
 //   node bench/run.js --results DIR … results into DIR instead (implies --no-render)
 //   node bench/run.js --render-only   docs/BENCHMARKS.md and the charts from bench/results, nothing run
 //   node bench/run.js --render-only --results DIR   the same from the results in DIR
-//   node bench/run.js --no-load P3w   only the idle run of a figure that also runs under load (LOADED)
-//   node bench/run.js --loaded P6     every figure named runs idle and then under load, in LOADED or not
+//   node bench/run.js --no-load P3w   only the idle run (every figure runs idle, then under load)
+//   node bench/run.js --loaded P6     the default, kept for older scripts
 // ROTREE_BENCH_CLIENT=DIR measures the client of another checkout (bench/lib/clients.js).
 import './lib/env.js' // first: the environment every figure's commands inherit
 import path from 'node:path'
@@ -27,12 +27,12 @@ request is read from \`/proc/<pid>/stat\`. The network figures (P3w, P3t, P10, P
 the link rows of P15 and P17) put an emulated link between reader and server: a relay
 on loopback with a fixed delay each way, one bandwidth cap for all its connections,
 and TCP's handshake, slow start and receive window (bench/README.md). Regenerate with \`npm run bench\` (full:
-< 10 min, and ~14 min more for the network figures, \`npm run bench -- net\`) or
+~20 min, and ~30 min more for the network figures, \`npm run bench -- net\`; each figure idle and under load) or
 \`npm run bench:quick\` (smoke); \`node bench/run.js --render-only\` renders this file
 from bench/results without running anything. Timed commands run without this
 machine's NODE_EXTRA_CA_CERTS, which adds ~50 ms to every Node start-up here
-(bench/lib/env.js). The read figures (P3w, P10) run twice: idle, then again under load, each
-target judged on both (met only when both meet it): the load is one busy process per core,
+(bench/lib/env.js). Every figure runs twice: idle, then again under load, each
+target judged on both (met only when both meet it; a result from before this rule, with no loaded run, says so): the load is one busy process per core,
 SHA-256 of a 4 KiB buffer in a loop at the same priority as everything else
 (bench/lib/cpu-load.js), started after the idle run and stopped when the loaded run ends; a
 section with a loaded run has its columns beside the idle ones. Beside their tables is each reader's CPU (user + system, from the kernel through GNU time: the whole
@@ -70,8 +70,6 @@ const FIGURES = {
   // witnesses (FORMAT.md §13.1): a publish's and a reader's cost, and the proof bundle's log part (§13.2)
   P19: './p19-witness.js'
 }
-// the figures that run twice, idle and then under bench/lib/cpu-load.js; a figure opts in here
-const LOADED = new Set(['P3w', 'P10'])
 const GROUPS = { net: ['P3w', 'P3t', 'P10', 'P11', 'P1h'], private: ['P15', 'P16', 'P17'] }
 // the figures whose readers run from ROTREE_BENCH_CLIENT when it is set (bench/lib/clients.js)
 const CLIENT_ENV = new Set(['P3w', 'P3t', 'P10', 'P11', 'P15'])
@@ -106,7 +104,8 @@ for (const id of ids) {
   const t = Date.now()
   process.stderr.write(`${id} … `)
   const [file, fn = 'run'] = [FIGURES[id]].flat()
-  const twice = !args.includes('--no-load') && (LOADED.has(id) || args.includes('--loaded'))
+  // every figure runs twice, idle and then under bench/lib/cpu-load.js: a target holds only when both meet it
+  const twice = !args.includes('--no-load')
   let fig
   try {
     fig = await (await import(file))[fn]({ quick })
