@@ -7,7 +7,9 @@
 // each followed by a rebuild and a `rotree pull --json`. The bytes the pull
 // received are set against the target's bound (the blobs the rebuild added —
 // the changed chunks, the chunk index and directory pages on the path — plus
-// fsinfo.json) and against the changed file's size (what a plain file copy would move).
+// the signed files the publish changed: fsinfo.json, and the transparency
+// log's new tiles and checkpoint, FORMAT.md §13, which a mirror copies for its
+// readers) and against the changed file's size (what a plain file copy would move).
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
@@ -22,6 +24,23 @@ const rotree = args => execFileSync(process.execPath, [BIN, ...args], { stdio: [
 async function blobSizes (out) {
   const m = new Map()
   for (const n of await fs.readdir(path.join(out, 'h'))) if (/^[0-9a-f]{64}$/.test(n)) m.set(n, (await fs.stat(path.join(out, 'h', n))).size)
+  return m
+}
+
+/**
+ * The signed files outside h/ a mirror copies, path → bytes: fsinfo.json, the
+ * trust documents, the log's tiles and checkpoint. Not log/fsinfo.proof (a
+ * puller makes its own from the log) nor history/ (the fsinfo.json it pulled).
+ */
+async function signedFiles (out) {
+  const m = new Map([['fsinfo.json', await fs.readFile(path.join(out, 'fsinfo.json'))]])
+  for (const top of ['trust', 'log']) {
+    for (const e of await fs.readdir(path.join(out, top), { withFileTypes: true, recursive: true }).catch(() => [])) {
+      if (!e.isFile() || e.name.startsWith('.') || (top === 'log' && e.name === 'fsinfo.proof' && (e.parentPath ?? e.path) === path.join(out, 'log'))) continue
+      const p = path.join(e.parentPath ?? e.path, e.name)
+      m.set(path.relative(out, p), await fs.readFile(p))
+    }
+  }
   return m
 }
 
@@ -73,18 +92,22 @@ export async function run ({ quick = false } = {}) {
     ]
     for (const c of cases) {
       const before = await blobSizes(out)
+      const signedBefore = await signedFiles(out)
       let changedSize = 0
       if (c.change) { changedSize = await c.change(); rotree(['build', src, out, '--key', key, '--no-fsync']) } else rotree(['resign', out, '--key', key, '--ttl', '7d'])
       execFileSync('chmod', ['-R', 'a+rX', out])
       const added = [...(await blobSizes(out))].filter(([h]) => !before.has(h))
-      const fsinfo = (await fs.stat(path.join(out, 'fsinfo.json'))).size
-      const bound = added.reduce((n, [, s]) => n + s, 0) + fsinfo
+      // the signed files the publish wrote anew: fsinfo.json, and the log's new tiles and checkpoint
+      const changed = [...await signedFiles(out)].filter(([p, b]) => !signedBefore.get(p)?.equals(b))
+      const signedBytes = changed.reduce((n, [, b]) => n + b.length, 0)
+      const logBytes = changed.filter(([p]) => p.startsWith('log')).reduce((n, [, b]) => n + b.length, 0)
+      const bound = added.reduce((n, [, s]) => n + s, 0) + signedBytes
       const r = pull()
       const ok = r.bytesMoved <= bound && r.fetched.blobs === added.length
       met &&= ok
-      rows.push({ label: `${c.label}: bytes moved vs bound (${added.length} new blobs + fsinfo.json)`, value: r.bytesMoved, baseline: bound, baselineLabel: 'changed chunks + pages + fsinfo', unit: 'B', higherIsBetter: false })
+      rows.push({ label: `${c.label}: bytes moved vs bound (new blobs + changed signed files)`, value: r.bytesMoved, baseline: bound, baselineLabel: 'changed chunks + pages + fsinfo.json + new log tiles', unit: 'B', higherIsBetter: false, note: `(${added.length} blobs, ${changed.length} signed files, ${logBytes.toLocaleString('en-US')} B of them the log's)` })
       if (changedSize) rows.push({ label: `${c.label}: bytes moved vs the changed file`, value: r.bytesMoved, baseline: changedSize, baselineLabel: 'changed file size', unit: 'B', higherIsBetter: false })
-      notes.push(`${c.label}: ${r.requests} requests, ${r.fetched.blobs} blobs fetched (${r.fetched.bytes.toLocaleString('en-US')} B), ${r.present.blobs.toLocaleString('en-US')} already present.`)
+      notes.push(`${c.label}: ${r.requests} requests, ${r.fetched.blobs} blobs fetched (${r.fetched.bytes.toLocaleString('en-US')} B), ${r.present.blobs.toLocaleString('en-US')} already present; the signed files the publish changed: ${changed.map(([p, b]) => `${p} (${b.length.toLocaleString('en-US')} B)`).join(', ')}.`)
     }
     notes.unshift(`The tree: /usr/share/doc and a ${Math.round(bigBytes / 1e6)} MB binary, ${first.fetched.blobs.toLocaleString('en-US')} blobs, ${(first.fetched.bytes / 1e6).toFixed(0)} MB; the first pull moved ${(first.bytesMoved / 1e6).toFixed(1)} MB in ${first.requests.toLocaleString('en-US')} requests. nginx from \`rotree nginx-config\` serves the publisher's folder; each pull is \`rotree pull --json\` into the same mirror folder. Bytes moved counts every body byte received, fsinfo.json included.`)
   } finally {
@@ -94,7 +117,7 @@ export async function run ({ quick = false } = {}) {
   return {
     id, title: '`rotree pull` after a small change: bytes moved',
     command: `npm run bench${quick ? ':quick' : ''} -- P7`,
-    target: 'bytes moved ≤ changed chunks + directory path + fsinfo.json',
+    target: 'bytes moved ≤ changed chunks + directory path + fsinfo.json (and its entry in the log: new tiles, checkpoint)',
     met, rows, notes
   }
 }
