@@ -220,12 +220,12 @@ export async function withTree (target, v, fn, { warn, faults } = {}) {
  * The mirrors that failed during a command that still succeeded: one line
  * each on stderr (a lying mirror must not go unmentioned because another one
  * answered). Their answers were not used: every byte read was verified.
- * @param {{ mirrors: { health(): object[] } }} tree
+ * @param {{ stats: { mirrors: object[] } }} tree
  * @returns {{ url: string, faults: number, code: string, message: string }[]} what was reported (for --json)
  */
 export function warnMirrorFaults (tree, stderr = process.stderr) {
   const out = []
-  for (const m of tree.mirrors.health()) {
+  for (const m of tree.stats.mirrors) {
     if (!m.faults) continue
     const f = m.lastFault
     out.push({ url: m.url, faults: m.faults, code: f?.code ?? 'ROTREE_INTERNAL', message: f?.message ?? '' })

@@ -83,7 +83,7 @@ async function openOffline (fragment, read, atMs, logProof = null) {
 /** The log check of FORMAT.md §13.1 at atMs, from a tlog-proof text (or none). */
 function checkLog (tree, text, atMs) {
   const r = tree.rootRecord
-  const witnesses = tree.roots.trust?.doc?.witnesses ?? null
+  const witnesses = tree.trustDocument?.witnesses ?? null
   if (text === null) {
     if (witnesses) throw new ThresholdError(`the trust document names ${witnesses.list.length} witness(es), ${witnesses.threshold} required, and there is no log to show their cosignatures`)
     return null
@@ -116,7 +116,7 @@ export async function verifyFolder (dir, { fragment, atMs, jobs, onProgress }) {
       try { proof = await proveLogged(fetch, { fsinfoBytes: tree.fsinfoBytes, ...signers }) } catch (err) {
         // not logged yet (signed elsewhere, published without the log's keys: FORMAT.md §13):
         // a reader asks the log only for a trust document with witnesses
-        if (err.code !== 'ROTREE_SPLIT_VIEW' || tree.roots.trust?.doc?.witnesses) throw err
+        if (err.code !== 'ROTREE_SPLIT_VIEW' || tree.trustDocument?.witnesses) throw err
       }
       log = proof ? checkLog(tree, proof.text, atMs) : null
     } else checkLog(tree, null, atMs)

@@ -63,7 +63,7 @@ export function proofRecorder () {
   /** Pages read from the cache or asked for before watch(): fetched again, checked by hash. */
   const missing = async tree => {
     await Promise.all([...pageHashes].filter(([h]) => !pages.has(h)).map(async ([h, cap]) => {
-      pages.set(h, await tree.mirrors.fetch('h/' + h, cap, bytes => {
+      pages.set(h, await tree.fetchFile('h/' + h, cap, bytes => {
         if (crypto.createHash('sha256').update(bytes).digest('hex') !== h) throw new HashMismatchError(`h/${h}: the page's bytes hash to something else`)
         return bytes.slice()
       }))
@@ -86,18 +86,18 @@ export async function makeProofBundle (tree, rec, treePath) {
   await rec.missing(tree)
   let log = null
   try {
-    log = (await proveLogged((p, cap, check) => tree.mirrors.fetch(p, cap, check), { fsinfoBytes, ...logSignersOf(r) })).text
+    log = (await proveLogged((p, cap, check) => tree.fetchFile(p, cap, check), { fsinfoBytes, ...logSignersOf(r) })).text
   } catch (err) {
     // a tree published before logs has none; one whose trust document names witnesses must
     // or holds it not yet (signed elsewhere, published without the log's keys: FORMAT.md §13)
     const absent = err.code === 'ROTREE_ALL_MIRRORS_FAILED' && err.errors?.every(e => e.code === 'ROTREE_MIRROR_HTTP' && / 404 /.test(e.message))
-    if (!(absent || err.code === 'ROTREE_SPLIT_VIEW') || tree.roots.trust?.doc?.witnesses) throw err
+    if (!(absent || err.code === 'ROTREE_SPLIT_VIEW') || tree.trustDocument?.witnesses) throw err
   }
   // the chain the reader accepted, from the anchor's document to the newest it trusts;
   // those it had in its state already (a reader that read this tree before) are fetched now
-  const known = tree.roots.trust?.doc?.seq ?? 0
+  const known = tree.trustDocument?.seq ?? 0
   for (let n = 1; n <= known; n++) {
-    if (!rec.trust.has(n)) rec.trust.set(n, await tree.mirrors.fetch(`trust/${n}.json`, MAX_TRUST_DOC, b => b.slice()))
+    if (!rec.trust.has(n)) rec.trust.set(n, await tree.fetchFile(`trust/${n}.json`, MAX_TRUST_DOC, b => b.slice()))
   }
   const trust = {}
   for (const n of [...rec.trust.keys()].sort((a, b) => a - b)) if (n <= known) trust[n] = b64(rec.trust.get(n))

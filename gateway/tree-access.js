@@ -23,10 +23,9 @@ export function isFresh (tree) { return tree.isFresh() }
  * The newest trust document the tree's reader trusts (trust-chain.js,
  * docs/TRUST.md rule 10), walked from the address's anchor; null for a
  * single-key or version-1 tree. Whose access role issues grants (FORMAT.md
- * §12.10), for a gated gateway (edge-gate.js). Not in the Tree's public API:
- * read from its root store here, the one place that does.
+ * §12.10), for a gated gateway (edge-gate.js).
  */
-export function newestTrust (tree) { return tree.roots?.trust?.doc ?? null }
+export function newestTrust (tree) { return tree.trustDocument }
 
 /**
  * A file beside the tree's signed ones, from every mirror at once, each
@@ -35,7 +34,7 @@ export function newestTrust (tree) { return tree.roots?.trust?.doc ?? null }
  * Mirrors.fetchAll gives them.
  */
 export function fetchFromMirrors (tree, path, cap, check) {
-  return tree.mirrors.fetchAll(path, cap, check, { absentOk: true })
+  return tree.fetchFromEveryMirror(path, cap, check)
 }
 
 // ---- one pinned view -------------------------------------------------------

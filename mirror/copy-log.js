@@ -32,7 +32,7 @@ const same = (a, b) => a !== null && Buffer.from(a).equals(Buffer.from(b))
 export async function copyLog (tree, dir, fsync, warn) {
   await cleanLogTemps(dir)
   const held = await readRegular(path.join(dir, LOG_DIR, 'checkpoint'), 1 << 20).catch(() => null)
-  const fetch = (p, cap, check) => tree.mirrors.fetch(p, cap, check)
+  const fetch = (p, cap, check) => tree.fetchFile(p, cap, check)
   const local = async rel => { try { return new Uint8Array(await fs.readFile(path.join(dir, LOG_DIR, rel))) } catch { return null } }
   const o = { ...logSignersOf(tree.rootRecord), unchanged: cp => same(held, cp.bytes) }
   let log

@@ -29,16 +29,16 @@ const REL = `${TRUST_DIR}/${REVOKED_FILE}`
  * @returns {Promise<{ issued: string, copied: boolean } | null>} DIR's list after the pull (null: none that verifies)
  */
 export async function copyRevoked (tree, dir, trust, fsync, warn) {
-  const access = accessRoleOf(trust, tree.roots.anchor)
+  const access = accessRoleOf(trust, tree.anchor)
   if (access === null) return null // no access role: no grants, nothing could verify a list
-  const role = { anchor: anchorText(tree.roots.anchor), name: tree.roots.name, access }
+  const role = { anchor: anchorText(tree.anchor), name: tree.name, access }
   const file = path.join(dir, TRUST_DIR, REVOKED_FILE)
   let held = null
   const heldBytes = await readRegular(file, MAX_REVOKED).catch(() => null)
   if (heldBytes !== null) {
     try { held = verifyRevoked(heldBytes, role) } catch (err) { warn(`DIR's ${REL} does not verify (${err.code ?? ''} ${err.message}); a list from the source that does replaces it`) }
   }
-  const results = await tree.mirrors.fetchAll(REL, MAX_REVOKED, bytes => ({ bytes, v: verifyRevoked(bytes, role) }), { absentOk: true })
+  const results = await tree.fetchFromEveryMirror(REL, MAX_REVOKED, bytes => ({ bytes, v: verifyRevoked(bytes, role) }))
   let best = null
   for (const r of results) {
     if (r.value !== undefined) { if (best === null || r.value.v.issuedMs > best.v.issuedMs) best = r.value } else if (r.error !== undefined) warn(`not copying ${REL} from ${r.mirror}: ${r.error.code} ${r.error.message}`)

@@ -138,7 +138,7 @@ async function publish (dir, store, bytes, info, local, newer, fsync, warn) {
 }
 
 /** The anchor and name the reader took from ADDR: what DIR's own roots are checked against. */
-function given (tree) { return { anchor: tree.roots.anchor, name: tree.roots.name } }
+function given (tree) { return { anchor: tree.anchor, name: tree.name } }
 
 /**
  * Is the root pulled (`info`, decodeRoot's; `rec`, the reader's record of
@@ -211,7 +211,7 @@ async function ownTree (dir, raw) {
 async function copyTrust (tree, dir, info, fsync, warn) {
   const out = { fetched: 0, present: 0 }
   if (info.trust === null) return { counts: out, doc: null }
-  const anchor = tree.roots.anchor
+  const anchor = tree.anchor
   const local = await readTrustChain(dir, anchor)
   if (local.fault && local.fault.seq <= info.trust.seq && !local.fault.missing) warn(`${local.fault.message}; fetching it again`)
   const tdir = path.join(dir, TRUST_DIR)

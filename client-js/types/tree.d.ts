@@ -1,7 +1,7 @@
 // Hand-written declarations for the reader (src/tree/tree.js, address.js, state.js,
 // walk.js), shared by the browser (index.d.ts) and Node (node.d.ts) entries,
 // which differ only in what createReadStream() returns.
-import type { Ref, Entry, DirPage, ChunkIndex, FsinfoFields } from './format.js'
+import type { Ref, Entry, DirPage, ChunkIndex, FsinfoFields, TrustDoc } from './format.js'
 import type { SeenRecord, SeenRecordV2 } from './verify.js'
 import type { RotreeErrorCode } from './errors.js'
 
@@ -206,6 +206,16 @@ export interface TreeApi<S> {
   /** @deprecated the old name of rootRecord */
   readonly current: RootRecord | null
   readonly stats: TreeStats
+  /** the address's anchor (FORMAT.md §12.5) */
+  readonly anchor: { kind: 'key', key: string } | { kind: 'trust', hash: string }
+  /** the address's tree name ('' for none) */
+  readonly name: string
+  /** the newest trust document this reader trusts, walked from the anchor (docs/TRUST.md rule 10); null for a single-key or version-1 tree, and before the first refresh() */
+  readonly trustDocument: TrustDoc | null
+  /** A file of the published folder that is not a blob (a log tile, a trust document), from the mirrors in turn: the first answer `check` accepts; `check` throws a typed error for one it refuses. Nothing here verifies it. */
+  fetchFile<T> (path: string, cap: number, check: (bytes: Uint8Array, mirror: string) => T | Promise<T>): Promise<T>
+  /** The same file from every mirror at once, one result per mirror; a mirror without it (404) is no fault. */
+  fetchFromEveryMirror<T> (path: string, cap: number, check: (bytes: Uint8Array, mirror: string) => T | Promise<T>): Promise<Array<{ mirror: string, value: T } | { mirror: string, error: Error & { code?: string } } | { mirror: string, absent: true }>>
   /** A root is accepted and not expired by this tree's clock and grace period. */
   isFresh (): boolean
   /**

@@ -132,6 +132,41 @@ export class Tree {
 
   get stats () { return { ...this.transport.stats, cache: this.cache.stats(), localFaults: this.counters.localFaults, mirrors: this.mirrors.health() } }
 
+  /** The address's anchor: { kind: 'key', key } or { kind: 'trust', hash } (FORMAT.md §12.5). */
+  get anchor () { return this.roots.anchor }
+
+  /** The address's tree name ('' for none, FORMAT.md §12.1). */
+  get name () { return this.roots.name }
+
+  /**
+   * The newest trust document this reader trusts, walked from the address's
+   * anchor (docs/TRUST.md rule 10): its roles, witnesses and sequence number.
+   * null for a single-key or version-1 tree, and before the first refresh().
+   */
+  get trustDocument () { return this.roots.trust?.doc ?? null }
+
+  /**
+   * A file of the published folder that is not a blob (a log tile, a trust
+   * document, a page a tool wants raw), from the mirrors in turn: the first
+   * answer `check` accepts (it throws a typed error for one it refuses:
+   * that mirror's fault, and the next is asked). Verifying it is the
+   * caller's business; nothing here trusts it.
+   * @template T
+   * @param {string} path relative to the mirror's base @param {number} cap most bytes to accept
+   * @param {(bytes: Uint8Array, mirror: string) => T|Promise<T>} check
+   * @returns {Promise<T>}
+   */
+  fetchFile (path, cap, check) { return this.mirrors.fetch(path, cap, check) }
+
+  /**
+   * The same file from every mirror at once, each answer through `check`:
+   * one result per mirror, { mirror, value }, { mirror, error } or, for a
+   * mirror without it (404, no fault), { mirror, absent: true }. For files a
+   * tool compares across mirrors (trust/revoked.json: the newest valid one).
+   * @param {string} path @param {number} cap @param {(bytes: Uint8Array, mirror: string) => any} check
+   */
+  fetchFromEveryMirror (path, cap, check) { return this.mirrors.fetchAll(path, cap, check, { absentOk: true }) }
+
   /**
    * Fetch fsinfo.json from every mirror and adopt the newest one that verifies
    * (so one stale mirror cannot hold a reader back); a newer one that arrives
