@@ -66,10 +66,13 @@ import { ROOT, BUNDLE, WEB_BUNDLE, ensureBundle } from './helpers.js'
 // (log/fsinfo.proof, FORMAT.md §13): tlog/'s tlog-proof parser and inclusion
 // check (+1,460) and witnessed.js's proof path (+1,364); then to 218,100 /
 // 77,600 (measured 217,548 / 77,048) for the token exchange's deadline and
-// capped answer (gated-transport.js, +1,013).
+// capped answer (gated-transport.js, +1,013); then to 218,400 / 77,700
+// (measured 218,295 / 77,307, from 218,040 / 77,227) for the Tree's API for
+// tools that keep a published folder (anchor, name, trustDocument, fetchFile,
+// fetchFromEveryMirror: +255 / +80).
 // Growing past it should be a decision, not an accident.
-const BUDGET_BYTES = 218_100
-const BUDGET_GZIP_BYTES = 77_600
+const BUDGET_BYTES = 218_400
+const BUDGET_GZIP_BYTES = 77_700
 
 before(ensureBundle)
 
