@@ -26,8 +26,8 @@ mode, and one for P11's long transfers). Server CPU time per
 request is read from \`/proc/<pid>/stat\`. The network figures (P3w, P3t, P10, P11, and
 the link rows of P15 and P17) put an emulated link between reader and server: a relay
 on loopback with a fixed delay each way, one bandwidth cap for all its connections,
-and TCP's handshake, slow start and receive window (bench/README.md). Regenerate with \`npm run bench\` (full:
-~20 min, and ~30 min more for the network figures, \`npm run bench -- net\`; each figure idle and under load) or
+and TCP's handshake, slow start and receive window (bench/README.md). Regenerate with \`npm run bench\` (every figure idle and under load:
+~80 min here, P13, P18, P3w and P10 the longest; \`npm run bench -- net\` for the network figures alone) or
 \`npm run bench:quick\` (smoke); \`node bench/run.js --render-only\` renders this file
 from bench/results without running anything. Timed commands run without this
 machine's NODE_EXTRA_CA_CERTS, which adds ~50 ms to every Node start-up here
