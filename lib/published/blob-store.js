@@ -220,7 +220,7 @@ export class StatBlobStore {
   }
 
   /** Is the blob in h/? */
-  has (hash) { return statSync(path.join(this.dir, hash), { throwIfNoEntry: false }) !== undefined }
+  has (hash) { return this.sizeOf(hash) >= 0 }
 
   /** The blob's size in h/, or -1 when it is not there. */
   sizeOf (hash) { return statSync(path.join(this.dir, hash), { throwIfNoEntry: false })?.size ?? -1 }

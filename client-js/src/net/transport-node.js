@@ -259,11 +259,12 @@ class Request {
     this.u = u
     this.ctx.stats.requests++
     this.ctx.originStats(u.origin).requests++
-    if (u.protocol === 'https:' && this.ctx.overH2(u.origin)) return this.overH2()
+    if (u.protocol === 'https:' && this.ctx.overH2(u.origin)) return this.sendOverH2()
     this.onHttp1()
   }
 
-  overH2 () {
+  /** The current hop over HTTP/2 (transport-h2.js). */
+  sendOverH2 () {
     this.protocol = 'h2'
     this.ctx.h2.dispatch(this, this.u, this.authFor(this.u))
   }
@@ -352,7 +353,7 @@ class Request {
       this.h2Tried = true
       this.cancel = null
       this.ctx.refusedHttp1(this.u.origin)
-      return this.overH2()
+      return this.sendOverH2()
     }
     this.fail(err)
   }
